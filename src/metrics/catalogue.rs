@@ -1,0 +1,93 @@
+//! The hardware metrics attnscope collects: Nsight Compute's names, units and
+//! the short names the screen shows. Users add metrics with a TOML file.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricDef {
+    /// The ncu / CUPTI metric name, exactly.
+    pub name: String,
+    pub unit: String,
+    pub display: String,
+}
+
+fn def(name: &str, unit: &str, display: &str) -> MetricDef {
+    MetricDef { name: name.into(), unit: unit.into(), display: display.into() }
+}
+
+/// The built-in list: what the default gates read, plus time and DRAM bytes.
+pub fn builtin() -> Vec<MetricDef> {
+    vec![
+        def("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active", "%", "tensor pipe active"),
+        def("sm__inst_executed_pipe_tensor.sum", "inst", "tensor instructions"),
+        def("dram__throughput.avg.pct_of_peak_sustained_elapsed", "%", "DRAM throughput"),
+        def("dram__bytes_read.sum", "byte", "DRAM read"),
+        def("dram__bytes_write.sum", "byte", "DRAM write"),
+        def("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "", "smem ld conflicts"),
+        def("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "", "smem st conflicts"),
+        def("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "", "smem ld wavefronts"),
+        def("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "", "smem st wavefronts"),
+        def("sm__warps_active.avg.pct_of_peak_sustained_active", "%", "achieved occupancy"),
+        def("sm__throughput.avg.pct_of_peak_sustained_elapsed", "%", "SM throughput"),
+        def("smsp__sass_inst_executed_op_local_ld.sum", "inst", "local loads"),
+        def("smsp__sass_inst_executed_op_local_st.sum", "inst", "local stores"),
+        def("gpu__time_duration.sum", "ns", "GPU time"),
+    ]
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UserFile {
+    metric: Vec<MetricDef>,
+}
+
+/// The built-in list extended (or overridden by name) by a user's file:
+/// `[[metric]]` tables with `name`, `unit`, `display`.
+pub fn with_user_file(text: &str) -> Result<Vec<MetricDef>, String> {
+    let user: UserFile = toml::from_str(text).map_err(|e| e.to_string())?;
+    let mut all = builtin();
+    for m in user.metric {
+        if m.name.is_empty() || m.name.contains(char::is_whitespace) {
+            return Err(format!("metric name '{}' is not an ncu metric name", m.name));
+        }
+        match all.iter_mut().find(|d| d.name == m.name) {
+            Some(existing) => *existing = m,
+            None => all.push(m),
+        }
+    }
+    Ok(all)
+}
+
+/// The short name for a metric, or the metric name itself when unknown.
+pub fn display_name<'a>(defs: &'a [MetricDef], name: &'a str) -> &'a str {
+    defs.iter().find(|d| d.name == name).map_or(name, |d| d.display.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::gates::GateSet;
+
+    #[test]
+    fn every_default_gate_counter_is_catalogued() {
+        let names: Vec<String> = builtin().into_iter().map(|d| d.name).collect();
+        for n in GateSet::default_set().counter_names() {
+            assert!(names.contains(&n), "{n} missing from the catalogue");
+        }
+    }
+
+    #[test]
+    fn user_file_adds_and_overrides() {
+        let all = with_user_file(
+            "[[metric]]\nname='lts__t_bytes.sum'\nunit='byte'\ndisplay='L2 bytes'\n\
+             [[metric]]\nname='dram__bytes_read.sum'\nunit='byte'\ndisplay='HBM read'\n",
+        )
+        .unwrap();
+        assert_eq!(all.len(), builtin().len() + 1);
+        assert_eq!(display_name(&all, "dram__bytes_read.sum"), "HBM read");
+        assert_eq!(display_name(&all, "nope"), "nope");
+        assert!(with_user_file("[[metric]]\nname='a b'\nunit=''\ndisplay=''").is_err());
+        assert!(with_user_file("[[metric]]\nname='x'").is_err());
+    }
+}

@@ -1,0 +1,310 @@
+//! Nsight-style pass/fail gates: definitions (TOML, `assets/gates.toml` by
+//! default) and their evaluation over a variant's collected values.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::session::Toggles;
+
+pub const DEFAULT_GATES_TOML: &str = include_str!("../../assets/gates.toml");
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Op {
+    #[serde(rename = ">=")]
+    Ge,
+    #[serde(rename = ">")]
+    Gt,
+    #[serde(rename = "<=")]
+    Le,
+    #[serde(rename = "<")]
+    Lt,
+    #[serde(rename = "==")]
+    Eq,
+}
+
+impl Op {
+    pub fn holds(self, value: f64, threshold: f64) -> bool {
+        match self {
+            Op::Ge => value >= threshold,
+            Op::Gt => value > threshold,
+            Op::Le => value <= threshold,
+            Op::Lt => value < threshold,
+            Op::Eq => (value - threshold).abs() <= f64::EPSILON * threshold.abs().max(1.0),
+        }
+    }
+
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Op::Ge => "≥",
+            Op::Gt => ">",
+            Op::Le => "≤",
+            Op::Lt => "<",
+            Op::Eq => "=",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Requirement {
+    Wmma,
+    WmmaPv,
+    CpAsync,
+    NotScalar,
+}
+
+impl Requirement {
+    fn met_by(self, t: Toggles) -> bool {
+        match self {
+            Requirement::Wmma => t.wmma,
+            Requirement::WmmaPv => t.wmma_pv,
+            Requirement::CpAsync => t.cp_async,
+            Requirement::NotScalar => t.wmma || t.wmma_pv || t.cp_async,
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Requirement::Wmma => "no WMMA in this variant",
+            Requirement::WmmaPv => "no WMMA P·V in this variant",
+            Requirement::CpAsync => "no cp.async in this variant",
+            Requirement::NotScalar => "this is the scalar baseline",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateSpec {
+    pub id: String,
+    pub name: String,
+    pub value: Vec<String>,
+    #[serde(default)]
+    pub per: Vec<String>,
+    #[serde(default = "one")]
+    pub scale: f64,
+    pub op: Op,
+    pub threshold: f64,
+    #[serde(default)]
+    pub unit: String,
+    #[serde(default)]
+    pub requires: Option<Requirement>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GateSet {
+    #[serde(rename = "gate")]
+    pub gates: Vec<GateSpec>,
+}
+
+impl GateSet {
+    pub fn default_set() -> GateSet {
+        GateSet::from_toml(DEFAULT_GATES_TOML).expect("assets/gates.toml is valid (tested)")
+    }
+
+    pub fn from_toml(text: &str) -> Result<GateSet, String> {
+        let set: GateSet = toml::from_str(text).map_err(|e| e.to_string())?;
+        for g in &set.gates {
+            if g.value.is_empty() {
+                return Err(format!("gate '{}' names no value", g.id));
+            }
+        }
+        Ok(set)
+    }
+
+    /// Every metric name a gate reads, attnscope's own values excluded.
+    pub fn counter_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .gates
+            .iter()
+            .flat_map(|g| g.value.iter().chain(&g.per))
+            .filter(|n| !n.starts_with("attnscope:"))
+            .cloned()
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", content = "reason", rename_all = "snake_case")]
+pub enum Status {
+    Pass,
+    Fail,
+    /// Not available, with why.
+    NotApplicable(String),
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Status::Pass => "PASS",
+            Status::Fail => "FAIL",
+            Status::NotApplicable(_) => "N/A",
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GateResult {
+    pub id: String,
+    pub name: String,
+    pub value: Option<f64>,
+    pub op: Op,
+    pub threshold: f64,
+    pub unit: String,
+    #[serde(flatten)]
+    pub status: Status,
+}
+
+/// Evaluates every gate over `values` (counter names and `attnscope:*`).
+pub fn evaluate(set: &GateSet, toggles: Toggles, values: &BTreeMap<String, f64>) -> Vec<GateResult> {
+    set.gates.iter().map(|g| evaluate_one(g, toggles, values)).collect()
+}
+
+fn evaluate_one(g: &GateSpec, toggles: Toggles, values: &BTreeMap<String, f64>) -> GateResult {
+    let (value, status) = match compute(g, toggles, values) {
+        Ok(v) if !v.is_finite() => (None, Status::NotApplicable("value is not a number".into())),
+        Ok(v) => (Some(v), if g.op.holds(v, g.threshold) { Status::Pass } else { Status::Fail }),
+        Err(reason) => (None, Status::NotApplicable(reason)),
+    };
+    GateResult {
+        id: g.id.clone(),
+        name: g.name.clone(),
+        value,
+        op: g.op,
+        threshold: g.threshold,
+        unit: g.unit.clone(),
+        status,
+    }
+}
+
+fn compute(g: &GateSpec, toggles: Toggles, values: &BTreeMap<String, f64>) -> Result<f64, String> {
+    if let Some(req) = g.requires.filter(|r| !r.met_by(toggles)) {
+        return Err(format!("not applicable: {}", req.describe()));
+    }
+    let sum = |names: &[String]| -> Result<f64, String> {
+        names.iter().try_fold(0.0, |acc, n| {
+            values.get(n).map(|v| acc + v).ok_or_else(|| format!("not collected: {}", missing_reason(n)))
+        })
+    };
+    let num = sum(&g.value)?;
+    if g.per.is_empty() {
+        return Ok(g.scale * num);
+    }
+    let den = sum(&g.per)?;
+    if den == 0.0 {
+        return Err(format!("not applicable: {} is zero", g.per.join(" + ")));
+    }
+    Ok(g.scale * num / den)
+}
+
+fn missing_reason(name: &str) -> String {
+    match name {
+        "attnscope:registers" | "attnscope:smem_bytes" | "attnscope:spill_bytes" => "no build yet".into(),
+        "attnscope:correct" => "no correctness check yet".into(),
+        "attnscope:speedup_vs_scalar" => "needs p50 of this variant and of scalar".into(),
+        counter => counter.to_string(),
+    }
+}
+
+/// True when no gate failed (N/A does not fail).
+pub fn all_pass(results: &[GateResult]) -> bool {
+    results.iter().all(|r| r.status != Status::Fail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(pairs: &[(&str, f64)]) -> BTreeMap<String, f64> {
+        pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    }
+
+    fn by_id<'a>(r: &'a [GateResult], id: &str) -> &'a GateResult {
+        r.iter().find(|g| g.id == id).unwrap()
+    }
+
+    #[test]
+    fn default_set_parses_with_the_seed_gates() {
+        let set = GateSet::default_set();
+        let ids: Vec<&str> = set.gates.iter().map(|g| g.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "tensor_pipe", "dram", "bank_conflicts", "occupancy", "registers", "smem", "spills",
+                "local_memory", "correctness", "speedup"
+            ]
+        );
+        assert_eq!(set.counter_names().len(), 9);
+    }
+
+    #[test]
+    fn thresholds_at_the_edge() {
+        let set = GateSet::default_set();
+        let full = Toggles { wmma: true, wmma_pv: true, cp_async: true };
+        let v = values(&[
+            ("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active", 40.0),
+            ("attnscope:registers", 129.0),
+            ("attnscope:smem_bytes", 48.0 * 1024.0),
+            ("attnscope:speedup_vs_scalar", 1.149),
+            ("attnscope:spill_bytes", 0.0),
+            ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", 4.0),
+            ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", 1.0),
+            ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 60.0),
+            ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", 40.0),
+        ]);
+        let r = evaluate(&set, full, &v);
+        assert_eq!(by_id(&r, "tensor_pipe").status, Status::Pass);
+        assert_eq!(by_id(&r, "registers").status, Status::Fail);
+        assert_eq!(by_id(&r, "smem").status, Status::Pass);
+        assert_eq!(by_id(&r, "smem").value, Some(48.0));
+        assert_eq!(by_id(&r, "speedup").status, Status::Fail);
+        assert_eq!(by_id(&r, "spills").status, Status::Pass);
+        // 5 conflicts over 100 wavefronts is 5%, and the gate is strictly under 5%.
+        assert_eq!(by_id(&r, "bank_conflicts").value, Some(5.0));
+        assert_eq!(by_id(&r, "bank_conflicts").status, Status::Fail);
+        assert_eq!(
+            by_id(&r, "dram").status,
+            Status::NotApplicable("not collected: dram__throughput.avg.pct_of_peak_sustained_elapsed".into())
+        );
+        assert!(!all_pass(&r));
+    }
+
+    #[test]
+    fn requirements_give_reasons() {
+        let set = GateSet::default_set();
+        let r = evaluate(&set, Toggles::default(), &BTreeMap::new());
+        assert_eq!(by_id(&r, "tensor_pipe").status, Status::NotApplicable("not applicable: no WMMA in this variant".into()));
+        assert_eq!(by_id(&r, "speedup").status, Status::NotApplicable("not applicable: this is the scalar baseline".into()));
+        assert_eq!(by_id(&r, "correctness").status, Status::NotApplicable("not collected: no correctness check yet".into()));
+        assert!(all_pass(&r));
+    }
+
+    #[test]
+    fn zero_denominator_is_not_applicable() {
+        let set = GateSet::default_set();
+        let v = values(&[
+            ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", 0.0),
+            ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", 0.0),
+            ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 0.0),
+            ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", 0.0),
+        ]);
+        let r = evaluate(&set, Toggles::default(), &v);
+        assert!(matches!(&by_id(&r, "bank_conflicts").status, Status::NotApplicable(s) if s.contains("is zero")));
+    }
+
+    #[test]
+    fn bad_files_are_refused() {
+        assert!(GateSet::from_toml("[[gate]]\nid='x'\nname='x'\nvalue=[]\nop='>='\nthreshold=1").is_err());
+        assert!(GateSet::from_toml("[[gate]]\nid='x'\nname='x'\nvalue=['a']\nop='~'\nthreshold=1").is_err());
+        assert!(GateSet::from_toml("[[gate]]\nid='x'\nname='x'\nvalue=['a']\nop='>='\nthreshold=1\ntypo=1").is_err());
+    }
+}

@@ -1,0 +1,7 @@
+//! Pure computation: histograms and percentiles, gates, the metric catalogue,
+//! statistics and the reference attention. No I/O, no CUDA.
+
+pub mod catalogue;
+pub mod gates;
+pub mod histogram;
+pub mod format;

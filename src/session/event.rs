@@ -1,0 +1,281 @@
+//! The one event stream: everything the live worker, the recorder and replay
+//! exchange. Owned data only, serde-versioned, stamped with time since start.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use super::variant::{Shape, TileConfig, Toggles, Variant};
+
+/// Bumped when a change would make an old reader misread a new file.
+/// Additive changes (new optional fields, new event kinds) keep the version:
+/// readers ignore unknown fields and skip unknown kinds.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One line of a session file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stamped {
+    /// Microseconds since the session started.
+    pub t_us: u64,
+    pub event: Event,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    Header(SessionHeader),
+    VariantSelected(VariantSelected),
+    BuildFinished(BuildReport),
+    BuildFailed(BuildFailure),
+    Latency(LatencyBatch),
+    MeasurementDone(MeasurementDone),
+    Correctness(CorrectnessReport),
+    CounterProgress(CounterProgress),
+    Counters(CounterReport),
+    Telemetry(TelemetrySample),
+    AbResult(AbReport),
+    Error(ErrorReport),
+    Bookmark(Bookmark),
+    /// A kind written by a newer tool: kept in the stream, shown as nothing.
+    #[serde(other)]
+    Unknown,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionHeader {
+    pub tool: String,
+    pub tool_version: String,
+    pub schema_version: u32,
+    pub host: String,
+    pub command_line: Vec<String>,
+    /// Wall-clock start, milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
+    pub gpu: Option<GpuInfo>,
+    pub driver_version: Option<String>,
+    pub cuda_version: Option<String>,
+    pub kernel_source_hash: Option<String>,
+    pub clocks_at_start: Option<ClockInfo>,
+    pub power_limit_w: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GpuInfo {
+    pub name: String,
+    pub cc_major: u32,
+    pub cc_minor: u32,
+    pub sm_count: u32,
+    pub l2_bytes: u64,
+    pub memory_bytes: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ClockInfo {
+    pub sm_mhz: u32,
+    pub mem_mhz: u32,
+    pub sm_max_mhz: u32,
+    pub mem_max_mhz: u32,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct VariantSelected {
+    pub variant: Variant,
+    pub shape: Shape,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BuildReport {
+    pub variant: Variant,
+    pub arch: String,
+    pub registers: u32,
+    pub smem_static_bytes: u32,
+    pub smem_dynamic_bytes: u32,
+    pub stack_bytes: u32,
+    pub spill_store_bytes: u32,
+    pub spill_load_bytes: u32,
+    pub compile_ms: f64,
+    /// True when the cubin came from the build cache.
+    pub cached: bool,
+    /// Instruction families found in the PTX: `wmma`, `mma`, `cp.async`, `ldmatrix`.
+    pub families: Vec<String>,
+    pub ptxas_log: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BuildFailure {
+    pub variant: Variant,
+    pub arch: String,
+    pub log: String,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum L2Mode {
+    /// Back-to-back launches on the same buffers.
+    #[default]
+    Hot,
+    /// L2 flushed between launches.
+    Cold,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LatencyBatch {
+    pub variant: Variant,
+    pub shape: Shape,
+    pub l2: L2Mode,
+    /// Per-launch GPU durations.
+    pub samples_ns: Vec<u64>,
+    /// SM clock measured in-kernel around the batch, when known.
+    pub sm_clock_mhz: Option<u32>,
+    /// Whether the batch ran throttled or below the expected clock, when known.
+    pub throttled: Option<bool>,
+    /// The timer that produced the samples: `cupti` or `events`.
+    pub timer: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MeasurementDone {
+    pub variant: Variant,
+    pub shape: Shape,
+    pub samples: u64,
+    pub median_ns: f64,
+    /// Relative noise of the median (half-width of its 95% interval / median).
+    pub rel_noise: f64,
+    pub wall_s: f64,
+    /// Why sampling stopped: `converged` or `time_limit`.
+    pub stop_reason: String,
+    /// Host-side cost of one launch, microseconds.
+    pub launch_overhead_us: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CorrectnessReport {
+    pub variant: Variant,
+    pub shape: Shape,
+    pub seed: u64,
+    pub max_abs_err: f64,
+    pub rel_l2_err: f64,
+    pub nan_count: u64,
+    /// Outputs still holding the poison value after the run.
+    pub unwritten: u64,
+    pub pass: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CounterProgress {
+    pub variant: Variant,
+    pub pass: u32,
+    pub passes: u32,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CounterReport {
+    pub variant: Variant,
+    pub shape: Shape,
+    pub values: BTreeMap<String, f64>,
+    pub passes: u32,
+    pub collection_ms: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TelemetrySample {
+    pub sm_clock_mhz: u32,
+    pub mem_clock_mhz: u32,
+    pub sm_max_mhz: u32,
+    pub power_w: f64,
+    pub power_limit_w: f64,
+    pub temp_c: u32,
+    pub util_gpu_pct: u32,
+    pub util_mem_pct: u32,
+    pub mem_used_bytes: u64,
+    pub mem_total_bytes: u64,
+    /// NVML clock-event reasons, decoded to names; `idle` alone is not throttling.
+    pub throttle_reasons: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AbReport {
+    pub a: Variant,
+    pub b: Variant,
+    pub shape: Shape,
+    pub samples_a: u64,
+    pub samples_b: u64,
+    pub p50_a_ns: f64,
+    pub p50_b_ns: f64,
+    pub p90_a_ns: f64,
+    pub p90_b_ns: f64,
+    /// p50(A) / p50(B): above 1 means B is faster.
+    pub speedup: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub p_value: f64,
+    pub test: String,
+    pub verdict: String,
+    /// False while the race is still running.
+    pub done: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ErrorReport {
+    /// Where it happened: `build`, `launch`, `cupti`, `nvml`, `worker`, `session`.
+    pub source: String,
+    pub message: String,
+    pub variant: Option<Variant>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Bookmark {
+    pub label: String,
+}
+
+impl Event {
+    /// A short kind name, for logs and summaries.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::Header(_) => "header",
+            Event::VariantSelected(_) => "variant_selected",
+            Event::BuildFinished(_) => "build_finished",
+            Event::BuildFailed(_) => "build_failed",
+            Event::Latency(_) => "latency",
+            Event::MeasurementDone(_) => "measurement_done",
+            Event::Correctness(_) => "correctness",
+            Event::CounterProgress(_) => "counter_progress",
+            Event::Counters(_) => "counters",
+            Event::Telemetry(_) => "telemetry",
+            Event::AbResult(_) => "ab_result",
+            Event::Error(_) => "error",
+            Event::Bookmark(_) => "bookmark",
+            Event::Unknown => "unknown",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_kind_and_fields_are_tolerated() {
+        let line = r#"{"t_us":5,"event":{"type":"from_the_future","x":1}}"#;
+        let s: Stamped = serde_json::from_str(line).unwrap();
+        assert_eq!(s.event, Event::Unknown);
+        let line = r#"{"t_us":5,"extra":true,"event":{"type":"bookmark","label":"x","colour":"red"}}"#;
+        let s: Stamped = serde_json::from_str(line).unwrap();
+        assert_eq!(s.event, Event::Bookmark(Bookmark { label: "x".into() }));
+    }
+
+}

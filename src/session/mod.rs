@@ -1,0 +1,10 @@
+//! Session files: the event types, the recorder, the reader and replay pacing.
+
+pub mod event;
+pub mod reader;
+pub mod recorder;
+pub mod replay;
+pub mod variant;
+
+pub use event::{Event, SCHEMA_VERSION, Stamped};
+pub use variant::{Shape, TileConfig, Toggles, Variant};

@@ -1,0 +1,172 @@
+//! Streaming session reader. Never panics: a torn last line (a crash mid-write)
+//! is dropped quietly, any other bad line is reported by number and skipped,
+//! or stops the read in strict mode.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use super::event::{Event, SCHEMA_VERSION, Stamped};
+
+#[derive(Debug, Error)]
+pub enum SessionError {
+    #[error("session file {0} does not exist")]
+    NotFound(PathBuf),
+    #[error("{0} is a directory, not a session file (give a .jsonl file, e.g. sessions/*.jsonl)")]
+    IsDirectory(PathBuf),
+    #[error("cannot read {path}: {source}")]
+    Unreadable { path: PathBuf, source: std::io::Error },
+    #[error("{path} is empty: no session header")]
+    Empty { path: PathBuf },
+    #[error("{path}:{line}: {message}")]
+    Corrupt { path: PathBuf, line: u64, message: String },
+    #[error("{path}:{line}: the first event must be the session header, found '{found}'")]
+    NoHeader { path: PathBuf, line: u64, found: String },
+    #[error(
+        "{path} was written with session schema version {found}, newer than the {supported} this attnscope reads: upgrade attnscope"
+    )]
+    NewerSchema { path: PathBuf, found: u32, supported: u32 },
+    #[error(
+        "{path} was written with session schema version {found}, older than the {supported} this attnscope reads, and cannot be converted"
+    )]
+    OlderSchema { path: PathBuf, found: u32, supported: u32 },
+}
+
+impl SessionError {
+    /// Exit code for the CLI; documented in the README.
+    pub fn exit_code(&self) -> i32 {
+        3
+    }
+}
+
+/// No event comes near this; a longer line is garbage, not a session line.
+const MAX_LINE_BYTES: u64 = 64 << 20;
+
+/// What to do with a bad line that is not the last.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnCorrupt {
+    #[default]
+    Skip,
+    Stop,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkippedLine {
+    pub line: u64,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReadReport {
+    pub events: u64,
+    pub skipped: Vec<SkippedLine>,
+    /// The last line had no newline and did not parse: a write cut short.
+    pub torn_tail: bool,
+}
+
+/// Reads a session file, handing each event to `sink` as it is parsed.
+pub fn read_file(
+    path: &Path,
+    on_corrupt: OnCorrupt,
+    sink: impl FnMut(Stamped),
+) -> Result<ReadReport, SessionError> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(SessionError::NotFound(path.into())),
+        Err(e) => return Err(SessionError::Unreadable { path: path.into(), source: e }),
+        Ok(m) if m.is_dir() => return Err(SessionError::IsDirectory(path.into())),
+        Ok(_) => {}
+    }
+    let file = File::open(path).map_err(|e| SessionError::Unreadable { path: path.into(), source: e })?;
+    read_stream(BufReader::with_capacity(1 << 20, file), path, on_corrupt, sink)
+}
+
+/// Reads any byte stream in the session format; `path` only names it in errors.
+pub fn read_stream(
+    mut input: impl BufRead,
+    path: &Path,
+    on_corrupt: OnCorrupt,
+    mut sink: impl FnMut(Stamped),
+) -> Result<ReadReport, SessionError> {
+    let mut report = ReadReport::default();
+    let mut buf = Vec::with_capacity(4096);
+    let mut line_no = 0u64;
+    let mut seen_header = false;
+    loop {
+        buf.clear();
+        let io_err = |e| SessionError::Unreadable { path: path.into(), source: e };
+        let n = (&mut input).take(MAX_LINE_BYTES).read_until(b'\n', &mut buf).map_err(io_err)?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        let complete = buf.last() == Some(&b'\n');
+        if !complete && n as u64 == MAX_LINE_BYTES {
+            // Not a session line: skip the rest of it without holding it in memory.
+            let mut rest = 0u64;
+            loop {
+                buf.clear();
+                let m = (&mut input).take(MAX_LINE_BYTES).read_until(b'\n', &mut buf).map_err(io_err)?;
+                rest += m as u64;
+                if m == 0 || buf.last() == Some(&b'\n') {
+                    break;
+                }
+            }
+            let message = format!("line longer than {} MiB ({} bytes)", MAX_LINE_BYTES >> 20, n as u64 + rest);
+            if !seen_header || on_corrupt == OnCorrupt::Stop {
+                return Err(SessionError::Corrupt { path: path.into(), line: line_no, message });
+            }
+            report.skipped.push(SkippedLine { line: line_no, message });
+            continue;
+        }
+        let text = trim_ascii(&buf);
+        if text.is_empty() {
+            continue;
+        }
+        let parsed: Result<Stamped, String> = serde_json::from_slice(text).map_err(|e| e.to_string());
+        let stamped = match parsed {
+            Ok(s) => s,
+            Err(_) if !complete => {
+                report.torn_tail = true;
+                break;
+            }
+            Err(message) => {
+                if !seen_header || on_corrupt == OnCorrupt::Stop {
+                    return Err(SessionError::Corrupt { path: path.into(), line: line_no, message });
+                }
+                report.skipped.push(SkippedLine { line: line_no, message });
+                continue;
+            }
+        };
+        if !seen_header {
+            check_header(&stamped.event, path, line_no)?;
+            seen_header = true;
+        }
+        report.events += 1;
+        sink(stamped);
+    }
+    if !seen_header {
+        return Err(SessionError::Empty { path: path.into() });
+    }
+    Ok(report)
+}
+
+fn check_header(event: &Event, path: &Path, line: u64) -> Result<(), SessionError> {
+    let Event::Header(h) = event else {
+        return Err(SessionError::NoHeader { path: path.into(), line, found: event.kind().into() });
+    };
+    if h.schema_version > SCHEMA_VERSION {
+        return Err(SessionError::NewerSchema { path: path.into(), found: h.schema_version, supported: SCHEMA_VERSION });
+    }
+    if h.schema_version < SCHEMA_VERSION {
+        return Err(SessionError::OlderSchema { path: path.into(), found: h.schema_version, supported: SCHEMA_VERSION });
+    }
+    Ok(())
+}
+
+fn trim_ascii(bytes: &[u8]) -> &[u8] {
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(bytes.len());
+    let end = bytes.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(start, |i| i + 1);
+    &bytes[start..end]
+}
