@@ -6,3 +6,6 @@
 
 pub mod metrics;
 pub mod session;
+pub mod ui;
+pub mod cli;
+pub mod gpu;

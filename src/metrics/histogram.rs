@@ -5,7 +5,7 @@
 use hdrhistogram::Histogram;
 
 /// Fine buckets per decade; display bins merge these.
-pub const BUCKETS_PER_DECADE: u32 = 40;
+pub const BUCKETS_PER_DECADE: u32 = 400;
 /// Fine buckets cover 1 ns .. 10^12 ns.
 const DECADES: u32 = 12;
 const FINE: usize = (BUCKETS_PER_DECADE * DECADES) as usize;
@@ -24,6 +24,9 @@ pub fn fine_index(ns: u64) -> usize {
     i.min(FINE - 1)
 }
 
+/// Longest latency kept exactly (one hour); longer ones saturate here.
+const MAX_NS: u64 = 3_600_000_000_000;
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Bin {
     pub lo_ns: f64,
@@ -36,6 +39,9 @@ pub struct LatencyStats {
     fine: Vec<u64>,
     hdr: Histogram<u64>,
     sum_ns: u128,
+    /// Exact extremes: hdrhistogram reports bucket edges.
+    min_ns: u64,
+    max_ns: u64,
 }
 
 impl Default for LatencyStats {
@@ -43,8 +49,10 @@ impl Default for LatencyStats {
         LatencyStats {
             fine: vec![0; FINE],
             // 3 significant digits: percentiles within 0.1%, far under run-to-run noise.
-            hdr: Histogram::new(3).expect("3 significant figures is a valid hdrhistogram precision"),
+            hdr: Histogram::new_with_bounds(1, MAX_NS, 3).expect("valid hdrhistogram bounds"),
             sum_ns: 0,
+            min_ns: u64::MAX,
+            max_ns: 0,
         }
     }
 }
@@ -66,6 +74,8 @@ impl LatencyStats {
         self.fine[fine_index(ns)] += 1;
         self.hdr.saturating_record(ns);
         self.sum_ns += ns as u128;
+        self.min_ns = self.min_ns.min(ns);
+        self.max_ns = self.max_ns.max(ns);
     }
 
     pub fn extend(&mut self, samples: &[u64]) {
@@ -89,11 +99,11 @@ impl LatencyStats {
         }
         Some(Percentiles {
             count,
-            min_ns: self.hdr.min() as f64,
+            min_ns: self.min_ns as f64,
             p50_ns: self.percentile(0.50),
             p90_ns: self.percentile(0.90),
             p99_ns: self.percentile(0.99),
-            max_ns: self.hdr.max() as f64,
+            max_ns: self.max_ns as f64,
             mean_ns: self.sum_ns as f64 / count as f64,
         })
     }
@@ -134,13 +144,21 @@ mod tests {
     #[test]
     fn edges_are_log_spaced() {
         assert_eq!(fine_edge(0), 1.0);
-        assert!((fine_edge(40) - 10.0).abs() < 1e-9);
-        assert!((fine_edge(160) - 10_000.0).abs() < 1e-6);
+        assert!((fine_edge(400) - 10.0).abs() < 1e-9);
+        assert!((fine_edge(1600) - 10_000.0).abs() < 1e-6);
         assert_eq!(fine_index(1), 0);
-        assert_eq!(fine_index(10), 40);
-        assert_eq!(fine_index(9_999), 159);
-        assert_eq!(fine_index(10_000), 160);
+        assert_eq!(fine_index(10), 400);
+        assert_eq!(fine_index(9_999), 1599);
+        assert_eq!(fine_index(10_000), 1600);
         assert_eq!(fine_index(u64::MAX), FINE - 1);
+    }
+
+    #[test]
+    fn large_values_are_not_clamped() {
+        let mut s = LatencyStats::default();
+        s.extend(&[40_000, 12_000]);
+        let p = s.percentiles().unwrap();
+        assert_eq!((p.min_ns, p.max_ns), (12_000.0, 40_000.0));
     }
 
     #[test]
@@ -163,11 +181,11 @@ mod tests {
         let mut s = LatencyStats::default();
         s.extend(&[10_000, 10_000, 12_000, 20_000, 99_000]);
         let (lo, hi) = s.occupied().unwrap();
-        assert_eq!((lo, hi), (160, fine_index(99_000)));
+        assert_eq!((lo, hi), (1600, fine_index(99_000)));
         let bins = s.bins((lo, hi), 4);
         assert_eq!(bins.len(), 4);
         assert_eq!(bins.iter().map(|b| b.count).sum::<u64>(), 5);
-        assert_eq!(bins[0].count, 3); // 10k, 10k, 12k within the first 10 fine buckets
+        assert_eq!(bins[0].count, 3); // 10k, 10k, 12k within the first quarter (to ~17.7k)
         assert!((bins[0].lo_ns - 10_000.0).abs() < 1e-6);
         for w in bins.windows(2) {
             assert!((w[0].hi_ns - w[1].lo_ns).abs() < 1e-9);

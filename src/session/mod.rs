@@ -1,5 +1,6 @@
 //! Session files: the event types, the recorder, the reader and replay pacing.
 
+pub mod command;
 pub mod event;
 pub mod reader;
 pub mod recorder;

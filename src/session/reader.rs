@@ -64,13 +64,16 @@ pub struct ReadReport {
     pub skipped: Vec<SkippedLine>,
     /// The last line had no newline and did not parse: a write cut short.
     pub torn_tail: bool,
+    /// The sink asked to stop before the end of the file.
+    pub stopped_early: bool,
 }
 
-/// Reads a session file, handing each event to `sink` as it is parsed.
+/// Reads a session file, handing each event to `sink` as it is parsed; the
+/// sink returns false to stop.
 pub fn read_file(
     path: &Path,
     on_corrupt: OnCorrupt,
-    sink: impl FnMut(Stamped),
+    sink: impl FnMut(Stamped) -> bool,
 ) -> Result<ReadReport, SessionError> {
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(SessionError::NotFound(path.into())),
@@ -87,7 +90,7 @@ pub fn read_stream(
     mut input: impl BufRead,
     path: &Path,
     on_corrupt: OnCorrupt,
-    mut sink: impl FnMut(Stamped),
+    mut sink: impl FnMut(Stamped) -> bool,
 ) -> Result<ReadReport, SessionError> {
     let mut report = ReadReport::default();
     let mut buf = Vec::with_capacity(4096);
@@ -144,7 +147,10 @@ pub fn read_stream(
             seen_header = true;
         }
         report.events += 1;
-        sink(stamped);
+        if !sink(stamped) {
+            report.stopped_early = true;
+            break;
+        }
     }
     if !seen_header {
         return Err(SessionError::Empty { path: path.into() });

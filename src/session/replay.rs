@@ -1,7 +1,13 @@
 //! Replay pacing: when each recorded event is due on the wall clock, given a
 //! speed, pause and skips. Pure: the replay thread asks it, tests drive it.
 
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use super::event::Stamped;
+use super::reader::{self, OnCorrupt, ReadReport, SessionError};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ReplayControl {
@@ -86,6 +92,41 @@ impl ReplayClock {
         self.anchor_us = t_us;
         self.anchor_wall = now;
     }
+}
+
+/// Plays `path` into `emit` at its recorded pace, obeying `controls`. Ends at
+/// the end of the file, or when `emit` returns false (the screen closed).
+pub fn spawn_replay(
+    path: PathBuf,
+    speed: f64,
+    on_corrupt: OnCorrupt,
+    controls: Receiver<ReplayControl>,
+    mut emit: impl FnMut(Stamped) -> bool + Send + 'static,
+) -> JoinHandle<Result<ReadReport, SessionError>> {
+    std::thread::spawn(move || {
+        let mut clock = ReplayClock::new(speed, Instant::now());
+        reader::read_file(&path, on_corrupt, |stamped| {
+            loop {
+                while let Ok(c) = controls.try_recv() {
+                    clock.control(c, Instant::now());
+                }
+                let wait = clock.wait_for(stamped.t_us, Instant::now());
+                if wait == Some(Duration::ZERO) {
+                    break;
+                }
+                // Wake at least every 100 ms so a pause or skip takes effect promptly.
+                let nap = wait.unwrap_or(Duration::from_millis(100)).min(Duration::from_millis(100));
+                match controls.recv_timeout(nap) {
+                    Ok(c) => clock.control(c, Instant::now()),
+                    Err(RecvTimeoutError::Timeout) => {}
+                    // Nobody can steer any more: play the rest at the current pace.
+                    Err(RecvTimeoutError::Disconnected) => std::thread::sleep(nap),
+                }
+            }
+            clock.emitted(stamped.t_us, Instant::now());
+            emit(stamped)
+        })
+    })
 }
 
 /// The next speed up or down the ladder from `speed`.

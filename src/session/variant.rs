@@ -24,6 +24,16 @@ pub struct TileConfig {
     pub warps: u32,
 }
 
+impl TileConfig {
+    /// What `t` cycles through in live mode; the first is the default.
+    pub const PRESETS: [TileConfig; 4] = [
+        TileConfig { block_m: 64, block_n: 64, stages: 2, warps: 4 },
+        TileConfig { block_m: 128, block_n: 64, stages: 2, warps: 8 },
+        TileConfig { block_m: 64, block_n: 32, stages: 2, warps: 4 },
+        TileConfig { block_m: 64, block_n: 64, stages: 1, warps: 4 },
+    ];
+}
+
 impl Default for TileConfig {
     fn default() -> Self {
         TileConfig { block_m: 64, block_n: 64, stages: 2, warps: 4 }
@@ -82,7 +92,7 @@ impl fmt::Display for Variant {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Shape {
     pub b: u32,
@@ -95,6 +105,15 @@ pub struct Shape {
 impl Shape {
     /// The mission shape of the seeds: B=2, H=8, S=512, D=64, non-causal.
     pub const MISSION: Shape = Shape { b: 2, h: 8, s: 512, d: 64, causal: false };
+
+    /// What `s` cycles through in live mode.
+    pub const PRESETS: [Shape; 5] = [
+        Shape::MISSION,
+        Shape { b: 2, h: 8, s: 2048, d: 64, causal: false },
+        Shape { b: 1, h: 8, s: 1024, d: 128, causal: false },
+        Shape { b: 4, h: 16, s: 4096, d: 64, causal: false },
+        Shape { b: 1, h: 2, s: 77, d: 64, causal: false },
+    ];
 
     /// 4·B·H·S²·D, halved when causal (half the score matrix is skipped).
     pub fn flops(&self) -> f64 {

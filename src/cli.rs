@@ -1,0 +1,119 @@
+//! Command-line interface: the subcommands and their validated arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::session::{Shape, Variant};
+
+/// Exit codes, documented in the README.
+pub mod exit {
+    /// A check failed: a gate, the self-test, a correctness run.
+    pub const CHECK_FAILED: i32 = 1;
+    /// Bad command-line usage (clap's own code).
+    pub const USAGE: i32 = 2;
+    /// A session file is missing, unreadable, corrupt or of another schema.
+    pub const SESSION: i32 = 3;
+    /// No usable GPU, driver or CUDA library.
+    pub const NO_GPU: i32 = 4;
+    /// No terminal to draw on.
+    pub const NO_TERMINAL: i32 = 5;
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "attnscope",
+    version,
+    about = "A terminal dashboard for attention-kernel engineers: live WMMA / cp.async toggles, \
+             latency histograms, hardware counters, gates, A/B races, recorded sessions.",
+    after_help = "With no subcommand: live on a GPU; with no usable GPU, replays the bundled session in sessions/."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Cmd>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Cmd {
+    /// Live dashboard on the GPU (the default).
+    Live(LiveArgs),
+    /// Play a recorded session back through the same screen, or summarize it.
+    Replay(ReplayArgs),
+}
+
+#[derive(Debug, Args, Default)]
+pub struct LiveArgs {
+    /// Record from the start to this file (default: press r to record into sessions/).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Gate thresholds (TOML; default: the built-in assets/gates.toml).
+    #[arg(long, value_name = "FILE")]
+    pub gates: Option<PathBuf>,
+    /// Starting shape as B,H,S,D.
+    #[arg(long, value_name = "B,H,S,D", value_parser = parse_shape)]
+    pub shape: Option<Shape>,
+    /// Starting variant, e.g. scalar, wmma, wmma+pv+async.
+    #[arg(long, value_parser = parse_variant)]
+    pub variant: Option<Variant>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The session file (.jsonl).
+    pub file: PathBuf,
+    /// Playback speed, 0.25 to 256.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_speed)]
+    pub speed: f64,
+    /// Print the final tables and exit, without the dashboard.
+    #[arg(long)]
+    pub summary: bool,
+    /// With --summary: print JSON instead of text.
+    #[arg(long, requires = "summary")]
+    pub json: bool,
+    /// Stop at the first corrupt line instead of skipping it.
+    #[arg(long)]
+    pub strict: bool,
+    /// Gate thresholds (TOML; default: the built-in assets/gates.toml).
+    #[arg(long, value_name = "FILE")]
+    pub gates: Option<PathBuf>,
+}
+
+pub fn parse_shape(text: &str) -> Result<Shape, String> {
+    let shape: Shape = text.parse()?;
+    validate_shape(&shape)?;
+    Ok(shape)
+}
+
+/// The shapes the kernels support: B, H ≥ 1; S ≥ 1; D ∈ {64, 128}.
+pub fn validate_shape(shape: &Shape) -> Result<(), String> {
+    let Shape { b, h, s, d, .. } = *shape;
+    if b == 0 || b > 4096 {
+        return Err(format!("B={b} is out of range: 1 ≤ B ≤ 4096"));
+    }
+    if h == 0 || h > 4096 {
+        return Err(format!("H={h} is out of range: 1 ≤ H ≤ 4096"));
+    }
+    if s == 0 || s > 1 << 20 {
+        return Err(format!("S={s} is out of range: 1 ≤ S ≤ 1048576"));
+    }
+    if d != 64 && d != 128 {
+        return Err(format!("D={d} is not supported: D must be 64 or 128"));
+    }
+    let bytes = 4 * shape.elements() as u128 * 2;
+    if bytes > 1 << 40 {
+        return Err(format!("B·H·S·D = {} elements needs {bytes} bytes for Q, K, V, O: too large", shape.elements()));
+    }
+    Ok(())
+}
+
+pub fn parse_variant(text: &str) -> Result<Variant, String> {
+    text.parse()
+}
+
+pub fn parse_speed(text: &str) -> Result<f64, String> {
+    let v: f64 = text.parse().map_err(|_| format!("speed '{text}' is not a number"))?;
+    if !(0.25..=256.0).contains(&v) {
+        return Err(format!("speed {v} is out of range: 0.25 ≤ speed ≤ 256"));
+    }
+    Ok(v)
+}

@@ -1,0 +1,21 @@
+//! Everything that touches the driver: library discovery, NVRTC builds,
+//! launches and timing, counters, telemetry, the worker. Nothing outside this
+//! module calls CUDA.
+
+pub mod libs;
+
+/// Whether live mode can start here: the driver library and at least one device.
+pub fn probe() -> Result<(), String> {
+    libs::ensure(libs::Lib::Cuda).map_err(|e| e.to_string())?;
+    libs::ensure(libs::Lib::Nvrtc).map_err(|e| e.to_string())?;
+    // SAFETY: libcuda was found above, so cudarc's loader will not panic.
+    let count = (|| {
+        cudarc::driver::result::init()?;
+        cudarc::driver::result::device::get_count()
+    })()
+    .map_err(|e| format!("CUDA driver present but unusable: {e:?}"))?;
+    if count == 0 {
+        return Err("the CUDA driver sees no GPU".into());
+    }
+    Ok(())
+}

@@ -1,0 +1,20 @@
+//! What the UI asks of the GPU worker. Serializable so the worker can run
+//! in-process or as a child process speaking JSON lines.
+
+use serde::{Deserialize, Serialize};
+
+use super::event::L2Mode;
+use super::variant::{Shape, Variant};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "command", rename_all = "snake_case")]
+pub enum Command {
+    /// Build (or take from cache) and start measuring this variant.
+    Select { variant: Variant, shape: Shape },
+    CheckCorrectness,
+    CollectCounters,
+    SetL2 { mode: L2Mode },
+    Race { a: Variant, b: Variant },
+    StopRace,
+    Shutdown,
+}

@@ -1,0 +1,187 @@
+//! The terminal loop: wait for the next message or frame deadline, drain,
+//! apply, handle keys, draw once. The only part of `ui/` that does I/O.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{self, Event as TermEvent, KeyEvent, KeyEventKind};
+
+use crate::session::command::Command;
+use crate::session::event::{Bookmark, Event, Stamped};
+use crate::session::recorder::Recorder;
+use crate::session::replay::ReplayControl;
+
+use super::app_state::{Effect, Mode, UiState};
+use super::keymap;
+
+/// Everything the loop waits on arrives on one channel.
+pub enum UiMsg {
+    Stream(Stamped),
+    Key(KeyEvent),
+    Resize,
+    /// The producer (worker or replay) finished, with a line for the log.
+    SourceEnded(String),
+}
+
+/// Where the loop sends what the user asks for.
+#[derive(Default)]
+pub struct Outlets {
+    pub worker: Option<Sender<Command>>,
+    pub replay: Option<Sender<ReplayControl>>,
+    pub recorder: Option<Recorder>,
+    /// Makes a new recording file when `r` is pressed; returns its path.
+    pub new_recording: Option<Box<dyn FnMut(&UiState) -> std::io::Result<Recorder>>>,
+    /// Session time origin, for stamping the UI's own events (bookmarks).
+    pub started: Option<Instant>,
+}
+
+const FRAME: Duration = Duration::from_millis(33);
+const IDLE_WAKE: Duration = Duration::from_millis(250);
+
+/// Runs the dashboard until the user quits or a signal arrives.
+pub fn run(mut state: UiState, rx: Receiver<UiMsg>, tx: Sender<UiMsg>, mut outlets: Outlets) -> anyhow::Result<UiState> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT, signal_hook::consts::SIGHUP] {
+        signal_hook::flag::register(sig, Arc::clone(&stop))?;
+    }
+    let input_stop = Arc::new(AtomicBool::new(false));
+    let input = spawn_input(tx, Arc::clone(&input_stop));
+    // ratatui::init installs a panic hook that restores the terminal first.
+    let mut terminal = ratatui::init();
+    let result = (|| -> anyhow::Result<()> {
+        let mut dirty = true;
+        let mut last_draw = Instant::now() - FRAME;
+        loop {
+            let wait = if dirty { FRAME.saturating_sub(last_draw.elapsed()) } else { IDLE_WAKE };
+            let first = match rx.recv_timeout(wait) {
+                Ok(m) => Some(m),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => break,
+            };
+            for msg in first.into_iter().chain(std::iter::from_fn(|| rx.try_recv().ok())) {
+                dirty = true;
+                match msg {
+                    UiMsg::Stream(stamped) => {
+                        if let Some(rec) = outlets.recorder.as_mut() {
+                            if let Err(e) = rec.append(&stamped) {
+                                state.notice = Some(format!("recording stopped: {e}"));
+                                outlets.recorder = None;
+                            }
+                        }
+                        state.apply(&stamped);
+                    }
+                    UiMsg::Key(key) => {
+                        if handle_key(&mut state, &key, &mut outlets)? {
+                            return Ok(());
+                        }
+                    }
+                    UiMsg::Resize => {}
+                    UiMsg::SourceEnded(line) => {
+                        if let Mode::Replay { ended, .. } = &mut state.mode {
+                            *ended = true;
+                        }
+                        state.notice = Some(line);
+                    }
+                }
+            }
+            if stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            if dirty && last_draw.elapsed() >= FRAME {
+                terminal.draw(|f| super::view::render(f, &state))?;
+                last_draw = Instant::now();
+                dirty = false;
+            }
+        }
+        Ok(())
+    })();
+    ratatui::restore();
+    input_stop.store(true, Ordering::Relaxed);
+    let _ = input.join();
+    if let Some(w) = &outlets.worker {
+        let _ = w.send(Command::Shutdown);
+    }
+    result.map(|_| state)
+}
+
+/// Returns true when the user asked to quit.
+fn handle_key(state: &mut UiState, key: &KeyEvent, outlets: &mut Outlets) -> anyhow::Result<bool> {
+    let Some(action) = keymap::dispatch(key, &state.contexts()) else {
+        if let crossterm::event::KeyCode::Char(c) = key.code {
+            state.unbound_key(&c.to_string());
+        }
+        return Ok(false);
+    };
+    for effect in state.handle(action) {
+        match effect {
+            Effect::Quit => return Ok(true),
+            Effect::Worker(cmd) => {
+                if let Some(w) = &outlets.worker {
+                    if w.send(cmd).is_err() {
+                        state.notice = Some("the GPU worker has stopped".into());
+                    }
+                }
+            }
+            Effect::Replay(c) => {
+                if let Some(r) = &outlets.replay {
+                    let _ = r.send(c);
+                }
+            }
+            Effect::ToggleRecording => toggle_recording(state, outlets),
+            Effect::Bookmark => {
+                let t_us = outlets.started.map_or(state.session.last_t_us, |s| s.elapsed().as_micros() as u64);
+                let n = state.session.bookmarks.len() + 1;
+                let stamped = Stamped { t_us, event: Event::Bookmark(Bookmark { label: format!("bookmark {n}") }) };
+                if let Some(rec) = outlets.recorder.as_mut() {
+                    rec.append(&stamped)?;
+                }
+                state.apply(&stamped);
+            }
+        }
+    }
+    Ok(false)
+}
+
+fn toggle_recording(state: &mut UiState, outlets: &mut Outlets) {
+    let Mode::Live { recording, .. } = &mut state.mode else { return };
+    if let Some(rec) = outlets.recorder.take() {
+        state.notice = Some(format!("saved {} events to {}", rec.events_written(), rec.path().display()));
+        *recording = None;
+        return;
+    }
+    let Some(make) = outlets.new_recording.as_mut() else { return };
+    let snapshot = state.clone();
+    match make(&snapshot) {
+        Ok(rec) => {
+            if let Mode::Live { recording, .. } = &mut state.mode {
+                *recording = Some(rec.path().display().to_string());
+            }
+            state.notice = Some(format!("recording to {}", rec.path().display()));
+            outlets.recorder = Some(rec);
+        }
+        Err(e) => state.notice = Some(format!("cannot record: {e}")),
+    }
+}
+
+fn spawn_input(tx: Sender<UiMsg>, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        while !stop.load(Ordering::Relaxed) {
+            match event::poll(Duration::from_millis(100)) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(_) => break,
+            }
+            let msg = match event::read() {
+                Ok(TermEvent::Key(k)) if k.kind == KeyEventKind::Press => UiMsg::Key(k),
+                Ok(TermEvent::Resize(..)) => UiMsg::Resize,
+                Ok(_) => continue,
+                Err(_) => break,
+            };
+            if tx.send(msg).is_err() {
+                break;
+            }
+        }
+    })
+}

@@ -1,0 +1,201 @@
+//! Everything the screen shows: the session fold plus the view's own state
+//! (mode, help, pending selection). Key actions become effects here; the loop
+//! in `app.rs` carries them out.
+
+use crate::metrics::gates::GateSet;
+use crate::session::command::Command;
+use crate::session::event::{L2Mode, Stamped};
+use crate::session::replay::ReplayControl;
+use crate::session::{Shape, TileConfig, Variant};
+
+use super::keymap::{self, Action, Context};
+use super::state::{Key, SessionState};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Mode {
+    Live {
+        recording: Option<String>,
+        l2: L2Mode,
+        slot_a: Variant,
+        slot_b: Variant,
+        racing: bool,
+        /// Selected but not yet confirmed by the worker.
+        pending: Option<Key>,
+    },
+    Replay {
+        file: String,
+        speed: f64,
+        paused: bool,
+        ended: bool,
+        /// Why this is a replay and not live, when it was not asked for.
+        banner: Option<String>,
+    },
+}
+
+/// What the loop must do for an action.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Effect {
+    Quit,
+    Worker(Command),
+    Replay(ReplayControl),
+    ToggleRecording,
+    Bookmark,
+}
+
+#[derive(Clone, Debug)]
+pub struct UiState {
+    pub session: SessionState,
+    pub gates: GateSet,
+    pub mode: Mode,
+    pub help_open: bool,
+    /// A one-line notice (e.g. a key that does nothing in replay).
+    pub notice: Option<String>,
+}
+
+impl UiState {
+    pub fn live(gates: GateSet) -> UiState {
+        UiState {
+            session: SessionState::default(),
+            gates,
+            mode: Mode::Live {
+                recording: None,
+                l2: L2Mode::Hot,
+                slot_a: Variant::SCALAR,
+                slot_b: Variant::FULL,
+                racing: false,
+                pending: None,
+            },
+            help_open: false,
+            notice: None,
+        }
+    }
+
+    pub fn replay(gates: GateSet, file: String, speed: f64, banner: Option<String>) -> UiState {
+        UiState {
+            session: SessionState::default(),
+            gates,
+            mode: Mode::Replay { file, speed, paused: false, ended: false, banner },
+            help_open: false,
+            notice: None,
+        }
+    }
+
+    pub fn apply(&mut self, stamped: &Stamped) {
+        self.session.apply(stamped);
+        if let Mode::Live { pending, .. } = &mut self.mode {
+            if pending.is_some() && *pending == self.session.current {
+                *pending = None;
+            }
+            if let crate::session::Event::AbResult(ab) = &stamped.event {
+                if let Mode::Live { racing, .. } = &mut self.mode {
+                    *racing = !ab.done;
+                }
+            }
+        }
+    }
+
+    pub fn contexts(&self) -> Vec<Context> {
+        keymap::active_contexts(self.help_open, matches!(self.mode, Mode::Replay { .. }))
+    }
+
+    /// The variant the toggles panel shows: the pending one if any.
+    pub fn shown_key(&self) -> Option<Key> {
+        match &self.mode {
+            Mode::Live { pending: Some(p), .. } => Some(*p),
+            _ => self.session.current,
+        }
+    }
+
+    pub fn handle(&mut self, action: Action) -> Vec<Effect> {
+        self.notice = None;
+        match action {
+            Action::Quit => return vec![Effect::Quit],
+            Action::ToggleHelp => self.help_open = !self.help_open,
+            Action::Pause | Action::Faster | Action::Slower | Action::SkipAhead | Action::ToEnd => {
+                return self.replay_control(action);
+            }
+            _ => return self.live_action(action),
+        }
+        Vec::new()
+    }
+
+    fn replay_control(&mut self, action: Action) -> Vec<Effect> {
+        let Mode::Replay { speed, paused, .. } = &mut self.mode else { return Vec::new() };
+        let control = match action {
+            Action::Pause => {
+                *paused = !*paused;
+                ReplayControl::TogglePause
+            }
+            Action::Faster => {
+                *speed = crate::session::replay::step_speed(*speed, 1);
+                ReplayControl::Faster
+            }
+            Action::Slower => {
+                *speed = crate::session::replay::step_speed(*speed, -1);
+                ReplayControl::Slower
+            }
+            Action::SkipAhead => ReplayControl::SkipSeconds(10.0),
+            _ => ReplayControl::ToEnd,
+        };
+        vec![Effect::Replay(control)]
+    }
+
+    fn live_action(&mut self, action: Action) -> Vec<Effect> {
+        let base = self.shown_key().unwrap_or(Key { variant: Variant::SCALAR, shape: Shape::MISSION });
+        let Mode::Live { l2, slot_a, slot_b, racing, pending, .. } = &mut self.mode else {
+            return Vec::new();
+        };
+        let mut next = base;
+        match action {
+            Action::ToggleWmma => next.variant.toggles.wmma ^= true,
+            Action::TogglePv => next.variant.toggles.wmma_pv ^= true,
+            Action::ToggleAsync => next.variant.toggles.cp_async ^= true,
+            Action::NextTile => next.variant.tile = cycle(&TileConfig::PRESETS, base.variant.tile),
+            Action::NextShape => {
+                let plain = Shape { causal: false, ..base.shape };
+                next.shape = Shape { causal: base.shape.causal, ..cycle(&Shape::PRESETS, plain) };
+            }
+            Action::ToggleCausal => next.shape.causal ^= true,
+            Action::CheckCorrectness => return vec![Effect::Worker(Command::CheckCorrectness)],
+            Action::CollectCounters => return vec![Effect::Worker(Command::CollectCounters)],
+            Action::ToggleL2 => {
+                *l2 = if *l2 == L2Mode::Hot { L2Mode::Cold } else { L2Mode::Hot };
+                return vec![Effect::Worker(Command::SetL2 { mode: *l2 })];
+            }
+            Action::SlotA => {
+                *slot_a = base.variant;
+                self.notice = Some(format!("A = {}", base.variant));
+                return Vec::new();
+            }
+            Action::SlotB => {
+                *slot_b = base.variant;
+                self.notice = Some(format!("B = {}", base.variant));
+                return Vec::new();
+            }
+            Action::Race => {
+                *racing = !*racing;
+                let cmd = if *racing { Command::Race { a: *slot_a, b: *slot_b } } else { Command::StopRace };
+                return vec![Effect::Worker(cmd)];
+            }
+            Action::Record => return vec![Effect::ToggleRecording],
+            Action::Bookmark => return vec![Effect::Bookmark],
+            _ => return Vec::new(),
+        }
+        *pending = Some(next);
+        vec![Effect::Worker(Command::Select { variant: next.variant, shape: next.shape })]
+    }
+
+    /// Where the key could not act, say why instead of ignoring it.
+    pub fn unbound_key(&mut self, label: &str) {
+        if matches!(self.mode, Mode::Replay { .. })
+            && keymap::KEYS.iter().any(|b| b.context == Context::Live && b.label == label)
+        {
+            self.notice = Some(format!("'{label}' works in live mode only; this is a replay"));
+        }
+    }
+}
+
+fn cycle<T: Copy + PartialEq>(items: &[T], current: T) -> T {
+    let i = items.iter().position(|x| *x == current).map_or(0, |i| (i + 1) % items.len());
+    items[i]
+}

@@ -1,0 +1,251 @@
+//! The dashboard's data: a pure fold of the event stream. `apply` is the only
+//! place it changes; rendering and summaries read it.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::metrics::gates::{self, GateResult, GateSet};
+use crate::metrics::histogram::LatencyStats;
+use crate::session::event::*;
+
+/// Telemetry kept for sparklines: 60 s at 10 Hz.
+pub const TELEMETRY_KEEP: usize = 600;
+/// Event-log lines kept.
+pub const LOG_KEEP: usize = 400;
+
+/// What one variant at one shape has shown so far.
+#[derive(Clone, Debug, Default)]
+pub struct VariantState {
+    pub latency: LatencyStats,
+    pub l2_cold_samples: u64,
+    /// Samples from batches flagged as throttled or below the expected clock.
+    pub throttled_samples: u64,
+    /// Samples from batches that carried clock information at all.
+    pub clock_tagged_samples: u64,
+    pub sm_clock_seen: Option<(u32, u32)>,
+    pub build: Option<BuildReport>,
+    pub build_failure: Option<BuildFailure>,
+    pub correctness: Option<CorrectnessReport>,
+    pub counters: Option<CounterReport>,
+    pub measurement: Option<MeasurementDone>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Key {
+    pub variant: Variant,
+    pub shape: Shape,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Warn,
+    Error,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogLine {
+    pub t_us: u64,
+    pub level: Level,
+    pub text: String,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct SessionState {
+    pub header: Option<SessionHeader>,
+    pub current: Option<Key>,
+    pub variants: BTreeMap<Key, VariantState>,
+    pub telemetry: VecDeque<TelemetrySample>,
+    pub ab: Option<AbReport>,
+    pub counter_progress: Option<CounterProgress>,
+    pub log: VecDeque<LogLine>,
+    pub last_t_us: u64,
+    pub events: u64,
+    pub errors: u64,
+    pub bookmarks: Vec<(u64, String)>,
+}
+
+impl SessionState {
+    pub fn apply(&mut self, stamped: &Stamped) {
+        self.events += 1;
+        self.last_t_us = self.last_t_us.max(stamped.t_us);
+        let t = stamped.t_us;
+        match &stamped.event {
+            Event::Header(h) => {
+                let gpu = h.gpu.as_ref().map_or("no GPU".to_string(), |g| g.name.clone());
+                self.log(t, Level::Info, format!("session on {} ({gpu}), attnscope {}", h.host, h.tool_version));
+                self.header = Some(h.clone());
+            }
+            Event::VariantSelected(v) => {
+                let key = Key { variant: v.variant, shape: v.shape };
+                self.current = Some(key);
+                self.variants.entry(key).or_default();
+                self.log(t, Level::Info, format!("selected {} at {}", v.variant, v.shape));
+            }
+            Event::BuildFinished(b) => {
+                let text = format!(
+                    "built {} for {}: {} regs, {} B smem, {} B spills{}",
+                    b.variant,
+                    b.arch,
+                    b.registers,
+                    b.smem_static_bytes + b.smem_dynamic_bytes,
+                    b.spill_store_bytes + b.spill_load_bytes,
+                    if b.cached { " (cached)" } else { "" }
+                );
+                self.log(t, Level::Info, text);
+                for s in self.states_of(b.variant) {
+                    s.build = Some(b.clone());
+                    s.build_failure = None;
+                }
+            }
+            Event::BuildFailed(f) => {
+                let first = first_error_line(&f.log).unwrap_or("see the log").to_string();
+                self.log(t, Level::Error, format!("build of {} failed: {first}", f.variant));
+                for s in self.states_of(f.variant) {
+                    s.build_failure = Some(f.clone());
+                }
+            }
+            Event::Latency(batch) => {
+                let s = self.variants.entry(Key { variant: batch.variant, shape: batch.shape }).or_default();
+                let n = batch.samples_ns.len() as u64;
+                s.latency.extend(&batch.samples_ns);
+                if batch.l2 == L2Mode::Cold {
+                    s.l2_cold_samples += n;
+                }
+                if let Some(throttled) = batch.throttled {
+                    s.clock_tagged_samples += n;
+                    if throttled {
+                        s.throttled_samples += n;
+                    }
+                }
+                if let Some(mhz) = batch.sm_clock_mhz {
+                    s.sm_clock_seen = Some(s.sm_clock_seen.map_or((mhz, mhz), |(lo, hi)| (lo.min(mhz), hi.max(mhz))));
+                }
+            }
+            Event::MeasurementDone(m) => {
+                self.log(
+                    t,
+                    Level::Info,
+                    format!(
+                        "{}: {} samples, median {:.2} µs ± {:.2}%, {}",
+                        m.variant,
+                        m.samples,
+                        m.median_ns / 1e3,
+                        m.rel_noise * 100.0,
+                        m.stop_reason
+                    ),
+                );
+                self.variants.entry(Key { variant: m.variant, shape: m.shape }).or_default().measurement = Some(m.clone());
+            }
+            Event::Correctness(c) => {
+                let level = if c.pass { Level::Info } else { Level::Error };
+                let verdict = if c.pass { "PASS" } else { "FAIL" };
+                let text = format!(
+                    "correctness {} {verdict}: max|Δ| {:.2e}, rel L2 {:.2e}, NaN {}, unwritten {}",
+                    c.variant, c.max_abs_err, c.rel_l2_err, c.nan_count, c.unwritten
+                );
+                self.log(t, level, text);
+                self.variants.entry(Key { variant: c.variant, shape: c.shape }).or_default().correctness = Some(c.clone());
+            }
+            Event::CounterProgress(p) => self.counter_progress = Some(p.clone()),
+            Event::Counters(c) => {
+                self.counter_progress = None;
+                self.log(
+                    t,
+                    Level::Info,
+                    format!("counters for {}: {} metrics in {} passes, {:.0} ms", c.variant, c.values.len(), c.passes, c.collection_ms),
+                );
+                self.variants.entry(Key { variant: c.variant, shape: c.shape }).or_default().counters = Some(c.clone());
+            }
+            Event::Telemetry(sample) => {
+                if self.telemetry.len() == TELEMETRY_KEEP {
+                    self.telemetry.pop_front();
+                }
+                self.telemetry.push_back(sample.clone());
+            }
+            Event::AbResult(ab) => {
+                if ab.done {
+                    self.log(t, Level::Info, format!("A/B {} vs {}: {:.3}× — {}", ab.a, ab.b, ab.speedup, ab.verdict));
+                }
+                self.ab = Some(ab.clone());
+            }
+            Event::Error(e) => {
+                self.errors += 1;
+                let who = e.variant.map(|v| format!(" [{v}]")).unwrap_or_default();
+                self.log(t, Level::Error, format!("{}{who}: {}", e.source, e.message));
+            }
+            Event::Bookmark(b) => {
+                self.bookmarks.push((t, b.label.clone()));
+                self.log(t, Level::Warn, format!("bookmark: {}", b.label));
+            }
+            Event::Unknown => {}
+        }
+    }
+
+    fn log(&mut self, t_us: u64, level: Level, text: String) {
+        if self.log.len() == LOG_KEEP {
+            self.log.pop_front();
+        }
+        self.log.push_back(LogLine { t_us, level, text });
+    }
+
+    /// Build results belong to a variant at every shape it is measured at.
+    fn states_of(&mut self, variant: Variant) -> impl Iterator<Item = &mut VariantState> {
+        if !self.variants.keys().any(|k| k.variant == variant) {
+            let shape = self.current.map_or(Shape::MISSION, |k| k.shape);
+            self.variants.entry(Key { variant, shape }).or_default();
+        }
+        self.variants.iter_mut().filter(move |(k, _)| k.variant == variant).map(|(_, s)| s)
+    }
+
+    pub fn current_state(&self) -> Option<(&Key, &VariantState)> {
+        let key = self.current.as_ref()?;
+        Some((key, self.variants.get(key)?))
+    }
+
+    /// Values the gates read: counters plus attnscope's own.
+    pub fn gate_values(&self, key: &Key) -> BTreeMap<String, f64> {
+        let Some(s) = self.variants.get(key) else { return BTreeMap::new() };
+        let mut values = s.counters.as_ref().map(|c| c.values.clone()).unwrap_or_default();
+        if let Some(b) = &s.build {
+            values.insert("attnscope:registers".into(), b.registers as f64);
+            values.insert("attnscope:smem_bytes".into(), (b.smem_static_bytes + b.smem_dynamic_bytes) as f64);
+            values.insert("attnscope:spill_bytes".into(), (b.spill_store_bytes + b.spill_load_bytes) as f64);
+        }
+        if let Some(c) = &s.correctness {
+            values.insert("attnscope:correct".into(), if c.pass { 1.0 } else { 0.0 });
+        }
+        if let Some(speedup) = self.speedup_vs_scalar(key) {
+            values.insert("attnscope:speedup_vs_scalar".into(), speedup);
+        }
+        values
+    }
+
+    /// p50(scalar) / p50(variant) at the same shape.
+    pub fn speedup_vs_scalar(&self, key: &Key) -> Option<f64> {
+        let mine = self.variants.get(key)?.latency.percentiles()?.p50_ns;
+        let base_key = Key { variant: Variant { tile: key.variant.tile, ..Variant::SCALAR }, shape: key.shape };
+        let base = self.variants.get(&base_key).or_else(|| {
+            self.variants.get(&Key { variant: Variant::SCALAR, shape: key.shape })
+        })?;
+        Some(base.latency.percentiles()?.p50_ns / mine)
+    }
+
+    pub fn gates(&self, set: &GateSet, key: &Key) -> Vec<GateResult> {
+        gates::evaluate(set, key.variant.toggles, &self.gate_values(key))
+    }
+
+    /// The telemetry reasons of the newest sample that mean real throttling.
+    pub fn throttle_now(&self) -> Vec<String> {
+        self.telemetry.back().map(|t| active_throttles(&t.throttle_reasons)).unwrap_or_default()
+    }
+}
+
+/// Clock-event reasons that slow a kernel (idle and application-clock settings do not).
+pub fn active_throttles(reasons: &[String]) -> Vec<String> {
+    reasons.iter().filter(|r| !matches!(r.as_str(), "idle" | "applications_clocks_setting" | "none")).cloned().collect()
+}
+
+/// The first line of a compiler log that reports an error.
+pub fn first_error_line(log: &str) -> Option<&str> {
+    log.lines().find(|l| l.contains("error")).map(str::trim)
+}

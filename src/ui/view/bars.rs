@@ -1,0 +1,87 @@
+//! The title bar, the replay banner and the key bar.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use crate::session::event::L2Mode;
+use crate::ui::app_state::{Mode, UiState};
+use crate::ui::keymap;
+use crate::ui::theme;
+
+pub fn title(area: Rect, buf: &mut Buffer, state: &UiState) {
+    buf.set_style(area, theme::title());
+    let mut spans = vec![Span::styled(" attnscope ", theme::title())];
+    match &state.mode {
+        Mode::Live { recording, l2, racing, .. } => {
+            spans.push(Span::styled(" LIVE ", theme::badge_live()));
+            if recording.is_some() {
+                spans.push(Span::styled(" ● REC ", theme::badge_rec()));
+            }
+            if *racing {
+                spans.push(Span::styled(" A/B RACE ", theme::badge_replay()));
+            }
+            if *l2 == L2Mode::Cold {
+                spans.push(Span::styled(" cold L2 ", theme::title()));
+            }
+        }
+        Mode::Replay { speed, paused, ended, .. } => {
+            let state_text = if *ended {
+                "END".to_string()
+            } else if *paused {
+                "PAUSED".to_string()
+            } else {
+                format!("×{}", trim_speed(*speed))
+            };
+            spans.push(Span::styled(format!(" REPLAY {state_text} "), theme::badge_replay()));
+        }
+    }
+    let gpu = state.session.header.as_ref().and_then(|h| h.gpu.as_ref()).map_or("no GPU".to_string(), |g| {
+        format!("{} (sm_{}{}, {} SMs)", g.name, g.cc_major, g.cc_minor, g.sm_count)
+    });
+    spans.push(Span::styled(format!(" {gpu} "), theme::title()));
+    if let Some(key) = state.shown_key() {
+        spans.push(Span::styled(format!(" {} ", key.variant), theme::title()));
+        spans.push(Span::styled(format!("@ {} ", key.shape), theme::title()));
+    }
+    let t = state.session.last_t_us as f64 / 1e6;
+    spans.push(Span::styled(format!(" t={t:.1}s "), theme::title()));
+    Paragraph::new(Line::from(spans)).render(area, buf);
+}
+
+fn trim_speed(speed: f64) -> String {
+    if speed.fract() == 0.0 { format!("{speed:.0}") } else { format!("{speed}") }
+}
+
+pub fn banner_height(state: &UiState) -> u16 {
+    match &state.mode {
+        Mode::Replay { banner: Some(_), .. } => 1,
+        _ => 0,
+    }
+}
+
+pub fn banner(area: Rect, buf: &mut Buffer, state: &UiState) {
+    if let Mode::Replay { banner: Some(text), .. } = &state.mode {
+        buf.set_style(area, theme::banner());
+        Paragraph::new(Line::styled(format!(" {text}"), theme::banner())).render(area, buf);
+    }
+}
+
+pub fn key_bar(area: Rect, buf: &mut Buffer, state: &UiState) {
+    let mut spans = Vec::new();
+    if let Some(notice) = &state.notice {
+        spans.push(Span::styled(format!(" {notice} "), theme::warn()));
+    }
+    for b in keymap::bar(&state.contexts()) {
+        spans.push(Span::styled(format!(" {} ", b.label), theme::key()));
+        spans.push(Span::styled(format!(" {} ", short_help(b.help)), Style::new()));
+    }
+    Paragraph::new(Line::from(spans)).render(area, buf);
+}
+
+/// The key bar shows the help text up to its first colon or parenthesis.
+fn short_help(help: &str) -> &str {
+    help.split([':', '(']).next().unwrap_or(help).trim()
+}

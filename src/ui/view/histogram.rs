@@ -1,0 +1,141 @@
+//! The latency histogram: log-spaced bins drawn as vertical bars, with A and
+//! B side by side in each bin when an A/B result is present.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use crate::metrics::format::{count, duration_ns};
+use crate::metrics::histogram::{LatencyStats, joint_range};
+use crate::ui::state::{Key, VariantState};
+use crate::ui::{app_state::UiState, theme};
+
+const EIGHTHS: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
+    let series = series(state);
+    let title = match series.len() {
+        2 => " Latency (GPU time per launch) — A vs B ".to_string(),
+        _ => " Latency (GPU time per launch) ".to_string(),
+    };
+    let inner = super::panel(area, buf, title);
+    if series.iter().all(|(_, _, s)| s.latency.count() == 0) {
+        Paragraph::new("no samples yet").style(theme::dim()).render(inner, buf);
+        return;
+    }
+    let stat_lines: Vec<Line> = series.iter().map(|(tag, style, s)| stats_line(tag, *style, s)).collect();
+    let extra = usize::from(series.len() == 2) + usize::from(throttle_line(&series).is_some());
+    let [head, chart, axis] = Layout::vertical([
+        Constraint::Length((stat_lines.len() + extra) as u16),
+        Constraint::Fill(1),
+        Constraint::Length(1),
+    ])
+    .areas(inner);
+    let mut lines = stat_lines;
+    if series.len() == 2 {
+        lines.push(speedup_line(state));
+    }
+    if let Some(line) = throttle_line(&series) {
+        lines.push(line);
+    }
+    Paragraph::new(lines).render(head, buf);
+    let stats: Vec<&LatencyStats> = series.iter().map(|(_, _, s)| &s.latency).collect();
+    let Some(range) = joint_range(stats.iter().copied()) else { return };
+    let per_bin = series.len() as u16;
+    let n_bins = (chart.width / per_bin).max(1) as usize;
+    let bins: Vec<_> = stats.iter().map(|s| s.bins(range, n_bins)).collect();
+    let peak = bins.iter().flatten().map(|b| b.count).max().unwrap_or(1).max(1);
+    // A narrow range gives fewer bins than columns: widen each bar to fill.
+    let bar_w = (chart.width / (bins[0].len() as u16 * per_bin)).max(1);
+    for (si, (_, style, _)) in series.iter().enumerate() {
+        for (bi, bin) in bins[si].iter().enumerate() {
+            let x0 = chart.x + (bi as u16 * per_bin + si as u16) * bar_w;
+            for x in x0..(x0 + bar_w).min(chart.right()) {
+                draw_bar(buf, x, chart, bin.count as f64 / peak as f64, *style);
+            }
+        }
+    }
+    let lo = bins[0].first().map_or(0.0, |b| b.lo_ns);
+    let hi = bins[0].last().map_or(0.0, |b| b.hi_ns);
+    let left = duration_ns(lo);
+    let right = duration_ns(hi);
+    let mid = "log scale";
+    let gap = (axis.width as usize).saturating_sub(left.len() + right.len() + mid.len()) / 2;
+    let text = format!("{left}{}{mid}{}{right}", " ".repeat(gap), " ".repeat(gap));
+    Paragraph::new(Line::styled(text, theme::dim())).render(axis, buf);
+}
+
+/// The histograms to draw: A and B of the race if any, else the current variant.
+fn series(state: &UiState) -> Vec<(&'static str, Style, &VariantState)> {
+    let session = &state.session;
+    if let Some(ab) = &session.ab {
+        let a = session.variants.get(&Key { variant: ab.a, shape: ab.shape });
+        let b = session.variants.get(&Key { variant: ab.b, shape: ab.shape });
+        if let (Some(a), Some(b)) = (a, b) {
+            return vec![("A", Style::new().fg(theme::SLOT_A), a), ("B", Style::new().fg(theme::SLOT_B), b)];
+        }
+    }
+    session.current_state().map(|(_, s)| vec![("", Style::new().fg(theme::ACCENT), s)]).unwrap_or_default()
+}
+
+fn stats_line<'a>(tag: &'a str, style: Style, s: &VariantState) -> Line<'a> {
+    let Some(p) = s.latency.percentiles() else {
+        return Line::from(vec![Span::styled(format!("{tag} "), style), Span::styled("no samples", theme::dim())]);
+    };
+    let mut spans = Vec::new();
+    if !tag.is_empty() {
+        spans.push(Span::styled(format!("{tag} "), style.add_modifier(ratatui::style::Modifier::BOLD)));
+    }
+    for (name, v) in [("p50", p.p50_ns), ("p90", p.p90_ns), ("p99", p.p99_ns), ("min", p.min_ns), ("max", p.max_ns)] {
+        spans.push(Span::styled(format!("{name} "), theme::label()));
+        spans.push(Span::styled(format!("{}  ", duration_ns(v)), if name == "p50" { theme::value() } else { Style::new() }));
+    }
+    spans.push(Span::styled("n ", theme::label()));
+    spans.push(Span::raw(count(p.count as i64)));
+    if let Some(m) = &s.measurement {
+        spans.push(Span::styled(format!("  ±{:.2}%", m.rel_noise * 100.0), theme::dim()));
+    }
+    Line::from(spans)
+}
+
+fn speedup_line(state: &UiState) -> Line<'static> {
+    let Some(ab) = &state.session.ab else { return Line::raw("") };
+    let verdict_style = if ab.verdict.starts_with("B faster") {
+        theme::pass()
+    } else if ab.verdict.starts_with("B slower") {
+        theme::fail()
+    } else {
+        theme::value()
+    };
+    Line::from(vec![
+        Span::styled("speedup A/B ", theme::label()),
+        Span::styled(format!("{:.3}×", ab.speedup), theme::value()),
+        Span::styled(format!(" [{:.3}, {:.3}] 95% ", ab.ci_low, ab.ci_high), theme::dim()),
+        Span::styled(ab.verdict.clone(), verdict_style),
+        Span::styled(format!(" ({}, p={:.2e}){}", ab.test, ab.p_value, if ab.done { "" } else { " racing…" }), theme::dim()),
+    ])
+}
+
+fn throttle_line(series: &[(&str, Style, &VariantState)]) -> Option<Line<'static>> {
+    let tagged: u64 = series.iter().map(|(_, _, s)| s.clock_tagged_samples).sum();
+    if tagged == 0 {
+        return None;
+    }
+    let throttled: u64 = series.iter().map(|(_, _, s)| s.throttled_samples).sum();
+    let style = if throttled > 0 { theme::warn() } else { theme::dim() };
+    Some(Line::styled(format!("{throttled} of {tagged} samples ran throttled or below the expected clock"), style))
+}
+
+fn draw_bar(buf: &mut Buffer, x: u16, chart: Rect, frac: f64, style: Style) {
+    let eighths = (frac * chart.height as f64 * 8.0).round() as u32;
+    let eighths = if frac > 0.0 { eighths.max(1) } else { 0 };
+    for row in 0..chart.height {
+        let y = chart.bottom() - 1 - row;
+        let filled = eighths.saturating_sub(row as u32 * 8).min(8) as usize;
+        if filled > 0 {
+            buf[(x, y)].set_char(EIGHTHS[filled]).set_style(style);
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! Rendering: a pure function of `UiState` into a frame.
+
+mod bars;
+mod build;
+mod gates;
+mod help;
+mod histogram;
+mod log;
+mod telemetry;
+mod toggles;
+
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
+
+use super::app_state::UiState;
+use super::theme;
+
+pub const MIN_WIDTH: u16 = 80;
+pub const MIN_HEIGHT: u16 = 24;
+
+pub fn render(frame: &mut Frame, state: &UiState) {
+    render_to(frame.area(), frame.buffer_mut(), state);
+}
+
+/// Draws the whole screen into `buf`.
+pub fn render_to(area: Rect, buf: &mut Buffer, state: &UiState) {
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        too_small(area, buf);
+        return;
+    }
+    let comfortable = area.width >= 110 && area.height >= 32;
+    let [title, banner, body, keys] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(bars::banner_height(state)),
+        Constraint::Fill(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    bars::title(title, buf, state);
+    bars::banner(banner, buf, state);
+    bars::key_bar(keys, buf, state);
+    let (top_h, mid_h, side) = if comfortable { (14, 12, 26) } else { (9, 9, 24) };
+    let gates_w = if comfortable { 54 } else { 42 };
+    let [top, mid, bottom] =
+        Layout::vertical([Constraint::Length(top_h), Constraint::Length(mid_h), Constraint::Fill(1)]).areas(body);
+    let [tog, hist] = Layout::horizontal([Constraint::Length(side), Constraint::Fill(1)]).areas(top);
+    toggles::render(tog, buf, state);
+    histogram::render(hist, buf, state);
+    let [gat, bld] = Layout::horizontal([Constraint::Length(gates_w), Constraint::Fill(1)]).areas(mid);
+    gates::render(gat, buf, state);
+    build::render(bld, buf, state);
+    let [tel, lg] = Layout::horizontal([Constraint::Length(gates_w), Constraint::Fill(1)]).areas(bottom);
+    telemetry::render(tel, buf, state);
+    log::render(lg, buf, state);
+    if state.help_open {
+        help::render(area, buf, state);
+    }
+}
+
+fn too_small(area: Rect, buf: &mut Buffer) {
+    let text = vec![
+        Line::styled("attnscope", theme::variant_name()),
+        Line::raw(format!("terminal is {}×{}; needs at least {MIN_WIDTH}×{MIN_HEIGHT}", area.width, area.height)),
+        Line::raw("enlarge the window, or press q to quit"),
+    ];
+    Paragraph::new(text).wrap(Wrap { trim: true }).render(area, buf);
+}
+
+/// A titled panel frame; returns the inner area.
+fn panel(area: Rect, buf: &mut Buffer, title: impl Into<Line<'static>>) -> Rect {
+    let block = Block::default().borders(Borders::ALL).border_style(theme::border()).title(title.into());
+    let inner = block.inner(area);
+    block.render(area, buf);
+    inner
+}

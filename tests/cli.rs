@@ -1,0 +1,76 @@
+//! The binary's error paths: clear messages and documented exit codes.
+
+use std::process::Command;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_attnscope")).args(args).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn missing_session_file_exits_3() {
+    let (code, _, err) = run(&["replay", "/nonexistent/x.jsonl", "--summary"]);
+    assert_eq!(code, 3);
+    assert!(err.contains("session file /nonexistent/x.jsonl does not exist"), "{err}");
+}
+
+#[test]
+fn directory_exits_3() {
+    let (code, _, err) = run(&["replay", "tests", "--summary"]);
+    assert_eq!(code, 3);
+    assert!(err.contains("is a directory"), "{err}");
+}
+
+#[test]
+fn bad_speed_is_named() {
+    let (code, _, err) = run(&["replay", "x.jsonl", "--speed", "1000"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("speed 1000 is out of range: 0.25 ≤ speed ≤ 256"), "{err}");
+    let (code, _, err) = run(&["replay", "x.jsonl", "--speed", "fast"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("speed 'fast' is not a number"), "{err}");
+}
+
+#[test]
+fn json_needs_summary() {
+    let (code, _, err) = run(&["replay", "x.jsonl", "--json"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--summary"), "{err}");
+}
+
+#[test]
+fn summary_of_fixture_text_and_json() {
+    let (code, out, _) = run(&["replay", "tests/fixtures/fixture_mission.jsonl", "--summary"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("wmma+pv+async"));
+    assert!(out.contains("A/B: A=scalar B=wmma+pv+async"));
+    let (code, out, _) = run(&["replay", "tests/fixtures/fixture_mission.jsonl", "--summary", "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["events"], 39);
+    assert_eq!(v["variants"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn replay_tui_without_terminal_says_so() {
+    let (code, _, err) = run(&["replay", "tests/fixtures/fixture_mission.jsonl"]);
+    assert_eq!(code, 5);
+    assert!(err.contains("not a terminal"), "{err}");
+}
+
+#[test]
+fn bad_gates_file_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = dir.path().join("g.toml");
+    std::fs::write(&g, "[[gate]]\nid='x'").unwrap();
+    let (code, _, err) = run(&["replay", "tests/fixtures/fixture_mission.jsonl", "--summary", "--gates", g.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("gates file"), "{err}");
+}
+
+#[test]
+fn unknown_subcommand_is_usage_error() {
+    let (code, _, err) = run(&["frobnicate"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unrecognized subcommand"), "{err}");
+}

@@ -1,0 +1,143 @@
+//! Screen snapshots through ratatui's TestBackend, colours checked in cells.
+
+use std::path::Path;
+
+use attnscope::metrics::gates::GateSet;
+use attnscope::session::Stamped;
+use attnscope::session::reader::{OnCorrupt, read_file};
+use attnscope::ui::app_state::UiState;
+use attnscope::ui::keymap::Action;
+use attnscope::ui::view::render;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::style::Color;
+
+fn fixture_events() -> Vec<Stamped> {
+    let mut events = Vec::new();
+    read_file(Path::new("tests/fixtures/fixture_mission.jsonl"), OnCorrupt::Stop, |s| {
+        events.push(s);
+        true
+    })
+    .unwrap();
+    events
+}
+
+fn draw(state: &UiState, w: u16, h: u16) -> Buffer {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| render(f, state)).unwrap();
+    term.backend().buffer().clone()
+}
+
+fn text(buf: &Buffer) -> String {
+    let area = buf.area;
+    (0..area.height)
+        .map(|y| (0..area.width).map(|x| buf[(x, y)].symbol()).collect::<String>().trim_end().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Where `needle` starts on screen.
+fn find(buf: &Buffer, needle: &str) -> Option<(u16, u16)> {
+    let area = buf.area;
+    for y in 0..area.height {
+        let row: Vec<&str> = (0..area.width).map(|x| buf[(x, y)].symbol()).collect();
+        let line: String = row.concat();
+        if let Some(byte) = line.find(needle) {
+            let col = line[..byte].chars().count() as u16;
+            return Some((col, y));
+        }
+    }
+    None
+}
+
+fn replay_state(events: &[Stamped]) -> UiState {
+    let mut state = UiState::replay(GateSet::default_set(), "tests/fixtures/fixture_mission.jsonl".into(), 2.0, None);
+    for e in events {
+        state.apply(e);
+    }
+    state
+}
+
+#[test]
+fn empty_live_screen() {
+    let state = UiState::live(GateSet::default_set());
+    insta::assert_snapshot!("empty_live_120x40", text(&draw(&state, 120, 40)));
+}
+
+#[test]
+fn golden_replay_final_frame_120x40() {
+    let state = replay_state(&fixture_events());
+    insta::assert_snapshot!("fixture_final_120x40", text(&draw(&state, 120, 40)));
+}
+
+#[test]
+fn golden_replay_final_frame_80x24() {
+    let state = replay_state(&fixture_events());
+    insta::assert_snapshot!("fixture_final_80x24", text(&draw(&state, 80, 24)));
+}
+
+#[test]
+fn mid_session_before_ab() {
+    let events = fixture_events();
+    let state = replay_state(&events[..14]);
+    insta::assert_snapshot!("fixture_mid_120x40", text(&draw(&state, 120, 40)));
+}
+
+#[test]
+fn help_lists_every_key() {
+    let mut state = replay_state(&fixture_events());
+    state.handle(Action::ToggleHelp);
+    let screen = text(&draw(&state, 120, 40));
+    for b in attnscope::ui::keymap::KEYS.iter().filter(|b| b.context != attnscope::ui::keymap::Context::Help) {
+        assert!(screen.contains(b.help), "help is missing '{}'", b.help);
+    }
+    insta::assert_snapshot!("help_120x40", screen);
+}
+
+#[test]
+fn too_small_says_so() {
+    let state = replay_state(&fixture_events());
+    let screen = text(&draw(&state, 60, 20));
+    assert!(screen.contains("terminal is 60×20; needs at least 80×24"), "{screen}");
+}
+
+#[test]
+fn pass_and_fail_are_coloured() {
+    let state = replay_state(&fixture_events());
+    let buf = draw(&state, 120, 40);
+    // The current variant at the end is the failed build (wmma): its gates have
+    // no build, so look at a PASS and FAIL among the rows shown.
+    let (x, y) = find(&buf, "FAIL").expect("a FAIL on screen");
+    assert_eq!(buf[(x, y)].fg, Color::Red);
+    let state = {
+        let events = fixture_events();
+        replay_state(&events[..33])
+    };
+    let buf = draw(&state, 120, 40);
+    let (x, y) = find(&buf, "PASS").expect("a PASS on screen");
+    assert_eq!(buf[(x, y)].fg, Color::Green);
+    let (x, y) = find(&buf, "N/A").expect("an N/A on screen");
+    assert_eq!(buf[(x, y)].fg, Color::DarkGray);
+}
+
+#[test]
+fn replay_badge_shows_speed_and_pause() {
+    let mut state = replay_state(&fixture_events());
+    assert!(text(&draw(&state, 120, 40)).lines().next().unwrap().contains("REPLAY ×2"));
+    state.handle(Action::Pause);
+    assert!(text(&draw(&state, 120, 40)).lines().next().unwrap().contains("REPLAY PAUSED"));
+}
+
+#[test]
+fn banner_says_why_not_live() {
+    let state = UiState::replay(GateSet::default_set(), "x".into(), 1.0, Some("no usable GPU (libcuda.so.1 not found)".into()));
+    assert!(text(&draw(&state, 120, 40)).contains("no usable GPU (libcuda.so.1 not found)"));
+}
+
+#[test]
+fn live_keys_in_replay_explain_themselves() {
+    let mut state = replay_state(&fixture_events());
+    state.unbound_key("w");
+    assert!(text(&draw(&state, 120, 40)).contains("'w' works in live mode only"));
+}
