@@ -39,6 +39,71 @@ pub enum Cmd {
     Live(LiveArgs),
     /// Play a recorded session back through the same screen, or summarize it.
     Replay(ReplayArgs),
+    /// Time variants headless: p50/p90/p99, TFLOP/s, max error, registers, spills.
+    Bench(BenchArgs),
+    /// Check every variant against the f64 reference over a spread of shapes.
+    Selftest(SelftestArgs),
+    /// Which libraries, GPU, driver and CUDA versions; what is missing and how to fix it.
+    Doctor,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Problem shape as B,H,S,D.
+    #[arg(long, value_name = "B,H,S,D", default_value = "2,8,512,64", value_parser = parse_shape)]
+    pub shape: Shape,
+    /// Causal mask.
+    #[arg(long)]
+    pub causal: bool,
+    /// `all` (the eight toggle combinations) or a comma-separated list, e.g. scalar,wmma+pv+async.
+    #[arg(long, default_value = "all", value_parser = parse_variants)]
+    pub variants: VariantList,
+    /// Flush L2 between launches.
+    #[arg(long)]
+    pub cold_l2: bool,
+    /// Longest sampling time per variant, seconds (0.5 to 600).
+    #[arg(long, default_value_t = 5.0, value_parser = parse_seconds)]
+    pub max_seconds: f64,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also record the run as a session file.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SelftestArgs {
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct VariantList(pub Vec<Variant>);
+
+pub fn parse_variants(text: &str) -> Result<VariantList, String> {
+    if text.trim() == "all" {
+        return Ok(VariantList(Variant::all_toggles()));
+    }
+    let list: Vec<Variant> = text
+        .split(',')
+        .map(|t| t.parse())
+        .collect::<Result<_, _>>()?;
+    if list.is_empty() {
+        return Err("no variants given".into());
+    }
+    Ok(VariantList(list))
+}
+
+pub fn parse_seconds(text: &str) -> Result<f64, String> {
+    let v: f64 = text
+        .parse()
+        .map_err(|_| format!("seconds '{text}' is not a number"))?;
+    if !(0.5..=600.0).contains(&v) {
+        return Err(format!("{v} s is out of range: 0.5 ≤ seconds ≤ 600"));
+    }
+    Ok(v)
 }
 
 #[derive(Debug, Args, Default)]
@@ -101,7 +166,10 @@ pub fn validate_shape(shape: &Shape) -> Result<(), String> {
     }
     let bytes = 4 * shape.elements() as u128 * 2;
     if bytes > 1 << 40 {
-        return Err(format!("B·H·S·D = {} elements needs {bytes} bytes for Q, K, V, O: too large", shape.elements()));
+        return Err(format!(
+            "B·H·S·D = {} elements needs {bytes} bytes for Q, K, V, O: too large",
+            shape.elements()
+        ));
     }
     Ok(())
 }
@@ -111,7 +179,9 @@ pub fn parse_variant(text: &str) -> Result<Variant, String> {
 }
 
 pub fn parse_speed(text: &str) -> Result<f64, String> {
-    let v: f64 = text.parse().map_err(|_| format!("speed '{text}' is not a number"))?;
+    let v: f64 = text
+        .parse()
+        .map_err(|_| format!("speed '{text}' is not a number"))?;
     if !(0.25..=256.0).contains(&v) {
         return Err(format!("speed {v} is out of range: 0.25 ≤ speed ≤ 256"));
     }

@@ -4,8 +4,9 @@
 //! (`session`); `metrics` is pure computation; `ui` is a fold of events plus
 //! pure rendering; `gpu` is the only module that touches CUDA.
 
+pub mod cli;
+pub mod gpu;
+pub mod headless;
 pub mod metrics;
 pub mod session;
 pub mod ui;
-pub mod cli;
-pub mod gpu;

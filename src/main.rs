@@ -19,6 +19,9 @@ fn main() -> ExitCode {
     let code = match cli.command.unwrap_or(Cmd::Live(LiveArgs::default())) {
         Cmd::Live(args) => live(args),
         Cmd::Replay(args) => replay(args),
+        Cmd::Bench(args) => attnscope::headless::bench(args),
+        Cmd::Selftest(args) => attnscope::headless::selftest(args),
+        Cmd::Doctor => attnscope::headless::doctor(),
     };
     ExitCode::from(code as u8)
 }
@@ -27,7 +30,8 @@ fn load_gates(path: Option<&Path>) -> Result<GateSet, String> {
     match path {
         None => Ok(GateSet::default_set()),
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|e| format!("cannot read gates file {}: {e}", p.display()))?;
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| format!("cannot read gates file {}: {e}", p.display()))?;
             GateSet::from_toml(&text).map_err(|e| format!("gates file {}: {e}", p.display()))
         }
     }
@@ -43,7 +47,11 @@ fn replay(args: ReplayArgs) -> i32 {
         Ok(g) => g,
         Err(e) => return fail(exit::USAGE, e),
     };
-    let on_corrupt = if args.strict { OnCorrupt::Stop } else { OnCorrupt::Skip };
+    let on_corrupt = if args.strict {
+        OnCorrupt::Stop
+    } else {
+        OnCorrupt::Skip
+    };
     if args.summary {
         let mut state = SessionState::default();
         let report = match reader::read_file(&args.file, on_corrupt, |s| {
@@ -54,7 +62,11 @@ fn replay(args: ReplayArgs) -> i32 {
             Err(e) => return fail(e.exit_code(), e),
         };
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&summary::to_json(&state, &gates, &report)).unwrap_or_default());
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&summary::to_json(&state, &gates, &report))
+                    .unwrap_or_default()
+            );
         } else {
             print!("{}", summary::to_text(&state, &gates, &report));
         }
@@ -64,9 +76,18 @@ fn replay(args: ReplayArgs) -> i32 {
 }
 
 /// Plays a session in the dashboard; `banner` says why it is not live.
-fn run_replay_tui(file: &Path, speed: f64, on_corrupt: OnCorrupt, gates: GateSet, banner: Option<String>) -> i32 {
+fn run_replay_tui(
+    file: &Path,
+    speed: f64,
+    on_corrupt: OnCorrupt,
+    gates: GateSet,
+    banner: Option<String>,
+) -> i32 {
     if !std::io::stdout().is_terminal() {
-        return fail(exit::NO_TERMINAL, "standard output is not a terminal: use `attnscope replay FILE --summary`");
+        return fail(
+            exit::NO_TERMINAL,
+            "standard output is not a terminal: use `attnscope replay FILE --summary`",
+        );
     }
     // Check the file's header before taking over the screen, so errors print plainly.
     if let Err(e) = reader::read_file(file, on_corrupt, |_| false) {
@@ -75,15 +96,25 @@ fn run_replay_tui(file: &Path, speed: f64, on_corrupt: OnCorrupt, gates: GateSet
     let (tx, rx) = mpsc::channel();
     let (ctl_tx, ctl_rx) = mpsc::channel();
     let stream_tx = tx.clone();
-    let handle = spawn_replay(file.to_path_buf(), speed, on_corrupt, ctl_rx, move |s| stream_tx.send(UiMsg::Stream(s)).is_ok());
+    let handle = spawn_replay(file.to_path_buf(), speed, on_corrupt, ctl_rx, move |s| {
+        stream_tx.send(UiMsg::Stream(s)).is_ok()
+    });
     let end_tx = tx.clone();
     std::thread::spawn(move || {
         let line = match handle.join() {
             Ok(Ok(r)) => format!(
                 "end of replay: {} events{}{}",
                 r.events,
-                if r.skipped.is_empty() { String::new() } else { format!(", {} corrupt lines skipped", r.skipped.len()) },
-                if r.torn_tail { ", torn last line dropped" } else { "" }
+                if r.skipped.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} corrupt lines skipped", r.skipped.len())
+                },
+                if r.torn_tail {
+                    ", torn last line dropped"
+                } else {
+                    ""
+                }
             ),
             Ok(Err(e)) => format!("replay stopped: {e}"),
             Err(_) => "replay stopped unexpectedly".into(),
@@ -91,7 +122,10 @@ fn run_replay_tui(file: &Path, speed: f64, on_corrupt: OnCorrupt, gates: GateSet
         let _ = end_tx.send(UiMsg::SourceEnded(line));
     });
     let state = UiState::replay(gates, file.display().to_string(), speed, banner);
-    let outlets = Outlets { replay: Some(ctl_tx), ..Outlets::default() };
+    let outlets = Outlets {
+        replay: Some(ctl_tx),
+        ..Outlets::default()
+    };
     match app::run(state, rx, tx, outlets) {
         Ok(_) => 0,
         Err(e) => fail(exit::NO_TERMINAL, format!("{e:#}")),
@@ -120,14 +154,25 @@ fn live(args: LiveArgs) -> i32 {
     };
     let why_not_live = attnscope::gpu::probe().err();
     let Some(reason) = why_not_live else {
-        let _ = (args, gates);
-        return fail(exit::NO_GPU, "live mode arrives with the GPU engine");
+        if !std::io::stdout().is_terminal() {
+            return fail(
+                exit::NO_TERMINAL,
+                "standard output is not a terminal: use `attnscope bench` or `selftest` headless",
+            );
+        }
+        return attnscope::gpu::live::run(args, gates)
+            .unwrap_or_else(|e| fail(exit::NO_GPU, format!("{e:#}")));
     };
     let Some(session) = bundled_session() else {
-        return fail(exit::NO_GPU, format!("{reason}\nand no recorded session was found in sessions/ to replay"));
+        return fail(
+            exit::NO_GPU,
+            format!("{reason}\nand no recorded session was found in sessions/ to replay"),
+        );
     };
-    let banner = format!("no usable GPU ({reason}) — replaying {}; run on a CUDA machine to go live", session.display());
+    let banner = format!(
+        "no usable GPU ({reason}) — replaying {}; run on a CUDA machine to go live",
+        session.display()
+    );
     eprintln!("attnscope: {banner}");
     run_replay_tui(&session, 1.0, OnCorrupt::Skip, gates, Some(banner))
 }
-

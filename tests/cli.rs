@@ -3,15 +3,25 @@
 use std::process::Command;
 
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_attnscope")).args(args).output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    let out = Command::new(env!("CARGO_BIN_EXE_attnscope"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }
 
 #[test]
 fn missing_session_file_exits_3() {
     let (code, _, err) = run(&["replay", "/nonexistent/x.jsonl", "--summary"]);
     assert_eq!(code, 3);
-    assert!(err.contains("session file /nonexistent/x.jsonl does not exist"), "{err}");
+    assert!(
+        err.contains("session file /nonexistent/x.jsonl does not exist"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -25,7 +35,10 @@ fn directory_exits_3() {
 fn bad_speed_is_named() {
     let (code, _, err) = run(&["replay", "x.jsonl", "--speed", "1000"]);
     assert_eq!(code, 2);
-    assert!(err.contains("speed 1000 is out of range: 0.25 ≤ speed ≤ 256"), "{err}");
+    assert!(
+        err.contains("speed 1000 is out of range: 0.25 ≤ speed ≤ 256"),
+        "{err}"
+    );
     let (code, _, err) = run(&["replay", "x.jsonl", "--speed", "fast"]);
     assert_eq!(code, 2);
     assert!(err.contains("speed 'fast' is not a number"), "{err}");
@@ -40,11 +53,20 @@ fn json_needs_summary() {
 
 #[test]
 fn summary_of_fixture_text_and_json() {
-    let (code, out, _) = run(&["replay", "tests/fixtures/fixture_mission.jsonl", "--summary"]);
+    let (code, out, _) = run(&[
+        "replay",
+        "tests/fixtures/fixture_mission.jsonl",
+        "--summary",
+    ]);
     assert_eq!(code, 0);
     assert!(out.contains("wmma+pv+async"));
     assert!(out.contains("A/B: A=scalar B=wmma+pv+async"));
-    let (code, out, _) = run(&["replay", "tests/fixtures/fixture_mission.jsonl", "--summary", "--json"]);
+    let (code, out, _) = run(&[
+        "replay",
+        "tests/fixtures/fixture_mission.jsonl",
+        "--summary",
+        "--json",
+    ]);
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["events"], 39);
@@ -63,7 +85,13 @@ fn bad_gates_file_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let g = dir.path().join("g.toml");
     std::fs::write(&g, "[[gate]]\nid='x'").unwrap();
-    let (code, _, err) = run(&["replay", "tests/fixtures/fixture_mission.jsonl", "--summary", "--gates", g.to_str().unwrap()]);
+    let (code, _, err) = run(&[
+        "replay",
+        "tests/fixtures/fixture_mission.jsonl",
+        "--summary",
+        "--gates",
+        g.to_str().unwrap(),
+    ]);
     assert_eq!(code, 2);
     assert!(err.contains("gates file"), "{err}");
 }

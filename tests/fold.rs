@@ -12,10 +12,14 @@ use attnscope::ui::state::{Key, SessionState};
 
 fn fixture_state() -> SessionState {
     let mut s = SessionState::default();
-    read_file(Path::new("tests/fixtures/fixture_mission.jsonl"), OnCorrupt::Stop, |e| {
-        s.apply(&e);
-        true
-    })
+    read_file(
+        Path::new("tests/fixtures/fixture_mission.jsonl"),
+        OnCorrupt::Stop,
+        |e| {
+            s.apply(&e);
+            true
+        },
+    )
     .unwrap();
     s
 }
@@ -25,8 +29,14 @@ fn fold_of_the_fixture() {
     let s = fixture_state();
     assert_eq!(s.events, 39);
     assert_eq!(s.errors, 1);
-    let scalar = Key { variant: Variant::SCALAR, shape: Shape::MISSION };
-    let full = Key { variant: Variant::FULL, shape: Shape::MISSION };
+    let scalar = Key {
+        variant: Variant::SCALAR,
+        shape: Shape::MISSION,
+    };
+    let full = Key {
+        variant: Variant::FULL,
+        shape: Shape::MISSION,
+    };
     let v = &s.variants[&full];
     assert_eq!(v.latency.count(), 300);
     assert_eq!(v.throttled_samples, 50);
@@ -43,7 +53,10 @@ fn fold_of_the_fixture() {
     assert_eq!(get("tensor_pipe"), Status::Pass);
     assert_eq!(get("dram"), Status::Fail);
     // The failed wmma build is recorded against wmma only.
-    let wmma = Key { variant: "wmma".parse().unwrap(), shape: Shape::MISSION };
+    let wmma = Key {
+        variant: "wmma".parse().unwrap(),
+        shape: Shape::MISSION,
+    };
     assert!(s.variants[&wmma].build_failure.is_some());
     assert!(s.variants[&full].build_failure.is_none());
     assert_eq!(s.telemetry.len(), 12);
@@ -56,7 +69,10 @@ fn fold_of_the_fixture() {
 fn fold_is_deterministic_and_order_of_chunks_does_not_matter() {
     let a = fixture_state();
     let b = fixture_state();
-    assert_eq!(format!("{:?}", a.variants.keys().collect::<Vec<_>>()), format!("{:?}", b.variants.keys().collect::<Vec<_>>()));
+    assert_eq!(
+        format!("{:?}", a.variants.keys().collect::<Vec<_>>()),
+        format!("{:?}", b.variants.keys().collect::<Vec<_>>())
+    );
     assert_eq!(a.log, b.log);
 }
 
@@ -64,25 +80,51 @@ fn fold_is_deterministic_and_order_of_chunks_does_not_matter() {
 fn toggles_become_select_commands() {
     let mut ui = UiState::live(GateSet::default_set());
     let effects = ui.handle(Action::ToggleWmma);
-    assert_eq!(effects, vec![Effect::Worker(Command::Select { variant: "wmma".parse().unwrap(), shape: Shape::MISSION })]);
+    assert_eq!(
+        effects,
+        vec![Effect::Worker(Command::Select {
+            variant: "wmma".parse().unwrap(),
+            shape: Shape::MISSION
+        })]
+    );
     // A second key before the worker answers builds on the pending variant.
     let effects = ui.handle(Action::ToggleAsync);
-    assert_eq!(effects, vec![Effect::Worker(Command::Select { variant: "wmma+async".parse().unwrap(), shape: Shape::MISSION })]);
+    assert_eq!(
+        effects,
+        vec![Effect::Worker(Command::Select {
+            variant: "wmma+async".parse().unwrap(),
+            shape: Shape::MISSION
+        })]
+    );
     assert_eq!(ui.shown_key().unwrap().variant.name(), "wmma+async");
     ui.apply(&Stamped {
         t_us: 1,
-        event: Event::VariantSelected(VariantSelected { variant: "wmma+async".parse().unwrap(), shape: Shape::MISSION }),
+        event: Event::VariantSelected(VariantSelected {
+            variant: "wmma+async".parse().unwrap(),
+            shape: Shape::MISSION,
+        }),
     });
     assert_eq!(ui.session.current.unwrap().variant.name(), "wmma+async");
     let effects = ui.handle(Action::ToggleCausal);
-    let Effect::Worker(Command::Select { shape, .. }) = &effects[0] else { panic!("{effects:?}") };
+    let Effect::Worker(Command::Select { shape, .. }) = &effects[0] else {
+        panic!("{effects:?}")
+    };
     assert!(shape.causal);
 }
 
 #[test]
 fn race_key_starts_and_stops() {
     let mut ui = UiState::live(GateSet::default_set());
-    assert_eq!(ui.handle(Action::Race), vec![Effect::Worker(Command::Race { a: Variant::SCALAR, b: Variant::FULL })]);
-    assert_eq!(ui.handle(Action::Race), vec![Effect::Worker(Command::StopRace)]);
+    assert_eq!(
+        ui.handle(Action::Race),
+        vec![Effect::Worker(Command::Race {
+            a: Variant::SCALAR,
+            b: Variant::FULL
+        })]
+    );
+    assert_eq!(
+        ui.handle(Action::Race),
+        vec![Effect::Worker(Command::StopRace)]
+    );
     assert_eq!(ui.handle(Action::Quit), vec![Effect::Quit]);
 }

@@ -15,10 +15,14 @@ use ratatui::style::Color;
 
 fn fixture_events() -> Vec<Stamped> {
     let mut events = Vec::new();
-    read_file(Path::new("tests/fixtures/fixture_mission.jsonl"), OnCorrupt::Stop, |s| {
-        events.push(s);
-        true
-    })
+    read_file(
+        Path::new("tests/fixtures/fixture_mission.jsonl"),
+        OnCorrupt::Stop,
+        |s| {
+            events.push(s);
+            true
+        },
+    )
     .unwrap();
     events
 }
@@ -32,7 +36,13 @@ fn draw(state: &UiState, w: u16, h: u16) -> Buffer {
 fn text(buf: &Buffer) -> String {
     let area = buf.area;
     (0..area.height)
-        .map(|y| (0..area.width).map(|x| buf[(x, y)].symbol()).collect::<String>().trim_end().to_string())
+        .map(|y| {
+            (0..area.width)
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -52,7 +62,12 @@ fn find(buf: &Buffer, needle: &str) -> Option<(u16, u16)> {
 }
 
 fn replay_state(events: &[Stamped]) -> UiState {
-    let mut state = UiState::replay(GateSet::default_set(), "tests/fixtures/fixture_mission.jsonl".into(), 2.0, None);
+    let mut state = UiState::replay(
+        GateSet::default_set(),
+        "tests/fixtures/fixture_mission.jsonl".into(),
+        2.0,
+        None,
+    );
     for e in events {
         state.apply(e);
     }
@@ -89,7 +104,10 @@ fn help_lists_every_key() {
     let mut state = replay_state(&fixture_events());
     state.handle(Action::ToggleHelp);
     let screen = text(&draw(&state, 120, 40));
-    for b in attnscope::ui::keymap::KEYS.iter().filter(|b| b.context != attnscope::ui::keymap::Context::Help) {
+    for b in attnscope::ui::keymap::KEYS
+        .iter()
+        .filter(|b| b.context != attnscope::ui::keymap::Context::Help)
+    {
         assert!(screen.contains(b.help), "help is missing '{}'", b.help);
     }
     insta::assert_snapshot!("help_120x40", screen);
@@ -99,7 +117,10 @@ fn help_lists_every_key() {
 fn too_small_says_so() {
     let state = replay_state(&fixture_events());
     let screen = text(&draw(&state, 60, 20));
-    assert!(screen.contains("terminal is 60×20; needs at least 80×24"), "{screen}");
+    assert!(
+        screen.contains("terminal is 60×20; needs at least 80×24"),
+        "{screen}"
+    );
 }
 
 #[test]
@@ -124,14 +145,31 @@ fn pass_and_fail_are_coloured() {
 #[test]
 fn replay_badge_shows_speed_and_pause() {
     let mut state = replay_state(&fixture_events());
-    assert!(text(&draw(&state, 120, 40)).lines().next().unwrap().contains("REPLAY ×2"));
+    assert!(
+        text(&draw(&state, 120, 40))
+            .lines()
+            .next()
+            .unwrap()
+            .contains("REPLAY ×2")
+    );
     state.handle(Action::Pause);
-    assert!(text(&draw(&state, 120, 40)).lines().next().unwrap().contains("REPLAY PAUSED"));
+    assert!(
+        text(&draw(&state, 120, 40))
+            .lines()
+            .next()
+            .unwrap()
+            .contains("REPLAY PAUSED")
+    );
 }
 
 #[test]
 fn banner_says_why_not_live() {
-    let state = UiState::replay(GateSet::default_set(), "x".into(), 1.0, Some("no usable GPU (libcuda.so.1 not found)".into()));
+    let state = UiState::replay(
+        GateSet::default_set(),
+        "x".into(),
+        1.0,
+        Some("no usable GPU (libcuda.so.1 not found)".into()),
+    );
     assert!(text(&draw(&state, 120, 40)).contains("no usable GPU (libcuda.so.1 not found)"));
 }
 

@@ -12,11 +12,18 @@ use proptest::prelude::*;
 fn header() -> Stamped {
     Stamped {
         t_us: 0,
-        event: Event::Header(SessionHeader { tool: "attnscope".into(), schema_version: SCHEMA_VERSION, ..Default::default() }),
+        event: Event::Header(SessionHeader {
+            tool: "attnscope".into(),
+            schema_version: SCHEMA_VERSION,
+            ..Default::default()
+        }),
     }
 }
 
-fn read_all(path: &Path, mode: OnCorrupt) -> Result<(Vec<Stamped>, attnscope::session::reader::ReadReport), SessionError> {
+fn read_all(
+    path: &Path,
+    mode: OnCorrupt,
+) -> Result<(Vec<Stamped>, attnscope::session::reader::ReadReport), SessionError> {
     let mut v = Vec::new();
     let r = read_file(path, mode, |s| {
         v.push(s);
@@ -27,7 +34,11 @@ fn read_all(path: &Path, mode: OnCorrupt) -> Result<(Vec<Stamped>, attnscope::se
 
 #[test]
 fn round_trip_every_event_of_the_fixture() {
-    let (events, _) = read_all(Path::new("tests/fixtures/fixture_mission.jsonl"), OnCorrupt::Stop).unwrap();
+    let (events, _) = read_all(
+        Path::new("tests/fixtures/fixture_mission.jsonl"),
+        OnCorrupt::Stop,
+    )
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("nested/out.jsonl");
     let mut rec = Recorder::create(&path).unwrap();
@@ -60,7 +71,10 @@ fn torn_last_line_is_dropped_quietly() {
 fn corrupt_middle_line_is_reported_by_number() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.jsonl");
-    let bm = Stamped { t_us: 9, event: Event::Bookmark(Bookmark { label: "b".into() }) };
+    let bm = Stamped {
+        t_us: 9,
+        event: Event::Bookmark(Bookmark { label: "b".into() }),
+    };
     let text = format!(
         "{}\nnot json at all\n{}\n",
         serde_json::to_string(&header()).unwrap(),
@@ -72,7 +86,10 @@ fn corrupt_middle_line_is_reported_by_number() {
     assert_eq!(report.skipped.len(), 1);
     assert_eq!(report.skipped[0].line, 2);
     let err = read_all(&path, OnCorrupt::Stop).unwrap_err();
-    assert!(matches!(err, SessionError::Corrupt { line: 2, .. }), "{err}");
+    assert!(
+        matches!(err, SessionError::Corrupt { line: 2, .. }),
+        "{err}"
+    );
     assert!(err.to_string().contains("bad.jsonl:2:"), "{err}");
 }
 
@@ -80,32 +97,68 @@ fn corrupt_middle_line_is_reported_by_number() {
 fn bad_files_give_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nope.jsonl");
-    assert!(matches!(read_all(&missing, OnCorrupt::Skip), Err(SessionError::NotFound(_))));
-    assert!(matches!(read_all(dir.path(), OnCorrupt::Skip), Err(SessionError::IsDirectory(_))));
+    assert!(matches!(
+        read_all(&missing, OnCorrupt::Skip),
+        Err(SessionError::NotFound(_))
+    ));
+    assert!(matches!(
+        read_all(dir.path(), OnCorrupt::Skip),
+        Err(SessionError::IsDirectory(_))
+    ));
     let empty = dir.path().join("empty.jsonl");
     std::fs::write(&empty, "").unwrap();
-    assert!(matches!(read_all(&empty, OnCorrupt::Skip), Err(SessionError::Empty { .. })));
+    assert!(matches!(
+        read_all(&empty, OnCorrupt::Skip),
+        Err(SessionError::Empty { .. })
+    ));
     let no_header = dir.path().join("nh.jsonl");
-    std::fs::write(&no_header, "{\"t_us\":1,\"event\":{\"type\":\"bookmark\",\"label\":\"x\"}}\n").unwrap();
+    std::fs::write(
+        &no_header,
+        "{\"t_us\":1,\"event\":{\"type\":\"bookmark\",\"label\":\"x\"}}\n",
+    )
+    .unwrap();
     let e = read_all(&no_header, OnCorrupt::Skip).unwrap_err();
-    assert!(e.to_string().contains("first event must be the session header"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("first event must be the session header"),
+        "{e}"
+    );
     let newer = dir.path().join("newer.jsonl");
-    std::fs::write(&newer, "{\"t_us\":0,\"event\":{\"type\":\"header\",\"schema_version\":99}}\n").unwrap();
+    std::fs::write(
+        &newer,
+        "{\"t_us\":0,\"event\":{\"type\":\"header\",\"schema_version\":99}}\n",
+    )
+    .unwrap();
     let e = read_all(&newer, OnCorrupt::Skip).unwrap_err();
-    assert!(e.to_string().contains("schema version 99, newer than the 1"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("schema version 99, newer than the 1"),
+        "{e}"
+    );
     let older = dir.path().join("older.jsonl");
-    std::fs::write(&older, "{\"t_us\":0,\"event\":{\"type\":\"header\",\"schema_version\":0}}\n").unwrap();
+    std::fs::write(
+        &older,
+        "{\"t_us\":0,\"event\":{\"type\":\"header\",\"schema_version\":0}}\n",
+    )
+    .unwrap();
     let e = read_all(&older, OnCorrupt::Skip).unwrap_err();
-    assert!(e.to_string().contains("schema version 0, older than the 1"), "{e}");
+    assert!(
+        e.to_string().contains("schema version 0, older than the 1"),
+        "{e}"
+    );
 }
 
 #[test]
 fn sink_can_stop_early() {
     let mut n = 0;
-    let r = read_file(Path::new("tests/fixtures/fixture_mission.jsonl"), OnCorrupt::Stop, |_| {
-        n += 1;
-        n < 3
-    })
+    let r = read_file(
+        Path::new("tests/fixtures/fixture_mission.jsonl"),
+        OnCorrupt::Stop,
+        |_| {
+            n += 1;
+            n < 3
+        },
+    )
     .unwrap();
     assert_eq!(n, 3);
     assert!(r.stopped_early);

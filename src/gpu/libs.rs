@@ -32,9 +32,15 @@ impl Lib {
     /// What a user installs to get it.
     pub fn remedy(self) -> &'static str {
         match self {
-            Lib::Cuda | Lib::Nvml => "install the NVIDIA driver (libcuda and libnvidia-ml come with it)",
-            Lib::Nvrtc => "install the CUDA toolkit 13.x, or `pip install nvidia-cuda-nvrtc==13.0.*`, or set CUDA_HOME",
-            Lib::Cupti => "install the CUDA toolkit 13.x (extras/CUPTI), or `pip install nvidia-cuda-cupti==13.0.*`",
+            Lib::Cuda | Lib::Nvml => {
+                "install the NVIDIA driver (libcuda and libnvidia-ml come with it)"
+            }
+            Lib::Nvrtc => {
+                "install the CUDA toolkit 13.x, or `pip install nvidia-cuda-nvrtc==13.0.*`, or set CUDA_HOME"
+            }
+            Lib::Cupti => {
+                "install the CUDA toolkit 13.x (extras/CUPTI), or `pip install nvidia-cuda-cupti==13.0.*`"
+            }
         }
     }
 }
@@ -103,10 +109,17 @@ fn pip_lib_dirs() -> Vec<PathBuf> {
 
 /// `base/python3.*/{site,dist}-packages`.
 fn glob_site(base: &Path) -> Vec<PathBuf> {
-    let Ok(rd) = std::fs::read_dir(base) else { return Vec::new() };
+    let Ok(rd) = std::fs::read_dir(base) else {
+        return Vec::new();
+    };
     rd.flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
-        .flat_map(|e| [e.path().join("site-packages"), e.path().join("dist-packages")])
+        .flat_map(|e| {
+            [
+                e.path().join("site-packages"),
+                e.path().join("dist-packages"),
+            ]
+        })
         .filter(|p| p.is_dir())
         .collect()
 }
@@ -131,7 +144,12 @@ pub struct Missing {
 
 /// Finds and preloads `lib` once per process.
 pub fn ensure(lib: Lib) -> Result<Found, Missing> {
-    static CELLS: [OnceLock<Result<Found, Missing>>; 4] = [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    static CELLS: [OnceLock<Result<Found, Missing>>; 4] = [
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+    ];
     CELLS[lib as usize].get_or_init(|| load(lib)).clone()
 }
 
@@ -145,7 +163,13 @@ fn load(lib: Lib) -> Result<Found, Missing> {
                 continue;
             }
             match open_global(&path) {
-                Ok(()) => return Ok(Found { lib, path: Some(path) }),
+                Ok(()) => {
+                    preload_companions(lib, dir);
+                    return Ok(Found {
+                        lib,
+                        path: Some(path),
+                    });
+                }
                 Err(e) => detail = Some(format!("{}: {e}", path.display())),
             }
         }
@@ -158,9 +182,35 @@ fn load(lib: Lib) -> Result<Found, Missing> {
     let searched = if dirs.is_empty() {
         "CUDA_HOME, /usr/local/cuda, pip nvidia/*/lib (none exist)".to_string()
     } else {
-        dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
+        dirs.iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     };
-    Err(Missing { lib, name: lib.name(), searched, remedy: lib.remedy(), detail })
+    Err(Missing {
+        lib,
+        name: lib.name(),
+        searched,
+        remedy: lib.remedy(),
+        detail,
+    })
+}
+
+/// NVRTC dlopens its builtins by bare name at compile time: load the ones
+/// beside it first so a folder off the loader's path still works.
+fn preload_companions(lib: Lib, dir: &Path) {
+    if lib != Lib::Nvrtc {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("libnvrtc-builtins.so") {
+            let _ = open_global(&e.path());
+        }
+    }
 }
 
 /// Loads a library for the life of the process, its symbols visible to
@@ -169,7 +219,8 @@ fn open_global(path: &Path) -> Result<(), String> {
     use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_NOW};
     // SAFETY: loading a vendor library runs its initializers; these are the
     // CUDA libraries the program exists to use.
-    let lib = unsafe { Library::open(Some(path), RTLD_NOW | RTLD_GLOBAL) }.map_err(|e| e.to_string())?;
+    let lib =
+        unsafe { Library::open(Some(path), RTLD_NOW | RTLD_GLOBAL) }.map_err(|e| e.to_string())?;
     std::mem::forget(lib);
     Ok(())
 }

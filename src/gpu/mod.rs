@@ -2,7 +2,13 @@
 //! launches and timing, counters, telemetry, the worker. Nothing outside this
 //! module calls CUDA.
 
+pub mod engine;
 pub mod libs;
+pub mod live;
+pub mod measure;
+pub mod nvrtc;
+pub mod ptxas;
+pub mod worker;
 
 /// Whether live mode can start here: the driver library and at least one device.
 pub fn probe() -> Result<(), String> {

@@ -13,25 +13,73 @@ pub struct MetricDef {
 }
 
 fn def(name: &str, unit: &str, display: &str) -> MetricDef {
-    MetricDef { name: name.into(), unit: unit.into(), display: display.into() }
+    MetricDef {
+        name: name.into(),
+        unit: unit.into(),
+        display: display.into(),
+    }
 }
 
 /// The built-in list: what the default gates read, plus time and DRAM bytes.
 pub fn builtin() -> Vec<MetricDef> {
     vec![
-        def("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active", "%", "tensor pipe active"),
-        def("sm__inst_executed_pipe_tensor.sum", "inst", "tensor instructions"),
-        def("dram__throughput.avg.pct_of_peak_sustained_elapsed", "%", "DRAM throughput"),
+        def(
+            "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+            "%",
+            "tensor pipe active",
+        ),
+        def(
+            "sm__inst_executed_pipe_tensor.sum",
+            "inst",
+            "tensor instructions",
+        ),
+        def(
+            "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+            "%",
+            "DRAM throughput",
+        ),
         def("dram__bytes_read.sum", "byte", "DRAM read"),
         def("dram__bytes_write.sum", "byte", "DRAM write"),
-        def("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "", "smem ld conflicts"),
-        def("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "", "smem st conflicts"),
-        def("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "", "smem ld wavefronts"),
-        def("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "", "smem st wavefronts"),
-        def("sm__warps_active.avg.pct_of_peak_sustained_active", "%", "achieved occupancy"),
-        def("sm__throughput.avg.pct_of_peak_sustained_elapsed", "%", "SM throughput"),
-        def("smsp__sass_inst_executed_op_local_ld.sum", "inst", "local loads"),
-        def("smsp__sass_inst_executed_op_local_st.sum", "inst", "local stores"),
+        def(
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+            "",
+            "smem ld conflicts",
+        ),
+        def(
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+            "",
+            "smem st conflicts",
+        ),
+        def(
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+            "",
+            "smem ld wavefronts",
+        ),
+        def(
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+            "",
+            "smem st wavefronts",
+        ),
+        def(
+            "sm__warps_active.avg.pct_of_peak_sustained_active",
+            "%",
+            "achieved occupancy",
+        ),
+        def(
+            "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+            "%",
+            "SM throughput",
+        ),
+        def(
+            "smsp__sass_inst_executed_op_local_ld.sum",
+            "inst",
+            "local loads",
+        ),
+        def(
+            "smsp__sass_inst_executed_op_local_st.sum",
+            "inst",
+            "local stores",
+        ),
         def("gpu__time_duration.sum", "ns", "GPU time"),
     ]
 }
@@ -49,7 +97,10 @@ pub fn with_user_file(text: &str) -> Result<Vec<MetricDef>, String> {
     let mut all = builtin();
     for m in user.metric {
         if m.name.is_empty() || m.name.contains(char::is_whitespace) {
-            return Err(format!("metric name '{}' is not an ncu metric name", m.name));
+            return Err(format!(
+                "metric name '{}' is not an ncu metric name",
+                m.name
+            ));
         }
         match all.iter_mut().find(|d| d.name == m.name) {
             Some(existing) => *existing = m,
@@ -61,7 +112,9 @@ pub fn with_user_file(text: &str) -> Result<Vec<MetricDef>, String> {
 
 /// The short name for a metric, or the metric name itself when unknown.
 pub fn display_name<'a>(defs: &'a [MetricDef], name: &'a str) -> &'a str {
-    defs.iter().find(|d| d.name == name).map_or(name, |d| d.display.as_str())
+    defs.iter()
+        .find(|d| d.name == name)
+        .map_or(name, |d| d.display.as_str())
 }
 
 #[cfg(test)]

@@ -25,7 +25,11 @@ pub fn bytes(b: f64) -> String {
         v /= 1024.0;
         i += 1;
     }
-    if i == 0 { format!("{v:.0} B") } else { format!("{} {}", sig3(v), UNITS[i]) }
+    if i == 0 {
+        format!("{v:.0} B")
+    } else {
+        format!("{} {}", sig3(v), UNITS[i])
+    }
 }
 
 /// Three significant digits, no exponent: 1.23, 12.3, 123.

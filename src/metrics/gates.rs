@@ -165,14 +165,28 @@ pub struct GateResult {
 }
 
 /// Evaluates every gate over `values` (counter names and `attnscope:*`).
-pub fn evaluate(set: &GateSet, toggles: Toggles, values: &BTreeMap<String, f64>) -> Vec<GateResult> {
-    set.gates.iter().map(|g| evaluate_one(g, toggles, values)).collect()
+pub fn evaluate(
+    set: &GateSet,
+    toggles: Toggles,
+    values: &BTreeMap<String, f64>,
+) -> Vec<GateResult> {
+    set.gates
+        .iter()
+        .map(|g| evaluate_one(g, toggles, values))
+        .collect()
 }
 
 fn evaluate_one(g: &GateSpec, toggles: Toggles, values: &BTreeMap<String, f64>) -> GateResult {
     let (value, status) = match compute(g, toggles, values) {
         Ok(v) if !v.is_finite() => (None, Status::NotApplicable("value is not a number".into())),
-        Ok(v) => (Some(v), if g.op.holds(v, g.threshold) { Status::Pass } else { Status::Fail }),
+        Ok(v) => (
+            Some(v),
+            if g.op.holds(v, g.threshold) {
+                Status::Pass
+            } else {
+                Status::Fail
+            },
+        ),
         Err(reason) => (None, Status::NotApplicable(reason)),
     };
     GateResult {
@@ -192,7 +206,10 @@ fn compute(g: &GateSpec, toggles: Toggles, values: &BTreeMap<String, f64>) -> Re
     }
     let sum = |names: &[String]| -> Result<f64, String> {
         names.iter().try_fold(0.0, |acc, n| {
-            values.get(n).map(|v| acc + v).ok_or_else(|| format!("not collected: {}", missing_reason(n)))
+            values
+                .get(n)
+                .map(|v| acc + v)
+                .ok_or_else(|| format!("not collected: {}", missing_reason(n)))
         })
     };
     let num = sum(&g.value)?;
@@ -208,7 +225,9 @@ fn compute(g: &GateSpec, toggles: Toggles, values: &BTreeMap<String, f64>) -> Re
 
 fn missing_reason(name: &str) -> String {
     match name {
-        "attnscope:registers" | "attnscope:smem_bytes" | "attnscope:spill_bytes" => "no build yet".into(),
+        "attnscope:registers" | "attnscope:smem_bytes" | "attnscope:spill_bytes" => {
+            "no build yet".into()
+        }
         "attnscope:correct" => "no correctness check yet".into(),
         "attnscope:speedup_vs_scalar" => "needs p50 of this variant and of scalar".into(),
         counter => counter.to_string(),
@@ -239,8 +258,16 @@ mod tests {
         assert_eq!(
             ids,
             [
-                "tensor_pipe", "dram", "bank_conflicts", "occupancy", "registers", "smem", "spills",
-                "local_memory", "correctness", "speedup"
+                "tensor_pipe",
+                "dram",
+                "bank_conflicts",
+                "occupancy",
+                "registers",
+                "smem",
+                "spills",
+                "local_memory",
+                "correctness",
+                "speedup"
             ]
         );
         assert_eq!(set.counter_names().len(), 9);
@@ -249,15 +276,28 @@ mod tests {
     #[test]
     fn thresholds_at_the_edge() {
         let set = GateSet::default_set();
-        let full = Toggles { wmma: true, wmma_pv: true, cp_async: true };
+        let full = Toggles {
+            wmma: true,
+            wmma_pv: true,
+            cp_async: true,
+        };
         let v = values(&[
-            ("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active", 40.0),
+            (
+                "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+                40.0,
+            ),
             ("attnscope:registers", 129.0),
             ("attnscope:smem_bytes", 48.0 * 1024.0),
             ("attnscope:speedup_vs_scalar", 1.149),
             ("attnscope:spill_bytes", 0.0),
-            ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", 4.0),
-            ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", 1.0),
+            (
+                "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+                4.0,
+            ),
+            (
+                "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+                1.0,
+            ),
             ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 60.0),
             ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", 40.0),
         ]);
@@ -273,7 +313,9 @@ mod tests {
         assert_eq!(by_id(&r, "bank_conflicts").status, Status::Fail);
         assert_eq!(
             by_id(&r, "dram").status,
-            Status::NotApplicable("not collected: dram__throughput.avg.pct_of_peak_sustained_elapsed".into())
+            Status::NotApplicable(
+                "not collected: dram__throughput.avg.pct_of_peak_sustained_elapsed".into()
+            )
         );
         assert!(!all_pass(&r));
     }
@@ -282,9 +324,18 @@ mod tests {
     fn requirements_give_reasons() {
         let set = GateSet::default_set();
         let r = evaluate(&set, Toggles::default(), &BTreeMap::new());
-        assert_eq!(by_id(&r, "tensor_pipe").status, Status::NotApplicable("not applicable: no WMMA in this variant".into()));
-        assert_eq!(by_id(&r, "speedup").status, Status::NotApplicable("not applicable: this is the scalar baseline".into()));
-        assert_eq!(by_id(&r, "correctness").status, Status::NotApplicable("not collected: no correctness check yet".into()));
+        assert_eq!(
+            by_id(&r, "tensor_pipe").status,
+            Status::NotApplicable("not applicable: no WMMA in this variant".into())
+        );
+        assert_eq!(
+            by_id(&r, "speedup").status,
+            Status::NotApplicable("not applicable: this is the scalar baseline".into())
+        );
+        assert_eq!(
+            by_id(&r, "correctness").status,
+            Status::NotApplicable("not collected: no correctness check yet".into())
+        );
         assert!(all_pass(&r));
     }
 
@@ -292,19 +343,38 @@ mod tests {
     fn zero_denominator_is_not_applicable() {
         let set = GateSet::default_set();
         let v = values(&[
-            ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", 0.0),
-            ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", 0.0),
+            (
+                "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+                0.0,
+            ),
+            (
+                "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+                0.0,
+            ),
             ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 0.0),
             ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", 0.0),
         ]);
         let r = evaluate(&set, Toggles::default(), &v);
-        assert!(matches!(&by_id(&r, "bank_conflicts").status, Status::NotApplicable(s) if s.contains("is zero")));
+        assert!(
+            matches!(&by_id(&r, "bank_conflicts").status, Status::NotApplicable(s) if s.contains("is zero"))
+        );
     }
 
     #[test]
     fn bad_files_are_refused() {
-        assert!(GateSet::from_toml("[[gate]]\nid='x'\nname='x'\nvalue=[]\nop='>='\nthreshold=1").is_err());
-        assert!(GateSet::from_toml("[[gate]]\nid='x'\nname='x'\nvalue=['a']\nop='~'\nthreshold=1").is_err());
-        assert!(GateSet::from_toml("[[gate]]\nid='x'\nname='x'\nvalue=['a']\nop='>='\nthreshold=1\ntypo=1").is_err());
+        assert!(
+            GateSet::from_toml("[[gate]]\nid='x'\nname='x'\nvalue=[]\nop='>='\nthreshold=1")
+                .is_err()
+        );
+        assert!(
+            GateSet::from_toml("[[gate]]\nid='x'\nname='x'\nvalue=['a']\nop='~'\nthreshold=1")
+                .is_err()
+        );
+        assert!(
+            GateSet::from_toml(
+                "[[gate]]\nid='x'\nname='x'\nvalue=['a']\nop='>='\nthreshold=1\ntypo=1"
+            )
+            .is_err()
+        );
     }
 }

@@ -126,15 +126,24 @@ impl LatencyStats {
             .step_by(per)
             .map(|start| {
                 let end = (start + per - 1).min(hi);
-                Bin { lo_ns: fine_edge(start), hi_ns: fine_edge(end + 1), count: self.fine[start..=end].iter().sum() }
+                Bin {
+                    lo_ns: fine_edge(start),
+                    hi_ns: fine_edge(end + 1),
+                    count: self.fine[start..=end].iter().sum(),
+                }
             })
             .collect()
     }
 }
 
 /// The fine-bucket range that covers every given histogram.
-pub fn joint_range<'a>(stats: impl IntoIterator<Item = &'a LatencyStats>) -> Option<(usize, usize)> {
-    stats.into_iter().filter_map(LatencyStats::occupied).reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
+pub fn joint_range<'a>(
+    stats: impl IntoIterator<Item = &'a LatencyStats>,
+) -> Option<(usize, usize)> {
+    stats
+        .into_iter()
+        .filter_map(LatencyStats::occupied)
+        .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
 }
 
 #[cfg(test)]
@@ -198,7 +207,10 @@ mod tests {
         let mut b = LatencyStats::default();
         a.record(1_000);
         b.record(50_000);
-        assert_eq!(joint_range([&a, &b]), Some((fine_index(1_000), fine_index(50_000))));
+        assert_eq!(
+            joint_range([&a, &b]),
+            Some((fine_index(1_000), fine_index(50_000)))
+        );
         assert_eq!(joint_range([&LatencyStats::default()]), None);
     }
 }

@@ -2,6 +2,8 @@
 //! statistics and the reference attention. No I/O, no CUDA.
 
 pub mod catalogue;
+pub mod format;
 pub mod gates;
 pub mod histogram;
-pub mod format;
+pub mod noise;
+pub mod reference;

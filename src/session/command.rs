@@ -10,11 +10,19 @@ use super::variant::{Shape, Variant};
 #[serde(tag = "command", rename_all = "snake_case")]
 pub enum Command {
     /// Build (or take from cache) and start measuring this variant.
-    Select { variant: Variant, shape: Shape },
+    Select {
+        variant: Variant,
+        shape: Shape,
+    },
     CheckCorrectness,
     CollectCounters,
-    SetL2 { mode: L2Mode },
-    Race { a: Variant, b: Variant },
+    SetL2 {
+        mode: L2Mode,
+    },
+    Race {
+        a: Variant,
+        b: Variant,
+    },
     StopRace,
     Shutdown,
 }

@@ -273,9 +273,9 @@ mod tests {
         let line = r#"{"t_us":5,"event":{"type":"from_the_future","x":1}}"#;
         let s: Stamped = serde_json::from_str(line).unwrap();
         assert_eq!(s.event, Event::Unknown);
-        let line = r#"{"t_us":5,"extra":true,"event":{"type":"bookmark","label":"x","colour":"red"}}"#;
+        let line =
+            r#"{"t_us":5,"extra":true,"event":{"type":"bookmark","label":"x","colour":"red"}}"#;
         let s: Stamped = serde_json::from_str(line).unwrap();
         assert_eq!(s.event, Event::Bookmark(Bookmark { label: "x".into() }));
     }
-
 }

@@ -17,21 +17,40 @@ pub enum SessionError {
     #[error("{0} is a directory, not a session file (give a .jsonl file, e.g. sessions/*.jsonl)")]
     IsDirectory(PathBuf),
     #[error("cannot read {path}: {source}")]
-    Unreadable { path: PathBuf, source: std::io::Error },
+    Unreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path} is empty: no session header")]
     Empty { path: PathBuf },
     #[error("{path}:{line}: {message}")]
-    Corrupt { path: PathBuf, line: u64, message: String },
+    Corrupt {
+        path: PathBuf,
+        line: u64,
+        message: String,
+    },
     #[error("{path}:{line}: the first event must be the session header, found '{found}'")]
-    NoHeader { path: PathBuf, line: u64, found: String },
+    NoHeader {
+        path: PathBuf,
+        line: u64,
+        found: String,
+    },
     #[error(
         "{path} was written with session schema version {found}, newer than the {supported} this attnscope reads: upgrade attnscope"
     )]
-    NewerSchema { path: PathBuf, found: u32, supported: u32 },
+    NewerSchema {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
     #[error(
         "{path} was written with session schema version {found}, older than the {supported} this attnscope reads, and cannot be converted"
     )]
-    OlderSchema { path: PathBuf, found: u32, supported: u32 },
+    OlderSchema {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
 }
 
 impl SessionError {
@@ -76,13 +95,28 @@ pub fn read_file(
     sink: impl FnMut(Stamped) -> bool,
 ) -> Result<ReadReport, SessionError> {
     match std::fs::metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(SessionError::NotFound(path.into())),
-        Err(e) => return Err(SessionError::Unreadable { path: path.into(), source: e }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(SessionError::NotFound(path.into()));
+        }
+        Err(e) => {
+            return Err(SessionError::Unreadable {
+                path: path.into(),
+                source: e,
+            });
+        }
         Ok(m) if m.is_dir() => return Err(SessionError::IsDirectory(path.into())),
         Ok(_) => {}
     }
-    let file = File::open(path).map_err(|e| SessionError::Unreadable { path: path.into(), source: e })?;
-    read_stream(BufReader::with_capacity(1 << 20, file), path, on_corrupt, sink)
+    let file = File::open(path).map_err(|e| SessionError::Unreadable {
+        path: path.into(),
+        source: e,
+    })?;
+    read_stream(
+        BufReader::with_capacity(1 << 20, file),
+        path,
+        on_corrupt,
+        sink,
+    )
 }
 
 /// Reads any byte stream in the session format; `path` only names it in errors.
@@ -98,8 +132,14 @@ pub fn read_stream(
     let mut seen_header = false;
     loop {
         buf.clear();
-        let io_err = |e| SessionError::Unreadable { path: path.into(), source: e };
-        let n = (&mut input).take(MAX_LINE_BYTES).read_until(b'\n', &mut buf).map_err(io_err)?;
+        let io_err = |e| SessionError::Unreadable {
+            path: path.into(),
+            source: e,
+        };
+        let n = (&mut input)
+            .take(MAX_LINE_BYTES)
+            .read_until(b'\n', &mut buf)
+            .map_err(io_err)?;
         if n == 0 {
             break;
         }
@@ -110,24 +150,39 @@ pub fn read_stream(
             let mut rest = 0u64;
             loop {
                 buf.clear();
-                let m = (&mut input).take(MAX_LINE_BYTES).read_until(b'\n', &mut buf).map_err(io_err)?;
+                let m = (&mut input)
+                    .take(MAX_LINE_BYTES)
+                    .read_until(b'\n', &mut buf)
+                    .map_err(io_err)?;
                 rest += m as u64;
                 if m == 0 || buf.last() == Some(&b'\n') {
                     break;
                 }
             }
-            let message = format!("line longer than {} MiB ({} bytes)", MAX_LINE_BYTES >> 20, n as u64 + rest);
+            let message = format!(
+                "line longer than {} MiB ({} bytes)",
+                MAX_LINE_BYTES >> 20,
+                n as u64 + rest
+            );
             if !seen_header || on_corrupt == OnCorrupt::Stop {
-                return Err(SessionError::Corrupt { path: path.into(), line: line_no, message });
+                return Err(SessionError::Corrupt {
+                    path: path.into(),
+                    line: line_no,
+                    message,
+                });
             }
-            report.skipped.push(SkippedLine { line: line_no, message });
+            report.skipped.push(SkippedLine {
+                line: line_no,
+                message,
+            });
             continue;
         }
         let text = trim_ascii(&buf);
         if text.is_empty() {
             continue;
         }
-        let parsed: Result<Stamped, String> = serde_json::from_slice(text).map_err(|e| e.to_string());
+        let parsed: Result<Stamped, String> =
+            serde_json::from_slice(text).map_err(|e| e.to_string());
         let stamped = match parsed {
             Ok(s) => s,
             Err(_) if !complete => {
@@ -136,9 +191,16 @@ pub fn read_stream(
             }
             Err(message) => {
                 if !seen_header || on_corrupt == OnCorrupt::Stop {
-                    return Err(SessionError::Corrupt { path: path.into(), line: line_no, message });
+                    return Err(SessionError::Corrupt {
+                        path: path.into(),
+                        line: line_no,
+                        message,
+                    });
                 }
-                report.skipped.push(SkippedLine { line: line_no, message });
+                report.skipped.push(SkippedLine {
+                    line: line_no,
+                    message,
+                });
                 continue;
             }
         };
@@ -160,19 +222,37 @@ pub fn read_stream(
 
 fn check_header(event: &Event, path: &Path, line: u64) -> Result<(), SessionError> {
     let Event::Header(h) = event else {
-        return Err(SessionError::NoHeader { path: path.into(), line, found: event.kind().into() });
+        return Err(SessionError::NoHeader {
+            path: path.into(),
+            line,
+            found: event.kind().into(),
+        });
     };
     if h.schema_version > SCHEMA_VERSION {
-        return Err(SessionError::NewerSchema { path: path.into(), found: h.schema_version, supported: SCHEMA_VERSION });
+        return Err(SessionError::NewerSchema {
+            path: path.into(),
+            found: h.schema_version,
+            supported: SCHEMA_VERSION,
+        });
     }
     if h.schema_version < SCHEMA_VERSION {
-        return Err(SessionError::OlderSchema { path: path.into(), found: h.schema_version, supported: SCHEMA_VERSION });
+        return Err(SessionError::OlderSchema {
+            path: path.into(),
+            found: h.schema_version,
+            supported: SCHEMA_VERSION,
+        });
     }
     Ok(())
 }
 
 fn trim_ascii(bytes: &[u8]) -> &[u8] {
-    let start = bytes.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(bytes.len());
-    let end = bytes.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(start, |i| i + 1);
+    let start = bytes
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(start, |i| i + 1);
     &bytes[start..end]
 }

@@ -20,7 +20,11 @@ impl Recorder {
             std::fs::create_dir_all(parent)?;
         }
         let file = OpenOptions::new().write(true).create_new(true).open(path)?;
-        Ok(Recorder { path: path.to_path_buf(), out: BufWriter::new(file), written: 0 })
+        Ok(Recorder {
+            path: path.to_path_buf(),
+            out: BufWriter::new(file),
+            written: 0,
+        })
     }
 
     pub fn append(&mut self, event: &Stamped) -> io::Result<()> {

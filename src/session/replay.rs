@@ -35,7 +35,14 @@ pub struct ReplayClock {
 
 impl ReplayClock {
     pub fn new(speed: f64, now: Instant) -> ReplayClock {
-        ReplayClock { speed, paused: false, anchor_us: 0, anchor_wall: now, skip_until_us: 0, to_end: false }
+        ReplayClock {
+            speed,
+            paused: false,
+            anchor_us: 0,
+            anchor_wall: now,
+            skip_until_us: 0,
+            to_end: false,
+        }
     }
 
     pub fn speed(&self) -> f64 {
@@ -51,7 +58,9 @@ impl ReplayClock {
         if self.paused {
             return self.anchor_us;
         }
-        let elapsed = now.saturating_duration_since(self.anchor_wall).as_secs_f64();
+        let elapsed = now
+            .saturating_duration_since(self.anchor_wall)
+            .as_secs_f64();
         self.anchor_us + (elapsed * self.speed * 1e6) as u64
     }
 
@@ -115,7 +124,9 @@ pub fn spawn_replay(
                     break;
                 }
                 // Wake at least every 100 ms so a pause or skip takes effect promptly.
-                let nap = wait.unwrap_or(Duration::from_millis(100)).min(Duration::from_millis(100));
+                let nap = wait
+                    .unwrap_or(Duration::from_millis(100))
+                    .min(Duration::from_millis(100));
                 match controls.recv_timeout(nap) {
                     Ok(c) => clock.control(c, Instant::now()),
                     Err(RecvTimeoutError::Timeout) => {}
@@ -132,9 +143,18 @@ pub fn spawn_replay(
 /// The next speed up or down the ladder from `speed`.
 pub fn step_speed(speed: f64, dir: i32) -> f64 {
     if dir > 0 {
-        SPEEDS.iter().copied().find(|&s| s > speed * 1.001).unwrap_or(SPEEDS[SPEEDS.len() - 1])
+        SPEEDS
+            .iter()
+            .copied()
+            .find(|&s| s > speed * 1.001)
+            .unwrap_or(SPEEDS[SPEEDS.len() - 1])
     } else {
-        SPEEDS.iter().rev().copied().find(|&s| s < speed * 0.999).unwrap_or(SPEEDS[0])
+        SPEEDS
+            .iter()
+            .rev()
+            .copied()
+            .find(|&s| s < speed * 0.999)
+            .unwrap_or(SPEEDS[0])
     }
 }
 
@@ -146,8 +166,14 @@ mod tests {
     fn paces_by_speed() {
         let t0 = Instant::now();
         let clock = ReplayClock::new(2.0, t0);
-        assert_eq!(clock.wait_for(1_000_000, t0), Some(Duration::from_millis(500)));
-        assert_eq!(clock.wait_for(1_000_000, t0 + Duration::from_millis(600)), Some(Duration::ZERO));
+        assert_eq!(
+            clock.wait_for(1_000_000, t0),
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(
+            clock.wait_for(1_000_000, t0 + Duration::from_millis(600)),
+            Some(Duration::ZERO)
+        );
     }
 
     #[test]

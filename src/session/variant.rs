@@ -7,7 +7,9 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 /// The three toggles of the seeds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(default)]
 pub struct Toggles {
     pub wmma: bool,
@@ -27,21 +29,48 @@ pub struct TileConfig {
 impl TileConfig {
     /// What `t` cycles through in live mode; the first is the default.
     pub const PRESETS: [TileConfig; 4] = [
-        TileConfig { block_m: 64, block_n: 64, stages: 2, warps: 4 },
-        TileConfig { block_m: 128, block_n: 64, stages: 2, warps: 8 },
-        TileConfig { block_m: 64, block_n: 32, stages: 2, warps: 4 },
-        TileConfig { block_m: 64, block_n: 64, stages: 1, warps: 4 },
+        TileConfig {
+            block_m: 64,
+            block_n: 64,
+            stages: 2,
+            warps: 4,
+        },
+        TileConfig {
+            block_m: 128,
+            block_n: 64,
+            stages: 2,
+            warps: 8,
+        },
+        TileConfig {
+            block_m: 64,
+            block_n: 32,
+            stages: 2,
+            warps: 4,
+        },
+        TileConfig {
+            block_m: 64,
+            block_n: 64,
+            stages: 1,
+            warps: 4,
+        },
     ];
 }
 
 impl Default for TileConfig {
     fn default() -> Self {
-        TileConfig { block_m: 64, block_n: 64, stages: 2, warps: 4 }
+        TileConfig {
+            block_m: 64,
+            block_n: 64,
+            stages: 2,
+            warps: 4,
+        }
     }
 }
 
 /// A kernel variant: the toggles plus the tile configuration.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(default)]
 pub struct Variant {
     pub toggles: Toggles,
@@ -50,12 +79,30 @@ pub struct Variant {
 
 impl Variant {
     pub const SCALAR: Variant = Variant {
-        toggles: Toggles { wmma: false, wmma_pv: false, cp_async: false },
-        tile: TileConfig { block_m: 64, block_n: 64, stages: 2, warps: 4 },
+        toggles: Toggles {
+            wmma: false,
+            wmma_pv: false,
+            cp_async: false,
+        },
+        tile: TileConfig {
+            block_m: 64,
+            block_n: 64,
+            stages: 2,
+            warps: 4,
+        },
     };
     pub const FULL: Variant = Variant {
-        toggles: Toggles { wmma: true, wmma_pv: true, cp_async: true },
-        tile: TileConfig { block_m: 64, block_n: 64, stages: 2, warps: 4 },
+        toggles: Toggles {
+            wmma: true,
+            wmma_pv: true,
+            cp_async: true,
+        },
+        tile: TileConfig {
+            block_m: 64,
+            block_n: 64,
+            stages: 2,
+            warps: 4,
+        },
     };
 
     /// The same name everywhere: `scalar`, `wmma`, `wmma+pv`, `wmma+pv+async`,
@@ -67,10 +114,17 @@ impl Variant {
             .filter(|(on, _)| *on)
             .map(|(_, n)| *n)
             .collect();
-        let mut name = if parts.is_empty() { "scalar".to_string() } else { parts.join("+") };
+        let mut name = if parts.is_empty() {
+            "scalar".to_string()
+        } else {
+            parts.join("+")
+        };
         if self.tile != TileConfig::default() {
             let c = self.tile;
-            name.push_str(&format!("@{}x{}s{}w{}", c.block_m, c.block_n, c.stages, c.warps));
+            name.push_str(&format!(
+                "@{}x{}s{}w{}",
+                c.block_m, c.block_n, c.stages, c.warps
+            ));
         }
         name
     }
@@ -79,7 +133,11 @@ impl Variant {
     pub fn all_toggles() -> Vec<Variant> {
         (0..8u8)
             .map(|bits| Variant {
-                toggles: Toggles { wmma: bits & 1 != 0, wmma_pv: bits & 2 != 0, cp_async: bits & 4 != 0 },
+                toggles: Toggles {
+                    wmma: bits & 1 != 0,
+                    wmma_pv: bits & 2 != 0,
+                    cp_async: bits & 4 != 0,
+                },
                 tile: TileConfig::default(),
             })
             .collect()
@@ -104,15 +162,45 @@ pub struct Shape {
 
 impl Shape {
     /// The mission shape of the seeds: B=2, H=8, S=512, D=64, non-causal.
-    pub const MISSION: Shape = Shape { b: 2, h: 8, s: 512, d: 64, causal: false };
+    pub const MISSION: Shape = Shape {
+        b: 2,
+        h: 8,
+        s: 512,
+        d: 64,
+        causal: false,
+    };
 
     /// What `s` cycles through in live mode.
     pub const PRESETS: [Shape; 5] = [
         Shape::MISSION,
-        Shape { b: 2, h: 8, s: 2048, d: 64, causal: false },
-        Shape { b: 1, h: 8, s: 1024, d: 128, causal: false },
-        Shape { b: 4, h: 16, s: 4096, d: 64, causal: false },
-        Shape { b: 1, h: 2, s: 77, d: 64, causal: false },
+        Shape {
+            b: 2,
+            h: 8,
+            s: 2048,
+            d: 64,
+            causal: false,
+        },
+        Shape {
+            b: 1,
+            h: 8,
+            s: 1024,
+            d: 128,
+            causal: false,
+        },
+        Shape {
+            b: 4,
+            h: 16,
+            s: 4096,
+            d: 64,
+            causal: false,
+        },
+        Shape {
+            b: 1,
+            h: 2,
+            s: 77,
+            d: 64,
+            causal: false,
+        },
     ];
 
     /// 4·B·H·S²·D, halved when causal (half the score matrix is skipped).
@@ -142,7 +230,6 @@ impl fmt::Display for Shape {
         Ok(())
     }
 }
-
 
 impl FromStr for Variant {
     type Err = String;
@@ -179,12 +266,18 @@ impl FromStr for Variant {
 
 /// `64x64s2w4`: BLOCK_M x BLOCK_N, STAGES, warps.
 fn parse_tile(text: &str) -> Result<TileConfig, String> {
-    let bad = || format!("tile '{text}' is not of the form 64x64s2w4 (BLOCK_M x BLOCK_N, stages, warps)");
+    let bad =
+        || format!("tile '{text}' is not of the form 64x64s2w4 (BLOCK_M x BLOCK_N, stages, warps)");
     let (m, rest) = text.split_once('x').ok_or_else(bad)?;
     let (n, rest) = rest.split_once('s').ok_or_else(bad)?;
     let (s, w) = rest.split_once('w').ok_or_else(bad)?;
     let num = |t: &str| t.parse::<u32>().map_err(|_| bad());
-    Ok(TileConfig { block_m: num(m)?, block_n: num(n)?, stages: num(s)?, warps: num(w)? })
+    Ok(TileConfig {
+        block_m: num(m)?,
+        block_n: num(n)?,
+        stages: num(s)?,
+        warps: num(w)?,
+    })
 }
 
 impl FromStr for Shape {
@@ -194,15 +287,23 @@ impl FromStr for Shape {
     fn from_str(text: &str) -> Result<Self, String> {
         let parts: Vec<&str> = text.split(',').map(str::trim).collect();
         if parts.len() != 4 {
-            return Err(format!("shape '{text}' must be B,H,S,D (four integers, e.g. 2,8,512,64)"));
+            return Err(format!(
+                "shape '{text}' must be B,H,S,D (four integers, e.g. 2,8,512,64)"
+            ));
         }
         let mut dims = [0u32; 4];
         for (slot, (part, name)) in dims.iter_mut().zip(parts.iter().zip(["B", "H", "S", "D"])) {
-            *slot = part
-                .parse()
-                .map_err(|_| format!("shape '{text}': {name}='{part}' is not a positive integer"))?;
+            *slot = part.parse().map_err(|_| {
+                format!("shape '{text}': {name}='{part}' is not a positive integer")
+            })?;
         }
-        Ok(Shape { b: dims[0], h: dims[1], s: dims[2], d: dims[3], causal: false })
+        Ok(Shape {
+            b: dims[0],
+            h: dims[1],
+            s: dims[2],
+            d: dims[3],
+            causal: false,
+        })
     }
 }
 
@@ -215,7 +316,16 @@ mod tests {
         let names: Vec<String> = Variant::all_toggles().iter().map(Variant::name).collect();
         assert_eq!(
             names,
-            ["scalar", "wmma", "pv", "wmma+pv", "async", "wmma+async", "pv+async", "wmma+pv+async"]
+            [
+                "scalar",
+                "wmma",
+                "pv",
+                "wmma+pv",
+                "async",
+                "wmma+async",
+                "pv+async",
+                "wmma+pv+async"
+            ]
         );
         let mut v = Variant::FULL;
         v.tile.block_m = 128;
@@ -224,7 +334,10 @@ mod tests {
 
     #[test]
     fn mission_flops() {
-        assert_eq!(Shape::MISSION.flops(), 4.0 * 2.0 * 8.0 * 512.0 * 512.0 * 64.0);
+        assert_eq!(
+            Shape::MISSION.flops(),
+            4.0 * 2.0 * 8.0 * 512.0 * 512.0 * 64.0
+        );
     }
 
     #[test]
@@ -233,10 +346,23 @@ mod tests {
             assert_eq!(v.name().parse::<Variant>().unwrap(), v);
         }
         let mut v = Variant::FULL;
-        v.tile = TileConfig { block_m: 128, block_n: 32, stages: 1, warps: 8 };
+        v.tile = TileConfig {
+            block_m: 128,
+            block_n: 32,
+            stages: 1,
+            warps: 8,
+        };
         assert_eq!(v.name().parse::<Variant>().unwrap(), v);
-        assert_eq!("async+wmma".parse::<Variant>().unwrap().name(), "wmma+async");
-        assert!("wmma+fast".parse::<Variant>().unwrap_err().contains("'fast' is not a toggle"));
+        assert_eq!(
+            "async+wmma".parse::<Variant>().unwrap().name(),
+            "wmma+async"
+        );
+        assert!(
+            "wmma+fast"
+                .parse::<Variant>()
+                .unwrap_err()
+                .contains("'fast' is not a toggle")
+        );
         assert!("wmma@64x64".parse::<Variant>().is_err());
     }
 

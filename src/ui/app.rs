@@ -41,9 +41,18 @@ const FRAME: Duration = Duration::from_millis(33);
 const IDLE_WAKE: Duration = Duration::from_millis(250);
 
 /// Runs the dashboard until the user quits or a signal arrives.
-pub fn run(mut state: UiState, rx: Receiver<UiMsg>, tx: Sender<UiMsg>, mut outlets: Outlets) -> anyhow::Result<UiState> {
+pub fn run(
+    mut state: UiState,
+    rx: Receiver<UiMsg>,
+    tx: Sender<UiMsg>,
+    mut outlets: Outlets,
+) -> anyhow::Result<UiState> {
     let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT, signal_hook::consts::SIGHUP] {
+    for sig in [
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGHUP,
+    ] {
         signal_hook::flag::register(sig, Arc::clone(&stop))?;
     }
     let input_stop = Arc::new(AtomicBool::new(false));
@@ -54,13 +63,20 @@ pub fn run(mut state: UiState, rx: Receiver<UiMsg>, tx: Sender<UiMsg>, mut outle
         let mut dirty = true;
         let mut last_draw = Instant::now() - FRAME;
         loop {
-            let wait = if dirty { FRAME.saturating_sub(last_draw.elapsed()) } else { IDLE_WAKE };
+            let wait = if dirty {
+                FRAME.saturating_sub(last_draw.elapsed())
+            } else {
+                IDLE_WAKE
+            };
             let first = match rx.recv_timeout(wait) {
                 Ok(m) => Some(m),
                 Err(RecvTimeoutError::Timeout) => None,
                 Err(RecvTimeoutError::Disconnected) => break,
             };
-            for msg in first.into_iter().chain(std::iter::from_fn(|| rx.try_recv().ok())) {
+            for msg in first
+                .into_iter()
+                .chain(std::iter::from_fn(|| rx.try_recv().ok()))
+            {
                 dirty = true;
                 match msg {
                     UiMsg::Stream(stamped) => {
@@ -131,9 +147,16 @@ fn handle_key(state: &mut UiState, key: &KeyEvent, outlets: &mut Outlets) -> any
             }
             Effect::ToggleRecording => toggle_recording(state, outlets),
             Effect::Bookmark => {
-                let t_us = outlets.started.map_or(state.session.last_t_us, |s| s.elapsed().as_micros() as u64);
+                let t_us = outlets
+                    .started
+                    .map_or(state.session.last_t_us, |s| s.elapsed().as_micros() as u64);
                 let n = state.session.bookmarks.len() + 1;
-                let stamped = Stamped { t_us, event: Event::Bookmark(Bookmark { label: format!("bookmark {n}") }) };
+                let stamped = Stamped {
+                    t_us,
+                    event: Event::Bookmark(Bookmark {
+                        label: format!("bookmark {n}"),
+                    }),
+                };
                 if let Some(rec) = outlets.recorder.as_mut() {
                     rec.append(&stamped)?;
                 }
@@ -145,13 +168,21 @@ fn handle_key(state: &mut UiState, key: &KeyEvent, outlets: &mut Outlets) -> any
 }
 
 fn toggle_recording(state: &mut UiState, outlets: &mut Outlets) {
-    let Mode::Live { recording, .. } = &mut state.mode else { return };
+    let Mode::Live { recording, .. } = &mut state.mode else {
+        return;
+    };
     if let Some(rec) = outlets.recorder.take() {
-        state.notice = Some(format!("saved {} events to {}", rec.events_written(), rec.path().display()));
+        state.notice = Some(format!(
+            "saved {} events to {}",
+            rec.events_written(),
+            rec.path().display()
+        ));
         *recording = None;
         return;
     }
-    let Some(make) = outlets.new_recording.as_mut() else { return };
+    let Some(make) = outlets.new_recording.as_mut() else {
+        return;
+    };
     let snapshot = state.clone();
     match make(&snapshot) {
         Ok(rec) => {

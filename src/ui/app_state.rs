@@ -74,7 +74,13 @@ impl UiState {
         UiState {
             session: SessionState::default(),
             gates,
-            mode: Mode::Replay { file, speed, paused: false, ended: false, banner },
+            mode: Mode::Replay {
+                file,
+                speed,
+                paused: false,
+                ended: false,
+                banner,
+            },
             help_open: false,
             notice: None,
         }
@@ -101,7 +107,9 @@ impl UiState {
     /// The variant the toggles panel shows: the pending one if any.
     pub fn shown_key(&self) -> Option<Key> {
         match &self.mode {
-            Mode::Live { pending: Some(p), .. } => Some(*p),
+            Mode::Live {
+                pending: Some(p), ..
+            } => Some(*p),
             _ => self.session.current,
         }
     }
@@ -120,7 +128,9 @@ impl UiState {
     }
 
     fn replay_control(&mut self, action: Action) -> Vec<Effect> {
-        let Mode::Replay { speed, paused, .. } = &mut self.mode else { return Vec::new() };
+        let Mode::Replay { speed, paused, .. } = &mut self.mode else {
+            return Vec::new();
+        };
         let control = match action {
             Action::Pause => {
                 *paused = !*paused;
@@ -141,8 +151,19 @@ impl UiState {
     }
 
     fn live_action(&mut self, action: Action) -> Vec<Effect> {
-        let base = self.shown_key().unwrap_or(Key { variant: Variant::SCALAR, shape: Shape::MISSION });
-        let Mode::Live { l2, slot_a, slot_b, racing, pending, .. } = &mut self.mode else {
+        let base = self.shown_key().unwrap_or(Key {
+            variant: Variant::SCALAR,
+            shape: Shape::MISSION,
+        });
+        let Mode::Live {
+            l2,
+            slot_a,
+            slot_b,
+            racing,
+            pending,
+            ..
+        } = &mut self.mode
+        else {
             return Vec::new();
         };
         let mut next = base;
@@ -152,14 +173,24 @@ impl UiState {
             Action::ToggleAsync => next.variant.toggles.cp_async ^= true,
             Action::NextTile => next.variant.tile = cycle(&TileConfig::PRESETS, base.variant.tile),
             Action::NextShape => {
-                let plain = Shape { causal: false, ..base.shape };
-                next.shape = Shape { causal: base.shape.causal, ..cycle(&Shape::PRESETS, plain) };
+                let plain = Shape {
+                    causal: false,
+                    ..base.shape
+                };
+                next.shape = Shape {
+                    causal: base.shape.causal,
+                    ..cycle(&Shape::PRESETS, plain)
+                };
             }
             Action::ToggleCausal => next.shape.causal ^= true,
             Action::CheckCorrectness => return vec![Effect::Worker(Command::CheckCorrectness)],
             Action::CollectCounters => return vec![Effect::Worker(Command::CollectCounters)],
             Action::ToggleL2 => {
-                *l2 = if *l2 == L2Mode::Hot { L2Mode::Cold } else { L2Mode::Hot };
+                *l2 = if *l2 == L2Mode::Hot {
+                    L2Mode::Cold
+                } else {
+                    L2Mode::Hot
+                };
                 return vec![Effect::Worker(Command::SetL2 { mode: *l2 })];
             }
             Action::SlotA => {
@@ -174,7 +205,14 @@ impl UiState {
             }
             Action::Race => {
                 *racing = !*racing;
-                let cmd = if *racing { Command::Race { a: *slot_a, b: *slot_b } } else { Command::StopRace };
+                let cmd = if *racing {
+                    Command::Race {
+                        a: *slot_a,
+                        b: *slot_b,
+                    }
+                } else {
+                    Command::StopRace
+                };
                 return vec![Effect::Worker(cmd)];
             }
             Action::Record => return vec![Effect::ToggleRecording],
@@ -182,20 +220,30 @@ impl UiState {
             _ => return Vec::new(),
         }
         *pending = Some(next);
-        vec![Effect::Worker(Command::Select { variant: next.variant, shape: next.shape })]
+        vec![Effect::Worker(Command::Select {
+            variant: next.variant,
+            shape: next.shape,
+        })]
     }
 
     /// Where the key could not act, say why instead of ignoring it.
     pub fn unbound_key(&mut self, label: &str) {
         if matches!(self.mode, Mode::Replay { .. })
-            && keymap::KEYS.iter().any(|b| b.context == Context::Live && b.label == label)
+            && keymap::KEYS
+                .iter()
+                .any(|b| b.context == Context::Live && b.label == label)
         {
-            self.notice = Some(format!("'{label}' works in live mode only; this is a replay"));
+            self.notice = Some(format!(
+                "'{label}' works in live mode only; this is a replay"
+            ));
         }
     }
 }
 
 fn cycle<T: Copy + PartialEq>(items: &[T], current: T) -> T {
-    let i = items.iter().position(|x| *x == current).map_or(0, |i| (i + 1) % items.len());
+    let i = items
+        .iter()
+        .position(|x| *x == current)
+        .map_or(0, |i| (i + 1) % items.len());
     items[i]
 }

@@ -71,15 +71,32 @@ impl SessionState {
         let t = stamped.t_us;
         match &stamped.event {
             Event::Header(h) => {
-                let gpu = h.gpu.as_ref().map_or("no GPU".to_string(), |g| g.name.clone());
-                self.log(t, Level::Info, format!("session on {} ({gpu}), attnscope {}", h.host, h.tool_version));
+                let gpu = h
+                    .gpu
+                    .as_ref()
+                    .map_or("no GPU".to_string(), |g| g.name.clone());
+                self.log(
+                    t,
+                    Level::Info,
+                    format!(
+                        "session on {} ({gpu}), attnscope {}",
+                        h.host, h.tool_version
+                    ),
+                );
                 self.header = Some(h.clone());
             }
             Event::VariantSelected(v) => {
-                let key = Key { variant: v.variant, shape: v.shape };
+                let key = Key {
+                    variant: v.variant,
+                    shape: v.shape,
+                };
                 self.current = Some(key);
                 self.variants.entry(key).or_default();
-                self.log(t, Level::Info, format!("selected {} at {}", v.variant, v.shape));
+                self.log(
+                    t,
+                    Level::Info,
+                    format!("selected {} at {}", v.variant, v.shape),
+                );
             }
             Event::BuildFinished(b) => {
                 let text = format!(
@@ -98,14 +115,26 @@ impl SessionState {
                 }
             }
             Event::BuildFailed(f) => {
-                let first = first_error_line(&f.log).unwrap_or("see the log").to_string();
-                self.log(t, Level::Error, format!("build of {} failed: {first}", f.variant));
+                let first = first_error_line(&f.log)
+                    .unwrap_or("see the log")
+                    .to_string();
+                self.log(
+                    t,
+                    Level::Error,
+                    format!("build of {} failed: {first}", f.variant),
+                );
                 for s in self.states_of(f.variant) {
                     s.build_failure = Some(f.clone());
                 }
             }
             Event::Latency(batch) => {
-                let s = self.variants.entry(Key { variant: batch.variant, shape: batch.shape }).or_default();
+                let s = self
+                    .variants
+                    .entry(Key {
+                        variant: batch.variant,
+                        shape: batch.shape,
+                    })
+                    .or_default();
                 let n = batch.samples_ns.len() as u64;
                 s.latency.extend(&batch.samples_ns);
                 if batch.l2 == L2Mode::Cold {
@@ -118,7 +147,10 @@ impl SessionState {
                     }
                 }
                 if let Some(mhz) = batch.sm_clock_mhz {
-                    s.sm_clock_seen = Some(s.sm_clock_seen.map_or((mhz, mhz), |(lo, hi)| (lo.min(mhz), hi.max(mhz))));
+                    s.sm_clock_seen = Some(
+                        s.sm_clock_seen
+                            .map_or((mhz, mhz), |(lo, hi)| (lo.min(mhz), hi.max(mhz))),
+                    );
                 }
             }
             Event::MeasurementDone(m) => {
@@ -134,7 +166,13 @@ impl SessionState {
                         m.stop_reason
                     ),
                 );
-                self.variants.entry(Key { variant: m.variant, shape: m.shape }).or_default().measurement = Some(m.clone());
+                self.variants
+                    .entry(Key {
+                        variant: m.variant,
+                        shape: m.shape,
+                    })
+                    .or_default()
+                    .measurement = Some(m.clone());
             }
             Event::Correctness(c) => {
                 let level = if c.pass { Level::Info } else { Level::Error };
@@ -144,7 +182,13 @@ impl SessionState {
                     c.variant, c.max_abs_err, c.rel_l2_err, c.nan_count, c.unwritten
                 );
                 self.log(t, level, text);
-                self.variants.entry(Key { variant: c.variant, shape: c.shape }).or_default().correctness = Some(c.clone());
+                self.variants
+                    .entry(Key {
+                        variant: c.variant,
+                        shape: c.shape,
+                    })
+                    .or_default()
+                    .correctness = Some(c.clone());
             }
             Event::CounterProgress(p) => self.counter_progress = Some(p.clone()),
             Event::Counters(c) => {
@@ -152,9 +196,21 @@ impl SessionState {
                 self.log(
                     t,
                     Level::Info,
-                    format!("counters for {}: {} metrics in {} passes, {:.0} ms", c.variant, c.values.len(), c.passes, c.collection_ms),
+                    format!(
+                        "counters for {}: {} metrics in {} passes, {:.0} ms",
+                        c.variant,
+                        c.values.len(),
+                        c.passes,
+                        c.collection_ms
+                    ),
                 );
-                self.variants.entry(Key { variant: c.variant, shape: c.shape }).or_default().counters = Some(c.clone());
+                self.variants
+                    .entry(Key {
+                        variant: c.variant,
+                        shape: c.shape,
+                    })
+                    .or_default()
+                    .counters = Some(c.clone());
             }
             Event::Telemetry(sample) => {
                 if self.telemetry.len() == TELEMETRY_KEEP {
@@ -164,7 +220,14 @@ impl SessionState {
             }
             Event::AbResult(ab) => {
                 if ab.done {
-                    self.log(t, Level::Info, format!("A/B {} vs {}: {:.3}× — {}", ab.a, ab.b, ab.speedup, ab.verdict));
+                    self.log(
+                        t,
+                        Level::Info,
+                        format!(
+                            "A/B {} vs {}: {:.3}× — {}",
+                            ab.a, ab.b, ab.speedup, ab.verdict
+                        ),
+                    );
                 }
                 self.ab = Some(ab.clone());
             }
@@ -194,7 +257,10 @@ impl SessionState {
             let shape = self.current.map_or(Shape::MISSION, |k| k.shape);
             self.variants.entry(Key { variant, shape }).or_default();
         }
-        self.variants.iter_mut().filter(move |(k, _)| k.variant == variant).map(|(_, s)| s)
+        self.variants
+            .iter_mut()
+            .filter(move |(k, _)| k.variant == variant)
+            .map(|(_, s)| s)
     }
 
     pub fn current_state(&self) -> Option<(&Key, &VariantState)> {
@@ -204,12 +270,24 @@ impl SessionState {
 
     /// Values the gates read: counters plus attnscope's own.
     pub fn gate_values(&self, key: &Key) -> BTreeMap<String, f64> {
-        let Some(s) = self.variants.get(key) else { return BTreeMap::new() };
-        let mut values = s.counters.as_ref().map(|c| c.values.clone()).unwrap_or_default();
+        let Some(s) = self.variants.get(key) else {
+            return BTreeMap::new();
+        };
+        let mut values = s
+            .counters
+            .as_ref()
+            .map(|c| c.values.clone())
+            .unwrap_or_default();
         if let Some(b) = &s.build {
             values.insert("attnscope:registers".into(), b.registers as f64);
-            values.insert("attnscope:smem_bytes".into(), (b.smem_static_bytes + b.smem_dynamic_bytes) as f64);
-            values.insert("attnscope:spill_bytes".into(), (b.spill_store_bytes + b.spill_load_bytes) as f64);
+            values.insert(
+                "attnscope:smem_bytes".into(),
+                (b.smem_static_bytes + b.smem_dynamic_bytes) as f64,
+            );
+            values.insert(
+                "attnscope:spill_bytes".into(),
+                (b.spill_store_bytes + b.spill_load_bytes) as f64,
+            );
         }
         if let Some(c) = &s.correctness {
             values.insert("attnscope:correct".into(), if c.pass { 1.0 } else { 0.0 });
@@ -223,9 +301,18 @@ impl SessionState {
     /// p50(scalar) / p50(variant) at the same shape.
     pub fn speedup_vs_scalar(&self, key: &Key) -> Option<f64> {
         let mine = self.variants.get(key)?.latency.percentiles()?.p50_ns;
-        let base_key = Key { variant: Variant { tile: key.variant.tile, ..Variant::SCALAR }, shape: key.shape };
+        let base_key = Key {
+            variant: Variant {
+                tile: key.variant.tile,
+                ..Variant::SCALAR
+            },
+            shape: key.shape,
+        };
         let base = self.variants.get(&base_key).or_else(|| {
-            self.variants.get(&Key { variant: Variant::SCALAR, shape: key.shape })
+            self.variants.get(&Key {
+                variant: Variant::SCALAR,
+                shape: key.shape,
+            })
         })?;
         Some(base.latency.percentiles()?.p50_ns / mine)
     }
@@ -236,13 +323,20 @@ impl SessionState {
 
     /// The telemetry reasons of the newest sample that mean real throttling.
     pub fn throttle_now(&self) -> Vec<String> {
-        self.telemetry.back().map(|t| active_throttles(&t.throttle_reasons)).unwrap_or_default()
+        self.telemetry
+            .back()
+            .map(|t| active_throttles(&t.throttle_reasons))
+            .unwrap_or_default()
     }
 }
 
 /// Clock-event reasons that slow a kernel (idle and application-clock settings do not).
 pub fn active_throttles(reasons: &[String]) -> Vec<String> {
-    reasons.iter().filter(|r| !matches!(r.as_str(), "idle" | "applications_clocks_setting" | "none")).cloned().collect()
+    reasons
+        .iter()
+        .filter(|r| !matches!(r.as_str(), "idle" | "applications_clocks_setting" | "none"))
+        .cloned()
+        .collect()
 }
 
 /// The first line of a compiler log that reports an error.

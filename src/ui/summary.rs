@@ -60,7 +60,10 @@ fn telemetry_json(s: &SessionState) -> Value {
         let hi = t.iter().map(f).fold(f64::NEG_INFINITY, f64::max);
         json!([lo, hi])
     };
-    let throttled = t.iter().filter(|x| !active_throttles(&x.throttle_reasons).is_empty()).count();
+    let throttled = t
+        .iter()
+        .filter(|x| !active_throttles(&x.throttle_reasons).is_empty())
+        .count();
     json!({
         "samples_kept": t.len(),
         "sm_clock_mhz": range(|x| x.sm_clock_mhz as f64),
@@ -79,9 +82,15 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
     };
     if let Some(h) = &s.header {
         let gpu = h.gpu.as_ref().map_or("no GPU".to_string(), |g| {
-            format!("{} (sm_{}{}, {} SMs)", g.name, g.cc_major, g.cc_minor, g.sm_count)
+            format!(
+                "{} (sm_{}{}, {} SMs)",
+                g.name, g.cc_major, g.cc_minor, g.sm_count
+            )
         });
-        line(format!("session: attnscope {} on {} — {gpu}", h.tool_version, h.host));
+        line(format!(
+            "session: attnscope {} on {} — {gpu}",
+            h.tool_version, h.host
+        ));
         line(format!(
             "driver {} · CUDA {} · {} events over {:.1} s · {} errors",
             h.driver_version.as_deref().unwrap_or("?"),
@@ -92,7 +101,15 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
         ));
     }
     if !read.skipped.is_empty() || read.torn_tail {
-        line(format!("file: {} corrupt lines skipped{}", read.skipped.len(), if read.torn_tail { ", torn last line dropped" } else { "" }));
+        line(format!(
+            "file: {} corrupt lines skipped{}",
+            read.skipped.len(),
+            if read.torn_tail {
+                ", torn last line dropped"
+            } else {
+                ""
+            }
+        ));
         for l in read.skipped.iter().take(10) {
             line(format!("  line {}: {}", l.line, l.message));
         }
@@ -104,14 +121,19 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
     ));
     for (key, v) in &s.variants {
         let p = v.latency.percentiles();
-        let d = |f: fn(&crate::metrics::histogram::Percentiles) -> f64| p.as_ref().map_or("—".into(), |p| duration_ns(f(p)));
-        let (regs, smem, spill) = v.build.as_ref().map_or(("—".into(), "—".into(), "—".into()), |b| {
-            (
-                b.registers.to_string(),
-                bytes((b.smem_static_bytes + b.smem_dynamic_bytes) as f64),
-                (b.spill_store_bytes + b.spill_load_bytes).to_string(),
-            )
-        });
+        let d = |f: fn(&crate::metrics::histogram::Percentiles) -> f64| {
+            p.as_ref().map_or("—".into(), |p| duration_ns(f(p)))
+        };
+        let (regs, smem, spill) =
+            v.build
+                .as_ref()
+                .map_or(("—".into(), "—".into(), "—".into()), |b| {
+                    (
+                        b.registers.to_string(),
+                        bytes((b.smem_static_bytes + b.smem_dynamic_bytes) as f64),
+                        (b.spill_store_bytes + b.spill_load_bytes).to_string(),
+                    )
+                });
         let correct = match (&v.correctness, &v.build_failure) {
             (Some(c), _) => if c.pass { "PASS" } else { "FAIL" }.to_string(),
             (None, Some(_)) => "no build".into(),
@@ -137,7 +159,9 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
                 "",
                 v.throttled_samples,
                 v.clock_tagged_samples,
-                v.sm_clock_seen.map(|(lo, hi)| format!("; SM clock {lo}–{hi} MHz")).unwrap_or_default()
+                v.sm_clock_seen
+                    .map(|(lo, hi)| format!("; SM clock {lo}–{hi} MHz"))
+                    .unwrap_or_default()
             ));
         }
     }
@@ -149,15 +173,28 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
         line(String::new());
         line(format!("gates: {} @ {}", key.variant, key.shape));
         for r in results {
-            let value = r.value.map(|x| metric(x, &r.unit)).unwrap_or_else(|| "—".into());
+            let value = r
+                .value
+                .map(|x| metric(x, &r.unit))
+                .unwrap_or_else(|| "—".into());
             let why = match &r.status {
                 Status::NotApplicable(w) => format!("  ({w})"),
                 _ => String::new(),
             };
-            line(format!("  {:<22} {:>12} {} {:<10} {}{why}", r.name, value, r.op.symbol(), metric(r.threshold, &r.unit), r.status));
+            line(format!(
+                "  {:<22} {:>12} {} {:<10} {}{why}",
+                r.name,
+                value,
+                r.op.symbol(),
+                metric(r.threshold, &r.unit),
+                r.status
+            ));
         }
         if let Some(c) = &v.counters {
-            line(format!("  counters ({} passes, {:.0} ms):", c.passes, c.collection_ms));
+            line(format!(
+                "  counters ({} passes, {:.0} ms):",
+                c.passes, c.collection_ms
+            ));
             for (name, value) in &c.values {
                 line(format!("    {name:<66} {value}"));
             }
@@ -186,7 +223,12 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
         line(String::new());
         line(format!(
             "telemetry: SM clock {} MHz, memory clock {} MHz, power {} W, temperature {} °C, {} of {} samples throttled",
-            t["sm_clock_mhz"], t["mem_clock_mhz"], t["power_w"], t["temp_c"], t["samples_throttled"], t["samples_kept"]
+            t["sm_clock_mhz"],
+            t["mem_clock_mhz"],
+            t["power_w"],
+            t["temp_c"],
+            t["samples_throttled"],
+            t["samples_kept"]
         ));
     }
     out

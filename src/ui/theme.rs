@@ -10,16 +10,28 @@ pub const SLOT_B: Color = Color::Magenta;
 pub const ACCENT: Color = Color::Yellow;
 
 pub fn title() -> Style {
-    Style::new().fg(Color::Black).bg(Color::Cyan).add_modifier(Modifier::BOLD)
+    Style::new()
+        .fg(Color::Black)
+        .bg(Color::Cyan)
+        .add_modifier(Modifier::BOLD)
 }
 pub fn badge_replay() -> Style {
-    Style::new().fg(Color::Black).bg(Color::Yellow).add_modifier(Modifier::BOLD)
+    Style::new()
+        .fg(Color::Black)
+        .bg(Color::Yellow)
+        .add_modifier(Modifier::BOLD)
 }
 pub fn badge_live() -> Style {
-    Style::new().fg(Color::Black).bg(Color::Green).add_modifier(Modifier::BOLD)
+    Style::new()
+        .fg(Color::Black)
+        .bg(Color::Green)
+        .add_modifier(Modifier::BOLD)
 }
 pub fn badge_rec() -> Style {
-    Style::new().fg(Color::White).bg(Color::Red).add_modifier(Modifier::BOLD)
+    Style::new()
+        .fg(Color::White)
+        .bg(Color::Red)
+        .add_modifier(Modifier::BOLD)
 }
 pub fn border() -> Style {
     Style::new().fg(Color::DarkGray)

@@ -15,7 +15,12 @@ pub fn title(area: Rect, buf: &mut Buffer, state: &UiState) {
     buf.set_style(area, theme::title());
     let mut spans = vec![Span::styled(" attnscope ", theme::title())];
     match &state.mode {
-        Mode::Live { recording, l2, racing, .. } => {
+        Mode::Live {
+            recording,
+            l2,
+            racing,
+            ..
+        } => {
             spans.push(Span::styled(" LIVE ", theme::badge_live()));
             if recording.is_some() {
                 spans.push(Span::styled(" ● REC ", theme::badge_rec()));
@@ -27,7 +32,12 @@ pub fn title(area: Rect, buf: &mut Buffer, state: &UiState) {
                 spans.push(Span::styled(" cold L2 ", theme::title()));
             }
         }
-        Mode::Replay { speed, paused, ended, .. } => {
+        Mode::Replay {
+            speed,
+            paused,
+            ended,
+            ..
+        } => {
             let state_text = if *ended {
                 "END".to_string()
             } else if *paused {
@@ -35,12 +45,23 @@ pub fn title(area: Rect, buf: &mut Buffer, state: &UiState) {
             } else {
                 format!("×{}", trim_speed(*speed))
             };
-            spans.push(Span::styled(format!(" REPLAY {state_text} "), theme::badge_replay()));
+            spans.push(Span::styled(
+                format!(" REPLAY {state_text} "),
+                theme::badge_replay(),
+            ));
         }
     }
-    let gpu = state.session.header.as_ref().and_then(|h| h.gpu.as_ref()).map_or("no GPU".to_string(), |g| {
-        format!("{} (sm_{}{}, {} SMs)", g.name, g.cc_major, g.cc_minor, g.sm_count)
-    });
+    let gpu = state
+        .session
+        .header
+        .as_ref()
+        .and_then(|h| h.gpu.as_ref())
+        .map_or("no GPU".to_string(), |g| {
+            format!(
+                "{} (sm_{}{}, {} SMs)",
+                g.name, g.cc_major, g.cc_minor, g.sm_count
+            )
+        });
     spans.push(Span::styled(format!(" {gpu} "), theme::title()));
     if let Some(key) = state.shown_key() {
         spans.push(Span::styled(format!(" {} ", key.variant), theme::title()));
@@ -52,18 +73,27 @@ pub fn title(area: Rect, buf: &mut Buffer, state: &UiState) {
 }
 
 fn trim_speed(speed: f64) -> String {
-    if speed.fract() == 0.0 { format!("{speed:.0}") } else { format!("{speed}") }
+    if speed.fract() == 0.0 {
+        format!("{speed:.0}")
+    } else {
+        format!("{speed}")
+    }
 }
 
 pub fn banner_height(state: &UiState) -> u16 {
     match &state.mode {
-        Mode::Replay { banner: Some(_), .. } => 1,
+        Mode::Replay {
+            banner: Some(_), ..
+        } => 1,
         _ => 0,
     }
 }
 
 pub fn banner(area: Rect, buf: &mut Buffer, state: &UiState) {
-    if let Mode::Replay { banner: Some(text), .. } = &state.mode {
+    if let Mode::Replay {
+        banner: Some(text), ..
+    } = &state.mode
+    {
         buf.set_style(area, theme::banner());
         Paragraph::new(Line::styled(format!(" {text}"), theme::banner())).render(area, buf);
     }
@@ -76,7 +106,10 @@ pub fn key_bar(area: Rect, buf: &mut Buffer, state: &UiState) {
     }
     for b in keymap::bar(&state.contexts()) {
         spans.push(Span::styled(format!(" {} ", b.label), theme::key()));
-        spans.push(Span::styled(format!(" {} ", short_help(b.help)), Style::new()));
+        spans.push(Span::styled(
+            format!(" {} ", short_help(b.help)),
+            Style::new(),
+        ));
     }
     Paragraph::new(Line::from(spans)).render(area, buf);
 }

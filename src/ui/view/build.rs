@@ -13,32 +13,62 @@ use crate::ui::{app_state::UiState, theme};
 pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     let inner = super::panel(area, buf, " Build · correctness ");
     let Some((_, s)) = state.session.current_state() else {
-        Paragraph::new("no build yet").style(theme::dim()).render(inner, buf);
+        Paragraph::new("no build yet")
+            .style(theme::dim())
+            .render(inner, buf);
         return;
     };
-    let kv = |k: &str, v: String| vec![Span::styled(format!("{k} "), theme::label()), Span::styled(format!("{v}  "), theme::value())];
+    let kv = |k: &str, v: String| {
+        vec![
+            Span::styled(format!("{k} "), theme::label()),
+            Span::styled(format!("{v}  "), theme::value()),
+        ]
+    };
     let mut lines = Vec::new();
     if let Some(f) = &s.build_failure {
-        lines.push(Line::styled("BUILD FAILED — the last good build keeps running", theme::fail()));
-        lines.push(Line::styled(first_error_line(&f.log).unwrap_or("(no error line in the log)").to_string(), theme::error()));
+        lines.push(Line::styled(
+            "BUILD FAILED — the last good build keeps running",
+            theme::fail(),
+        ));
+        lines.push(Line::styled(
+            first_error_line(&f.log)
+                .unwrap_or("(no error line in the log)")
+                .to_string(),
+            theme::error(),
+        ));
     }
     match &s.build {
         Some(b) => {
             let mut l1 = kv("regs", b.registers.to_string());
-            l1.extend(kv("smem", bytes((b.smem_static_bytes + b.smem_dynamic_bytes) as f64)));
+            l1.extend(kv(
+                "smem",
+                bytes((b.smem_static_bytes + b.smem_dynamic_bytes) as f64),
+            ));
             l1.extend(kv("stack", bytes(b.stack_bytes as f64)));
             let spills = b.spill_store_bytes + b.spill_load_bytes;
             l1.push(Span::styled("spills ", theme::label()));
             l1.push(Span::styled(
                 format!("{}/{} B", b.spill_store_bytes, b.spill_load_bytes),
-                if spills > 0 { theme::fail() } else { theme::value() },
+                if spills > 0 {
+                    theme::fail()
+                } else {
+                    theme::value()
+                },
             ));
             lines.push(Line::from(l1));
-            let fam = if b.families.is_empty() { "scalar only".to_string() } else { b.families.join(" ") };
+            let fam = if b.families.is_empty() {
+                "scalar only".to_string()
+            } else {
+                b.families.join(" ")
+            };
             let mut l2 = kv("PTX", fam);
             l2.extend(kv("arch", b.arch.clone()));
             l2.push(Span::styled(
-                format!("compiled in {:.0} ms{}", b.compile_ms, if b.cached { " (cache)" } else { "" }),
+                format!(
+                    "compiled in {:.0} ms{}",
+                    b.compile_ms,
+                    if b.cached { " (cache)" } else { "" }
+                ),
                 theme::dim(),
             ));
             lines.push(Line::from(l2));
@@ -48,7 +78,11 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     }
     match &s.correctness {
         Some(c) => {
-            let (verdict, style) = if c.pass { ("PASS", theme::pass()) } else { ("FAIL", theme::fail()) };
+            let (verdict, style) = if c.pass {
+                ("PASS", theme::pass())
+            } else {
+                ("FAIL", theme::fail())
+            };
             lines.push(Line::from(vec![
                 Span::styled("correct ", theme::label()),
                 Span::styled(verdict, style),
@@ -61,17 +95,32 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         None => lines.push(Line::styled("correct  not checked yet (o)", theme::dim())),
     }
     if let Some(m) = &s.measurement {
-        let overhead = m.launch_overhead_us.map(|us| format!(", launch {us:.1} µs host")).unwrap_or_default();
+        let overhead = m
+            .launch_overhead_us
+            .map(|us| format!(", launch {us:.1} µs host"))
+            .unwrap_or_default();
         lines.push(Line::styled(
-            format!("{} samples in {:.1} s, median ±{:.2}% ({}){overhead}", m.samples, m.wall_s, m.rel_noise * 100.0, m.stop_reason),
+            format!(
+                "{} samples in {:.1} s, median ±{:.2}% ({}){overhead}",
+                m.samples,
+                m.wall_s,
+                m.rel_noise * 100.0,
+                m.stop_reason
+            ),
             theme::dim(),
         ));
     }
     if let Some(f) = &s.build_failure {
         for l in f.log.lines().filter(|l| !l.trim().is_empty()).take(6) {
-            let style = if l.contains("error") { theme::error() } else { theme::dim() };
+            let style = if l.contains("error") {
+                theme::error()
+            } else {
+                theme::dim()
+            };
             lines.push(Line::styled(l.to_string(), style));
         }
     }
-    Paragraph::new(lines).wrap(Wrap { trim: false }).render(inner, buf);
+    Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .render(inner, buf);
 }

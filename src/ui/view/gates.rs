@@ -22,28 +22,65 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         count(|s| matches!(s, Status::NotApplicable(_))),
     );
     let mut title = vec![" Gates ".into()];
-    title.push(ratatui::text::Span::styled(format!("{pass} pass "), theme::pass()));
-    title.push(ratatui::text::Span::styled(format!("{fail} fail "), theme::fail()));
-    title.push(ratatui::text::Span::styled(format!("{na} n/a "), theme::na()));
+    title.push(ratatui::text::Span::styled(
+        format!("{pass} pass "),
+        theme::pass(),
+    ));
+    title.push(ratatui::text::Span::styled(
+        format!("{fail} fail "),
+        theme::fail(),
+    ));
+    title.push(ratatui::text::Span::styled(
+        format!("{na} n/a "),
+        theme::na(),
+    ));
     if let Some(p) = &state.session.counter_progress {
-        title.push(ratatui::text::Span::styled(format!("collecting pass {} of {} ", p.pass, p.passes), theme::warn()));
+        title.push(ratatui::text::Span::styled(
+            format!("collecting pass {} of {} ", p.pass, p.passes),
+            theme::warn(),
+        ));
     }
     let inner = super::panel(area, buf, Line::from(title));
     let rows = results.iter().map(|r| {
         let (status_style, value) = match &r.status {
-            Status::Pass => (theme::pass(), r.value.map(|v| metric(v, &r.unit)).unwrap_or_default()),
-            Status::Fail => (theme::fail(), r.value.map(|v| metric(v, &r.unit)).unwrap_or_default()),
-            Status::NotApplicable(why) if why.starts_with("not collected") => (theme::na(), "pending".to_string()),
+            Status::Pass => (
+                theme::pass(),
+                r.value.map(|v| metric(v, &r.unit)).unwrap_or_default(),
+            ),
+            Status::Fail => (
+                theme::fail(),
+                r.value.map(|v| metric(v, &r.unit)).unwrap_or_default(),
+            ),
+            Status::NotApplicable(why) if why.starts_with("not collected") => {
+                (theme::na(), "pending".to_string())
+            }
             Status::NotApplicable(_) => (theme::na(), "—".to_string()),
         };
         Row::new(vec![
             Cell::from(r.name.clone()).style(theme::label()),
-            Cell::from(value).style(if matches!(r.status, Status::NotApplicable(_)) { theme::dim() } else { theme::value() }),
-            Cell::from(format!("{} {}", r.op.symbol(), metric(r.threshold, &r.unit))).style(theme::dim()),
+            Cell::from(value).style(if matches!(r.status, Status::NotApplicable(_)) {
+                theme::dim()
+            } else {
+                theme::value()
+            }),
+            Cell::from(format!(
+                "{} {}",
+                r.op.symbol(),
+                metric(r.threshold, &r.unit)
+            ))
+            .style(theme::dim()),
             Cell::from(r.status.to_string()).style(status_style),
         ])
     });
-    Table::new(rows, [Constraint::Fill(1), Constraint::Length(9), Constraint::Length(10), Constraint::Length(4)])
-        .column_spacing(1)
-        .render(inner, buf);
+    Table::new(
+        rows,
+        [
+            Constraint::Fill(1),
+            Constraint::Length(9),
+            Constraint::Length(10),
+            Constraint::Length(4),
+        ],
+    )
+    .column_spacing(1)
+    .render(inner, buf);
 }

@@ -9,20 +9,33 @@ use crate::ui::keymap::{Context, KEYS};
 use crate::ui::{app_state::UiState, theme};
 
 pub fn render(area: Rect, buf: &mut Buffer, _state: &UiState) {
-    let [popup] = Layout::horizontal([Constraint::Max(76)]).flex(Flex::Center).areas(area);
-    let [popup] = Layout::vertical([Constraint::Max(40)]).flex(Flex::Center).areas(popup);
+    let [popup] = Layout::horizontal([Constraint::Max(76)])
+        .flex(Flex::Center)
+        .areas(area);
+    let [popup] = Layout::vertical([Constraint::Max(40)])
+        .flex(Flex::Center)
+        .areas(popup);
     Clear.render(popup, buf);
     let inner = super::panel(popup, buf, " Keys — Esc closes ");
     let mut lines = Vec::new();
-    for (ctx, title) in [(Context::Global, "Everywhere"), (Context::Live, "Live"), (Context::Replay, "Replay")] {
+    for (ctx, title) in [
+        (Context::Global, "Everywhere"),
+        (Context::Live, "Live"),
+        (Context::Replay, "Replay"),
+    ] {
         lines.push(Line::styled(title, theme::variant_name()));
         for b in KEYS.iter().filter(|b| b.context == ctx) {
-            lines.push(Line::from(vec![Span::styled(format!("  {:<7}", b.label), theme::value()), Span::raw(b.help)]));
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {:<7}", b.label), theme::value()),
+                Span::raw(b.help),
+            ]));
         }
     }
     lines.push(Line::styled(
         "NVML utilization means \"a kernel was running\", not occupancy; see achieved occupancy in the gates.",
         theme::dim(),
     ));
-    Paragraph::new(lines).wrap(Wrap { trim: false }).render(inner, buf);
+    Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .render(inner, buf);
 }

@@ -22,10 +22,15 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     };
     let inner = super::panel(area, buf, title);
     if series.iter().all(|(_, _, s)| s.latency.count() == 0) {
-        Paragraph::new("no samples yet").style(theme::dim()).render(inner, buf);
+        Paragraph::new("no samples yet")
+            .style(theme::dim())
+            .render(inner, buf);
         return;
     }
-    let stat_lines: Vec<Line> = series.iter().map(|(tag, style, s)| stats_line(tag, *style, s)).collect();
+    let stat_lines: Vec<Line> = series
+        .iter()
+        .map(|(tag, style, s)| stats_line(tag, *style, s))
+        .collect();
     let extra = usize::from(series.len() == 2) + usize::from(throttle_line(&series).is_some());
     let [head, chart, axis] = Layout::vertical([
         Constraint::Length((stat_lines.len() + extra) as u16),
@@ -42,11 +47,19 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     }
     Paragraph::new(lines).render(head, buf);
     let stats: Vec<&LatencyStats> = series.iter().map(|(_, _, s)| &s.latency).collect();
-    let Some(range) = joint_range(stats.iter().copied()) else { return };
+    let Some(range) = joint_range(stats.iter().copied()) else {
+        return;
+    };
     let per_bin = series.len() as u16;
     let n_bins = (chart.width / per_bin).max(1) as usize;
     let bins: Vec<_> = stats.iter().map(|s| s.bins(range, n_bins)).collect();
-    let peak = bins.iter().flatten().map(|b| b.count).max().unwrap_or(1).max(1);
+    let peak = bins
+        .iter()
+        .flatten()
+        .map(|b| b.count)
+        .max()
+        .unwrap_or(1)
+        .max(1);
     // A narrow range gives fewer bins than columns: widen each bar to fill.
     let bar_w = (chart.width / (bins[0].len() as u16 * per_bin)).max(1);
     for (si, (_, style, _)) in series.iter().enumerate() {
@@ -71,37 +84,73 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
 fn series(state: &UiState) -> Vec<(&'static str, Style, &VariantState)> {
     let session = &state.session;
     if let Some(ab) = &session.ab {
-        let a = session.variants.get(&Key { variant: ab.a, shape: ab.shape });
-        let b = session.variants.get(&Key { variant: ab.b, shape: ab.shape });
+        let a = session.variants.get(&Key {
+            variant: ab.a,
+            shape: ab.shape,
+        });
+        let b = session.variants.get(&Key {
+            variant: ab.b,
+            shape: ab.shape,
+        });
         if let (Some(a), Some(b)) = (a, b) {
-            return vec![("A", Style::new().fg(theme::SLOT_A), a), ("B", Style::new().fg(theme::SLOT_B), b)];
+            return vec![
+                ("A", Style::new().fg(theme::SLOT_A), a),
+                ("B", Style::new().fg(theme::SLOT_B), b),
+            ];
         }
     }
-    session.current_state().map(|(_, s)| vec![("", Style::new().fg(theme::ACCENT), s)]).unwrap_or_default()
+    session
+        .current_state()
+        .map(|(_, s)| vec![("", Style::new().fg(theme::ACCENT), s)])
+        .unwrap_or_default()
 }
 
 fn stats_line<'a>(tag: &'a str, style: Style, s: &VariantState) -> Line<'a> {
     let Some(p) = s.latency.percentiles() else {
-        return Line::from(vec![Span::styled(format!("{tag} "), style), Span::styled("no samples", theme::dim())]);
+        return Line::from(vec![
+            Span::styled(format!("{tag} "), style),
+            Span::styled("no samples", theme::dim()),
+        ]);
     };
     let mut spans = Vec::new();
     if !tag.is_empty() {
-        spans.push(Span::styled(format!("{tag} "), style.add_modifier(ratatui::style::Modifier::BOLD)));
+        spans.push(Span::styled(
+            format!("{tag} "),
+            style.add_modifier(ratatui::style::Modifier::BOLD),
+        ));
     }
-    for (name, v) in [("p50", p.p50_ns), ("p90", p.p90_ns), ("p99", p.p99_ns), ("min", p.min_ns), ("max", p.max_ns)] {
+    for (name, v) in [
+        ("p50", p.p50_ns),
+        ("p90", p.p90_ns),
+        ("p99", p.p99_ns),
+        ("min", p.min_ns),
+        ("max", p.max_ns),
+    ] {
         spans.push(Span::styled(format!("{name} "), theme::label()));
-        spans.push(Span::styled(format!("{}  ", duration_ns(v)), if name == "p50" { theme::value() } else { Style::new() }));
+        spans.push(Span::styled(
+            format!("{}  ", duration_ns(v)),
+            if name == "p50" {
+                theme::value()
+            } else {
+                Style::new()
+            },
+        ));
     }
     spans.push(Span::styled("n ", theme::label()));
     spans.push(Span::raw(count(p.count as i64)));
     if let Some(m) = &s.measurement {
-        spans.push(Span::styled(format!("  ±{:.2}%", m.rel_noise * 100.0), theme::dim()));
+        spans.push(Span::styled(
+            format!("  ±{:.2}%", m.rel_noise * 100.0),
+            theme::dim(),
+        ));
     }
     Line::from(spans)
 }
 
 fn speedup_line(state: &UiState) -> Line<'static> {
-    let Some(ab) = &state.session.ab else { return Line::raw("") };
+    let Some(ab) = &state.session.ab else {
+        return Line::raw("");
+    };
     let verdict_style = if ab.verdict.starts_with("B faster") {
         theme::pass()
     } else if ab.verdict.starts_with("B slower") {
@@ -112,9 +161,20 @@ fn speedup_line(state: &UiState) -> Line<'static> {
     Line::from(vec![
         Span::styled("speedup A/B ", theme::label()),
         Span::styled(format!("{:.3}×", ab.speedup), theme::value()),
-        Span::styled(format!(" [{:.3}, {:.3}] 95% ", ab.ci_low, ab.ci_high), theme::dim()),
+        Span::styled(
+            format!(" [{:.3}, {:.3}] 95% ", ab.ci_low, ab.ci_high),
+            theme::dim(),
+        ),
         Span::styled(ab.verdict.clone(), verdict_style),
-        Span::styled(format!(" ({}, p={:.2e}){}", ab.test, ab.p_value, if ab.done { "" } else { " racing…" }), theme::dim()),
+        Span::styled(
+            format!(
+                " ({}, p={:.2e}){}",
+                ab.test,
+                ab.p_value,
+                if ab.done { "" } else { " racing…" }
+            ),
+            theme::dim(),
+        ),
     ])
 }
 
@@ -124,8 +184,15 @@ fn throttle_line(series: &[(&str, Style, &VariantState)]) -> Option<Line<'static
         return None;
     }
     let throttled: u64 = series.iter().map(|(_, _, s)| s.throttled_samples).sum();
-    let style = if throttled > 0 { theme::warn() } else { theme::dim() };
-    Some(Line::styled(format!("{throttled} of {tagged} samples ran throttled or below the expected clock"), style))
+    let style = if throttled > 0 {
+        theme::warn()
+    } else {
+        theme::dim()
+    };
+    Some(Line::styled(
+        format!("{throttled} of {tagged} samples ran throttled or below the expected clock"),
+        style,
+    ))
 }
 
 fn draw_bar(buf: &mut Buffer, x: u16, chart: Rect, frac: f64, style: Style) {

@@ -42,17 +42,28 @@ pub fn render_to(area: Rect, buf: &mut Buffer, state: &UiState) {
     bars::title(title, buf, state);
     bars::banner(banner, buf, state);
     bars::key_bar(keys, buf, state);
-    let (top_h, mid_h, side) = if comfortable { (14, 12, 26) } else { (9, 9, 24) };
+    let (top_h, mid_h, side) = if comfortable {
+        (14, 12, 26)
+    } else {
+        (9, 9, 24)
+    };
     let gates_w = if comfortable { 54 } else { 42 };
-    let [top, mid, bottom] =
-        Layout::vertical([Constraint::Length(top_h), Constraint::Length(mid_h), Constraint::Fill(1)]).areas(body);
-    let [tog, hist] = Layout::horizontal([Constraint::Length(side), Constraint::Fill(1)]).areas(top);
+    let [top, mid, bottom] = Layout::vertical([
+        Constraint::Length(top_h),
+        Constraint::Length(mid_h),
+        Constraint::Fill(1),
+    ])
+    .areas(body);
+    let [tog, hist] =
+        Layout::horizontal([Constraint::Length(side), Constraint::Fill(1)]).areas(top);
     toggles::render(tog, buf, state);
     histogram::render(hist, buf, state);
-    let [gat, bld] = Layout::horizontal([Constraint::Length(gates_w), Constraint::Fill(1)]).areas(mid);
+    let [gat, bld] =
+        Layout::horizontal([Constraint::Length(gates_w), Constraint::Fill(1)]).areas(mid);
     gates::render(gat, buf, state);
     build::render(bld, buf, state);
-    let [tel, lg] = Layout::horizontal([Constraint::Length(gates_w), Constraint::Fill(1)]).areas(bottom);
+    let [tel, lg] =
+        Layout::horizontal([Constraint::Length(gates_w), Constraint::Fill(1)]).areas(bottom);
     telemetry::render(tel, buf, state);
     log::render(lg, buf, state);
     if state.help_open {
@@ -63,15 +74,23 @@ pub fn render_to(area: Rect, buf: &mut Buffer, state: &UiState) {
 fn too_small(area: Rect, buf: &mut Buffer) {
     let text = vec![
         Line::styled("attnscope", theme::variant_name()),
-        Line::raw(format!("terminal is {}×{}; needs at least {MIN_WIDTH}×{MIN_HEIGHT}", area.width, area.height)),
+        Line::raw(format!(
+            "terminal is {}×{}; needs at least {MIN_WIDTH}×{MIN_HEIGHT}",
+            area.width, area.height
+        )),
         Line::raw("enlarge the window, or press q to quit"),
     ];
-    Paragraph::new(text).wrap(Wrap { trim: true }).render(area, buf);
+    Paragraph::new(text)
+        .wrap(Wrap { trim: true })
+        .render(area, buf);
 }
 
 /// A titled panel frame; returns the inner area.
 fn panel(area: Rect, buf: &mut Buffer, title: impl Into<Line<'static>>) -> Rect {
-    let block = Block::default().borders(Borders::ALL).border_style(theme::border()).title(title.into());
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme::border())
+        .title(title.into());
     let inner = block.inner(area);
     block.render(area, buf);
     inner

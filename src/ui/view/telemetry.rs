@@ -10,20 +10,38 @@ use crate::metrics::format::bytes;
 use crate::session::event::TelemetrySample;
 use crate::ui::{app_state::UiState, theme};
 
-type Series = (&'static str, fn(&TelemetrySample) -> f64, fn(&TelemetrySample) -> String);
+type Series = (
+    &'static str,
+    fn(&TelemetrySample) -> f64,
+    fn(&TelemetrySample) -> String,
+);
 
 const SERIES: [Series; 4] = [
-    ("SM clk", |t| t.sm_clock_mhz as f64, |t| format!("{} MHz", t.sm_clock_mhz)),
-    ("power", |t| t.power_w, |t| format!("{:.0}/{:.0} W", t.power_w, t.power_limit_w)),
+    (
+        "SM clk",
+        |t| t.sm_clock_mhz as f64,
+        |t| format!("{} MHz", t.sm_clock_mhz),
+    ),
+    (
+        "power",
+        |t| t.power_w,
+        |t| format!("{:.0}/{:.0} W", t.power_w, t.power_limit_w),
+    ),
     ("temp", |t| t.temp_c as f64, |t| format!("{} °C", t.temp_c)),
-    ("util", |t| t.util_gpu_pct as f64, |t| format!("{}%", t.util_gpu_pct)),
+    (
+        "util",
+        |t| t.util_gpu_pct as f64,
+        |t| format!("{}%", t.util_gpu_pct),
+    ),
 ];
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     let inner = super::panel(area, buf, " Telemetry (NVML) ");
     let samples = &state.session.telemetry;
     let Some(last) = samples.back() else {
-        Paragraph::new("no telemetry in this session").style(theme::dim()).render(inner, buf);
+        Paragraph::new("no telemetry in this session")
+            .style(theme::dim())
+            .render(inner, buf);
         return;
     };
     let throttles = state.session.throttle_now();
@@ -31,21 +49,42 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     rows.push(Constraint::Fill(1));
     let areas = Layout::vertical(rows).split(inner);
     for (i, (name, get, show)) in SERIES.iter().enumerate() {
-        let [label, spark, value] =
-            Layout::horizontal([Constraint::Length(7), Constraint::Fill(1), Constraint::Length(13)]).areas(areas[i]);
+        let [label, spark, value] = Layout::horizontal([
+            Constraint::Length(7),
+            Constraint::Fill(1),
+            Constraint::Length(13),
+        ])
+        .areas(areas[i]);
         Paragraph::new(Span::styled(*name, theme::label())).render(label, buf);
         let width = spark.width as usize;
-        let data: Vec<u64> = samples.iter().rev().take(width).rev().map(|t| scaled(get(t))).collect();
-        Sparkline::default().data(&data).max(sparkline_max(samples.iter().map(get))).style(theme::value()).render(spark, buf);
+        let data: Vec<u64> = samples
+            .iter()
+            .rev()
+            .take(width)
+            .rev()
+            .map(|t| scaled(get(t)))
+            .collect();
+        Sparkline::default()
+            .data(&data)
+            .max(sparkline_max(samples.iter().map(get)))
+            .style(theme::value())
+            .render(spark, buf);
         Paragraph::new(Span::styled(format!(" {}", show(last)), theme::value())).render(value, buf);
     }
     let status = if throttles.is_empty() {
         Line::styled(
-            format!("mem {} of {} · no throttling", bytes(last.mem_used_bytes as f64), bytes(last.mem_total_bytes as f64)),
+            format!(
+                "mem {} of {} · no throttling",
+                bytes(last.mem_used_bytes as f64),
+                bytes(last.mem_total_bytes as f64)
+            ),
             theme::dim(),
         )
     } else {
-        Line::styled(format!("⚠ THROTTLED: {}", throttles.join(", ")), theme::fail())
+        Line::styled(
+            format!("⚠ THROTTLED: {}", throttles.join(", ")),
+            theme::fail(),
+        )
     };
     Paragraph::new(status).render(areas[SERIES.len()], buf);
 }

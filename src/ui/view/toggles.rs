@@ -11,14 +11,22 @@ use crate::ui::theme;
 pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     let inner = super::panel(area, buf, " Variant ");
     let Some(key) = state.shown_key() else {
-        Paragraph::new("waiting for the first variant…").style(theme::dim()).render(inner, buf);
+        Paragraph::new("waiting for the first variant…")
+            .style(theme::dim())
+            .render(inner, buf);
         return;
     };
     let t = key.variant.toggles;
     let switch = |on: bool, key: &str, name: &str| {
         Line::from(vec![
-            Span::styled(if on { " ■ " } else { " □ " }, if on { theme::on() } else { theme::off() }),
-            Span::styled(format!("{name:<12}"), if on { theme::value() } else { theme::label() }),
+            Span::styled(
+                if on { " ■ " } else { " □ " },
+                if on { theme::on() } else { theme::off() },
+            ),
+            Span::styled(
+                format!("{name:<12}"),
+                if on { theme::value() } else { theme::label() },
+            ),
             Span::styled(format!("[{key}]"), theme::dim()),
         ])
     };
@@ -30,17 +38,35 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         switch(t.cp_async, "c", "cp.async"),
         Line::from(vec![
             Span::styled(" tile  ", theme::label()),
-            Span::styled(format!("{}×{} s{} w{}", tile.block_m, tile.block_n, tile.stages, tile.warps), theme::value()),
+            Span::styled(
+                format!(
+                    "{}×{} s{} w{}",
+                    tile.block_m, tile.block_n, tile.stages, tile.warps
+                ),
+                theme::value(),
+            ),
         ]),
-        Line::from(vec![Span::styled(" shape ", theme::label()), Span::styled(key.shape.to_string(), theme::value())]),
+        Line::from(vec![
+            Span::styled(" shape ", theme::label()),
+            Span::styled(key.shape.to_string(), theme::value()),
+        ]),
     ];
-    if let Mode::Live { slot_a, slot_b, l2, .. } = &state.mode {
+    if let Mode::Live {
+        slot_a, slot_b, l2, ..
+    } = &state.mode
+    {
         lines.push(Line::from(vec![
             Span::styled(" L2    ", theme::label()),
             Span::styled(format!("{l2:?}").to_lowercase(), theme::value()),
         ]));
-        lines.push(Line::from(vec![Span::styled(" A ", theme::label()), Span::styled(slot_a.name(), theme::dim())]));
-        lines.push(Line::from(vec![Span::styled(" B ", theme::label()), Span::styled(slot_b.name(), theme::dim())]));
+        lines.push(Line::from(vec![
+            Span::styled(" A ", theme::label()),
+            Span::styled(slot_a.name(), theme::dim()),
+        ]));
+        lines.push(Line::from(vec![
+            Span::styled(" B ", theme::label()),
+            Span::styled(slot_b.name(), theme::dim()),
+        ]));
     }
     Paragraph::new(lines).render(inner, buf);
 }

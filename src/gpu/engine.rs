@@ -1,0 +1,361 @@
+//! The engine: one CUDA context, the inputs for one shape, the loaded
+//! variants, launches timed with CUDA events, and the correctness oracle.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute};
+use cudarc::driver::{
+    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
+use cudarc::nvrtc::Ptx;
+use half::f16;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+use super::nvrtc::{Build, BuildError, Builder, ENTRY};
+use crate::metrics::reference::{self, Accumulator};
+use crate::session::event::{CorrectnessReport, GpuInfo, L2Mode};
+use crate::session::{Shape, Variant};
+
+/// The output poison: -65504, the most negative finite f16. No attention
+/// output over inputs in [-1, 1] can equal it, so any left means unwritten.
+pub const POISON: u16 = 0xFBFF;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    #[error("CUDA: {0}")]
+    Cuda(String),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+fn cuda<T>(r: Result<T, cudarc::driver::DriverError>, what: &str) -> Result<T, EngineError> {
+    r.map_err(|e| EngineError::Cuda(format!("{what}: {e}")))
+}
+
+struct Loaded {
+    func: CudaFunction,
+    smem_bytes: u32,
+    block_m: u32,
+    threads: u32,
+    build: Build,
+}
+
+struct Buffers {
+    shape: Shape,
+    q: CudaSlice<f16>,
+    k: CudaSlice<f16>,
+    v: CudaSlice<f16>,
+    o: CudaSlice<f16>,
+    seed: u64,
+}
+
+pub struct Engine {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    builder: Builder,
+    pub arch: String,
+    pub info: GpuInfo,
+    max_smem_optin: u32,
+    loaded: HashMap<(Variant, u32), Loaded>,
+    bufs: Option<Buffers>,
+    flush: Option<CudaSlice<u8>>,
+}
+
+impl Engine {
+    pub fn new(source: String) -> Result<Engine, EngineError> {
+        super::probe().map_err(EngineError::Invalid)?;
+        let ctx = cuda(CudaContext::new(0), "create context")?;
+        // One stream: cudarc's cross-stream event tracking is overhead here.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.default_stream();
+        let (major, minor) = cuda(ctx.compute_capability(), "compute capability")?;
+        let attr = |a| cuda(ctx.attribute(a), "device attribute");
+        let info = GpuInfo {
+            name: cuda(ctx.name(), "device name")?,
+            cc_major: major as u32,
+            cc_minor: minor as u32,
+            sm_count: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
+            l2_bytes: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64,
+            memory_bytes: cuda(ctx.total_mem(), "total memory")? as u64,
+        };
+        let max_smem_optin =
+            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as u32;
+        Ok(Engine {
+            arch: format!("sm_{major}{minor}"),
+            ctx,
+            stream,
+            builder: Builder::new(source),
+            info,
+            max_smem_optin,
+            loaded: HashMap::new(),
+            bufs: None,
+            flush: None,
+        })
+    }
+
+    pub fn source_hash(&self) -> String {
+        self.builder.source_hash()
+    }
+
+    /// Builds (or takes from cache) and loads `variant` for `shape.d`.
+    pub fn prepare(&mut self, variant: &Variant, shape: &Shape) -> Result<Build, EngineError> {
+        let key = (*variant, shape.d);
+        if let Some(l) = self.loaded.get(&key) {
+            return Ok(Build {
+                cached: true,
+                ..l.build.clone()
+            });
+        }
+        let build = self.builder.build(variant, shape, &self.arch)?;
+        let module = cuda(
+            self.ctx.load_module(Ptx::from_binary(build.cubin.clone())),
+            "load module",
+        )?;
+        let func = cuda(module.load_function(ENTRY), "load function")?;
+        let read_const = |name: &str| -> Result<u32, EngineError> {
+            let view = cuda(module.get_global(name, &self.stream), name)?;
+            let bytes = cuda(self.stream.clone_dtoh(&view), name)?;
+            Ok(u32::from_le_bytes(bytes[..4].try_into().map_err(|_| {
+                EngineError::Invalid(format!("{name} too short"))
+            })?))
+        };
+        let smem_bytes = read_const("attn_smem_bytes")?;
+        let threads = read_const("attn_threads")?;
+        let block_m = read_const("attn_block_m")?;
+        if smem_bytes > self.max_smem_optin {
+            return Err(EngineError::Invalid(format!(
+                "{variant} at D={} needs {smem_bytes} B of shared memory per block; this GPU allows {}",
+                shape.d, self.max_smem_optin
+            )));
+        }
+        cuda(
+            func.set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                smem_bytes as i32,
+            ),
+            "raise the dynamic shared-memory limit",
+        )?;
+        self.loaded.insert(
+            key,
+            Loaded {
+                func,
+                smem_bytes,
+                block_m,
+                threads,
+                build: build.clone(),
+            },
+        );
+        Ok(build)
+    }
+
+    pub fn smem_bytes(&self, variant: &Variant, d: u32) -> Option<u32> {
+        self.loaded.get(&(*variant, d)).map(|l| l.smem_bytes)
+    }
+
+    /// Fresh uniform [-1, 1] inputs for `shape` from `seed`.
+    pub fn set_inputs(&mut self, shape: &Shape, seed: u64) -> Result<(), EngineError> {
+        let n = shape.elements();
+        let need = 4 * n as u64 * 2;
+        let (free, _) = cuda(cudarc::driver::result::mem_get_info(), "memory info")?;
+        if need > free as u64 {
+            return Err(EngineError::Invalid(format!(
+                "shape {shape} needs {need} B of GPU memory; {free} B free"
+            )));
+        }
+        let host = random_inputs(n, seed);
+        let q = cuda(self.stream.clone_htod(&host[0]), "upload Q")?;
+        let k = cuda(self.stream.clone_htod(&host[1]), "upload K")?;
+        let v = cuda(self.stream.clone_htod(&host[2]), "upload V")?;
+        let o = cuda(self.stream.alloc_zeros::<f16>(n), "allocate O")?;
+        self.bufs = Some(Buffers {
+            shape: *shape,
+            q,
+            k,
+            v,
+            o,
+            seed,
+        });
+        Ok(())
+    }
+
+    fn ensure_inputs(&mut self, shape: &Shape) -> Result<(), EngineError> {
+        if self.bufs.as_ref().is_none_or(|b| b.shape != *shape) {
+            self.set_inputs(shape, 1)?;
+        }
+        Ok(())
+    }
+
+    fn launch(&mut self, variant: &Variant, shape: &Shape) -> Result<(), EngineError> {
+        let l = self
+            .loaded
+            .get(&(*variant, shape.d))
+            .ok_or_else(|| EngineError::Invalid(format!("{variant} not prepared")))?;
+        let b = self
+            .bufs
+            .as_mut()
+            .ok_or_else(|| EngineError::Invalid("no inputs".into()))?;
+        let cfg = LaunchConfig {
+            grid_dim: (shape.s.div_ceil(l.block_m), shape.b * shape.h, 1),
+            block_dim: (l.threads, 1, 1),
+            shared_mem_bytes: l.smem_bytes,
+        };
+        let scale_log2 = std::f32::consts::LOG2_E / (shape.d as f32).sqrt();
+        let s = shape.s as i32;
+        let causal = i32::from(shape.causal);
+        let mut args = self.stream.launch_builder(&l.func);
+        args.arg(&b.q)
+            .arg(&b.k)
+            .arg(&b.v)
+            .arg(&mut b.o)
+            .arg(&s)
+            .arg(&scale_log2)
+            .arg(&causal);
+        // SAFETY: the argument list matches attention_fwd's signature, and the
+        // buffers hold B·H·S·D elements for this shape.
+        cuda(unsafe { args.launch(cfg) }.map(|_| ()), "launch")
+    }
+
+    /// Times `n` launches, one CUDA-event pair each; returns GPU ns per launch
+    /// and the host cost of one launch call in µs.
+    pub fn time_batch(
+        &mut self,
+        variant: &Variant,
+        shape: &Shape,
+        n: usize,
+        l2: L2Mode,
+    ) -> Result<(Vec<u64>, f64), EngineError> {
+        self.ensure_inputs(shape)?;
+        if l2 == L2Mode::Cold && self.flush.is_none() {
+            // Twice the L2, as nvbench does, so nothing of the inputs survives.
+            let bytes = (self.info.l2_bytes as usize * 2).max(1 << 20);
+            self.flush = Some(cuda(
+                self.stream.alloc_zeros::<u8>(bytes),
+                "allocate L2 flush buffer",
+            )?);
+        }
+        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+        let events: Vec<(CudaEvent, CudaEvent)> = (0..n)
+            .map(|_| {
+                Ok((
+                    cuda(self.ctx.new_event(flags), "event")?,
+                    cuda(self.ctx.new_event(flags), "event")?,
+                ))
+            })
+            .collect::<Result<_, EngineError>>()?;
+        let mut host_ns = 0u128;
+        for (start, end) in &events {
+            if l2 == L2Mode::Cold {
+                let flush = self.flush.as_mut().expect("allocated above");
+                cuda(self.stream.memset_zeros(flush), "flush L2")?;
+            }
+            cuda(start.record(&self.stream), "record")?;
+            let t = Instant::now();
+            self.launch(variant, shape)?;
+            host_ns += t.elapsed().as_nanos();
+            cuda(end.record(&self.stream), "record")?;
+        }
+        cuda(self.stream.synchronize(), "kernel execution")?;
+        let samples = events
+            .iter()
+            .map(|(s, e)| {
+                cuda(s.elapsed_ms(e), "elapsed").map(|ms| (ms as f64 * 1e6).round().max(1.0) as u64)
+            })
+            .collect::<Result<Vec<u64>, _>>()?;
+        Ok((samples, host_ns as f64 / n.max(1) as f64 / 1e3))
+    }
+
+    /// Runs the variant on fresh inputs from `seed`, output poisoned first, and
+    /// compares against the f64 reference.
+    pub fn check(
+        &mut self,
+        variant: &Variant,
+        shape: &Shape,
+        seed: u64,
+    ) -> Result<CorrectnessReport, EngineError> {
+        self.prepare(variant, shape)?;
+        self.set_inputs(shape, seed)?;
+        let n = shape.elements();
+        {
+            let b = self.bufs.as_mut().expect("set above");
+            let poison = vec![f16::from_bits(POISON); n];
+            cuda(self.stream.memcpy_htod(&poison, &mut b.o), "poison O")?;
+        }
+        self.launch(variant, shape)?;
+        cuda(self.stream.synchronize(), "kernel execution")?;
+        let b = self.bufs.as_ref().expect("set above");
+        let out: Vec<f16> = cuda(self.stream.clone_dtoh(&b.o), "download O")?;
+        let inputs = random_inputs(n, b.seed);
+        let (s, d) = (shape.s as usize, shape.d as usize);
+        let head_len = s * d;
+        let to_f32 = |x: &[f16]| x.iter().map(|h| h.to_f32()).collect::<Vec<f32>>();
+        let checked = reference::heads_to_check(shape);
+        let mut acc = Accumulator::default();
+        let per_head: Vec<(usize, Vec<f64>)> = checked
+            .par_iter()
+            .map(|&hd| {
+                let r = hd * head_len..(hd + 1) * head_len;
+                (
+                    hd,
+                    reference::attention_head(
+                        &to_f32(&inputs[0][r.clone()]),
+                        &to_f32(&inputs[1][r.clone()]),
+                        &to_f32(&inputs[2][r]),
+                        s,
+                        d,
+                        shape.causal,
+                    ),
+                )
+            })
+            .collect();
+        let got = to_f32(&out);
+        let poisoned: Vec<bool> = out.iter().map(|h| h.to_bits() == POISON).collect();
+        let mut compared = vec![false; (shape.b * shape.h) as usize];
+        for (hd, reference) in &per_head {
+            let r = hd * head_len..(hd + 1) * head_len;
+            acc.add(&got[r.clone()], &poisoned[r], reference);
+            compared[*hd] = true;
+        }
+        for (hd, done) in compared.iter().enumerate() {
+            if !done {
+                let r = hd * head_len..(hd + 1) * head_len;
+                acc.scan_only(&got[r.clone()], &poisoned[r]);
+            }
+        }
+        let c = acc.finish();
+        Ok(CorrectnessReport {
+            variant: *variant,
+            shape: *shape,
+            seed,
+            max_abs_err: c.max_abs_err,
+            rel_l2_err: c.rel_l2_err,
+            nan_count: c.nan_count,
+            unwritten: c.unwritten,
+            pass: c.pass(),
+        })
+    }
+
+    pub fn driver_version(&self) -> Option<String> {
+        let mut v = 0i32;
+        // SAFETY: libcuda is loaded (the engine exists) and `v` outlives the call.
+        let rc = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) };
+        (rc == cudarc::driver::sys::CUresult::CUDA_SUCCESS)
+            .then(|| format!("{}.{}", v / 1000, (v % 1000) / 10))
+    }
+}
+
+/// Q, K, V uniform in [-1, 1], reproducible from `seed`.
+pub fn random_inputs(n: usize, seed: u64) -> [Vec<f16>; 3] {
+    let draw = |stream: u64| {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed.wrapping_mul(3).wrapping_add(stream));
+        (0..n)
+            .map(|_| f16::from_f32(rng.random_range(-1.0f32..=1.0)))
+            .collect::<Vec<f16>>()
+    };
+    [draw(0), draw(1), draw(2)]
+}

@@ -1,0 +1,284 @@
+//! NVRTC builds of the attention kernel: toggles as -D defines, straight to
+//! cubin for one arch, with the PTXAS report, a memory cache and a disk cache
+//! keyed by source hash + defines + arch + NVRTC version.
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use cudarc::nvrtc::{result, sys};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::libs::{self, Lib};
+use super::ptxas::{self, Resources};
+use crate::session::{Shape, Variant};
+
+pub const KERNEL_SOURCE: &str = include_str!("../../kernels/attention.cu");
+pub const ENTRY: &str = "attention_fwd";
+
+/// What one compile produced.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Build {
+    pub arch: String,
+    pub cubin: Vec<u8>,
+    pub log: String,
+    pub families: Vec<String>,
+    pub registers: u32,
+    pub smem_static_bytes: u32,
+    pub stack_bytes: u32,
+    pub spill_store_bytes: u32,
+    pub spill_load_bytes: u32,
+    pub compile_ms: f64,
+    #[serde(skip)]
+    pub cached: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("{0}")]
+    Library(#[from] libs::Missing),
+    #[error("NVRTC failed to compile {variant} for {arch}:\n{log}")]
+    Compile {
+        variant: String,
+        arch: String,
+        log: String,
+    },
+    #[error("NVRTC error: {0}")]
+    Nvrtc(String),
+}
+
+/// The -D defines for a variant at a head dimension.
+pub fn defines(variant: &Variant, head_dim: u32) -> Vec<String> {
+    let t = variant.toggles;
+    let c = variant.tile;
+    vec![
+        format!("-DHEAD_DIM={head_dim}"),
+        format!("-DBLOCK_M={}", c.block_m),
+        format!("-DBLOCK_N={}", c.block_n),
+        format!("-DSTAGES={}", c.stages),
+        format!("-DWARPS={}", c.warps),
+        format!("-DUSE_WMMA={}", u8::from(t.wmma)),
+        format!("-DUSE_WMMA_PV={}", u8::from(t.wmma_pv)),
+        format!("-DUSE_CP_ASYNC={}", u8::from(t.cp_async)),
+    ]
+}
+
+/// Folders holding `cuda_fp16.h` (NVRTC needs them for half and WMMA).
+pub fn include_dirs() -> Vec<PathBuf> {
+    let mut candidates = Vec::new();
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(root) = std::env::var_os(var) {
+            candidates.push(PathBuf::from(root).join("include"));
+        }
+    }
+    candidates.push(PathBuf::from("/usr/local/cuda/include"));
+    candidates.push(PathBuf::from(
+        "/usr/local/cuda/targets/x86_64-linux/include",
+    ));
+    for dir in libs::search_dirs() {
+        if let Some(parent) = dir.parent() {
+            candidates.push(parent.join("include"));
+        }
+    }
+    candidates.retain(|d| d.join("cuda_fp16.h").is_file());
+    candidates.dedup();
+    candidates
+}
+
+pub fn nvrtc_version() -> Result<(i32, i32), BuildError> {
+    libs::ensure(Lib::Nvrtc)?;
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: libnvrtc was found and preloaded above.
+    let rc = unsafe { sys::nvrtcVersion(&mut major, &mut minor) };
+    if rc != sys::nvrtcResult::NVRTC_SUCCESS {
+        return Err(BuildError::Nvrtc(format!("nvrtcVersion: {rc:?}")));
+    }
+    Ok((major, minor))
+}
+
+pub struct Builder {
+    source: String,
+    memory: Mutex<HashMap<String, Build>>,
+    disk: Option<PathBuf>,
+}
+
+impl Builder {
+    pub fn new(source: String) -> Builder {
+        let disk = std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+            .map(|c| c.join("attnscope/cubin"));
+        Builder {
+            source,
+            memory: Mutex::new(HashMap::new()),
+            disk,
+        }
+    }
+
+    pub fn without_disk_cache(mut self) -> Builder {
+        self.disk = None;
+        self
+    }
+
+    pub fn source_hash(&self) -> String {
+        hex(&Sha256::digest(self.source.as_bytes()))[..16].to_string()
+    }
+
+    fn key(&self, defines: &[String], arch: &str) -> Result<String, BuildError> {
+        let (major, minor) = nvrtc_version()?;
+        let mut h = Sha256::new();
+        h.update(self.source.as_bytes());
+        for d in defines {
+            h.update(d.as_bytes());
+            h.update([0]);
+        }
+        h.update(arch.as_bytes());
+        h.update(format!("nvrtc{major}.{minor}"));
+        Ok(hex(&h.finalize())[..32].to_string())
+    }
+
+    /// Builds `variant` for `shape.d` and `arch` (`sm_90`), from cache when possible.
+    pub fn build(&self, variant: &Variant, shape: &Shape, arch: &str) -> Result<Build, BuildError> {
+        let defines = defines(variant, shape.d);
+        let key = self.key(&defines, arch)?;
+        if let Some(b) = self
+            .memory
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
+            return Ok(Build {
+                cached: true,
+                ..b.clone()
+            });
+        }
+        if let Some(b) = self
+            .disk
+            .as_ref()
+            .and_then(|d| read_cached(&d.join(format!("{key}.json"))))
+        {
+            self.memory
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(key, b.clone());
+            return Ok(Build { cached: true, ..b });
+        }
+        let build = compile(&self.source, &defines, arch).map_err(|e| match e {
+            BuildError::Compile { arch, log, .. } => BuildError::Compile {
+                variant: variant.name(),
+                arch,
+                log,
+            },
+            other => other,
+        })?;
+        if let Some(dir) = &self.disk {
+            // A cache that cannot be written only costs a rebuild next time.
+            let _ = std::fs::create_dir_all(dir).and_then(|_| {
+                std::fs::write(
+                    dir.join(format!("{key}.json")),
+                    serde_json::to_vec(&build).unwrap_or_default(),
+                )
+            });
+        }
+        self.memory
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, build.clone());
+        Ok(build)
+    }
+}
+
+fn read_cached(path: &Path) -> Option<Build> {
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// One NVRTC compile to cubin with `-Xptxas -v`.
+pub fn compile(source: &str, defines: &[String], arch: &str) -> Result<Build, BuildError> {
+    libs::ensure(Lib::Nvrtc)?;
+    let started = Instant::now();
+    let mut opts: Vec<String> = vec![
+        format!("--gpu-architecture={arch}"),
+        "--std=c++17".into(),
+        "--ptxas-options=-v".into(),
+        "-default-device".into(),
+        "-lineinfo".into(),
+    ];
+    opts.extend(defines.iter().cloned());
+    for dir in include_dirs() {
+        opts.push(format!("--include-path={}", dir.display()));
+    }
+    let src = CString::new(source)
+        .map_err(|_| BuildError::Nvrtc("kernel source contains a NUL byte".into()))?;
+    let name = CString::new("attention.cu").expect("no NUL");
+    let prog = result::create_program(&src, Some(&name))
+        .map_err(|e| BuildError::Nvrtc(format!("{e:?}")))?;
+    // SAFETY: `prog` is a live program until destroy_program below.
+    let outcome = unsafe { result::compile_program(prog, &opts) };
+    let log = unsafe { result::get_program_log(prog) }
+        .map(|l| c_chars_to_string(&l))
+        .unwrap_or_default();
+    let built = outcome
+        .map_err(|_| BuildError::Compile {
+            variant: String::new(),
+            arch: arch.into(),
+            log: log.clone(),
+        })
+        .and_then(|_| {
+            let ptx = unsafe { result::get_ptx(prog) }
+                .map_err(|e| BuildError::Nvrtc(format!("{e:?}")))?;
+            let cubin = unsafe { get_cubin(prog) }?;
+            Ok((c_chars_to_string(&ptx), cubin))
+        });
+    // SAFETY: created above and not used after this.
+    let _ = unsafe { result::destroy_program(prog) };
+    let (ptx, cubin) = built?;
+    let r: Resources = ptxas::parse_report(&log, ENTRY).ok_or_else(|| {
+        BuildError::Nvrtc(format!(
+            "no PTXAS report for {ENTRY} in the NVRTC log:\n{log}"
+        ))
+    })?;
+    Ok(Build {
+        arch: arch.into(),
+        cubin,
+        families: ptxas::families(&ptx),
+        log,
+        registers: r.registers,
+        smem_static_bytes: r.smem_static_bytes,
+        stack_bytes: r.stack_bytes,
+        spill_store_bytes: r.spill_store_bytes,
+        spill_load_bytes: r.spill_load_bytes,
+        compile_ms: started.elapsed().as_secs_f64() * 1e3,
+        cached: false,
+    })
+}
+
+unsafe fn get_cubin(prog: sys::nvrtcProgram) -> Result<Vec<u8>, BuildError> {
+    let mut size = 0usize;
+    // SAFETY: the caller passes a compiled program.
+    let rc = unsafe { sys::nvrtcGetCUBINSize(prog, &mut size) };
+    if rc != sys::nvrtcResult::NVRTC_SUCCESS {
+        return Err(BuildError::Nvrtc(format!("nvrtcGetCUBINSize: {rc:?}")));
+    }
+    let mut buf = vec![0u8; size];
+    let rc = unsafe { sys::nvrtcGetCUBIN(prog, buf.as_mut_ptr().cast()) };
+    if rc != sys::nvrtcResult::NVRTC_SUCCESS {
+        return Err(BuildError::Nvrtc(format!("nvrtcGetCUBIN: {rc:?}")));
+    }
+    Ok(buf)
+}
+
+fn c_chars_to_string(chars: &[std::ffi::c_char]) -> String {
+    let bytes: Vec<u8> = chars
+        .iter()
+        .map(|&c| c as u8)
+        .take_while(|&b| b != 0)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}

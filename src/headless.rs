@@ -1,0 +1,399 @@
+//! The headless commands: bench, selftest, doctor. They drive the GPU room's
+//! engine and print tables or JSON.
+
+use std::path::Path;
+use std::time::Instant;
+
+use serde_json::json;
+
+use crate::cli::{BenchArgs, SelftestArgs, exit};
+use crate::gpu::engine::Engine;
+use crate::gpu::libs::{self, Lib};
+use crate::gpu::measure::{self, Plan};
+use crate::gpu::nvrtc::{self, KERNEL_SOURCE};
+use crate::gpu::worker::Worker;
+use crate::metrics::histogram::LatencyStats;
+use crate::session::event::*;
+use crate::session::recorder::Recorder;
+use crate::session::{Shape, TileConfig};
+
+pub fn bench(args: BenchArgs) -> i32 {
+    let shape = Shape {
+        causal: args.causal,
+        ..args.shape
+    };
+    let mut engine = match Engine::new(KERNEL_SOURCE.to_string()) {
+        Ok(e) => e,
+        Err(e) => return fail(exit::NO_GPU, e),
+    };
+    let started = Instant::now();
+    let mut recorder = match &args.record {
+        Some(p) => match Recorder::create(p) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                return fail(
+                    exit::USAGE,
+                    format!("cannot record to {}: {e}", p.display()),
+                );
+            }
+        },
+        None => None,
+    };
+    let mut record = |event: Event| {
+        if let Some(r) = recorder.as_mut() {
+            let _ = r.append(&Stamped {
+                t_us: started.elapsed().as_micros() as u64,
+                event,
+            });
+        }
+    };
+    let header = Worker::new_header(&engine, std::env::args().collect());
+    record(Event::Header(header));
+    let plan = Plan {
+        l2: if args.cold_l2 {
+            L2Mode::Cold
+        } else {
+            L2Mode::Hot
+        },
+        max_s: args.max_seconds,
+        ..Plan::default()
+    };
+    let mut rows = Vec::new();
+    let mut any_fail = false;
+    for variant in &args.variants.0 {
+        record(Event::VariantSelected(VariantSelected {
+            variant: *variant,
+            shape,
+        }));
+        let build = match engine.prepare(variant, &shape) {
+            Ok(b) => b,
+            Err(e) => {
+                any_fail = true;
+                eprintln!("attnscope: {variant}: {e}");
+                rows.push(json!({"variant": variant.name(), "error": e.to_string()}));
+                continue;
+            }
+        };
+        record(Event::BuildFinished(Worker::build_report(
+            &engine, variant, &shape, &build,
+        )));
+        let check = match engine.check(variant, &shape, 42) {
+            Ok(c) => c,
+            Err(e) => {
+                any_fail = true;
+                eprintln!("attnscope: {variant}: {e}");
+                rows.push(json!({"variant": variant.name(), "error": e.to_string()}));
+                continue;
+            }
+        };
+        any_fail |= !check.pass;
+        record(Event::Correctness(check.clone()));
+        let mut stats = LatencyStats::default();
+        let done = measure::measure(
+            &mut engine,
+            variant,
+            &shape,
+            &plan,
+            |b| {
+                stats.extend(&b.samples_ns);
+                record(Event::Latency(b));
+            },
+            || true,
+        );
+        let done = match done {
+            Ok(d) => d,
+            Err(e) => {
+                any_fail = true;
+                eprintln!("attnscope: {variant}: {e}");
+                rows.push(json!({"variant": variant.name(), "error": e.to_string()}));
+                continue;
+            }
+        };
+        record(Event::MeasurementDone(done.clone()));
+        let p = stats.percentiles().unwrap_or_default();
+        rows.push(json!({
+            "variant": variant.name(),
+            "shape": shape,
+            "p50_us": p.p50_ns / 1e3, "p90_us": p.p90_ns / 1e3, "p99_us": p.p99_ns / 1e3, "min_us": p.min_ns / 1e3,
+            "samples": p.count,
+            "rel_noise": done.rel_noise,
+            "stop_reason": done.stop_reason,
+            "launch_overhead_us": done.launch_overhead_us,
+            "tflops": shape.flops() / (p.p50_ns * 1e-9) / 1e12,
+            "max_abs_err": check.max_abs_err,
+            "rel_l2_err": check.rel_l2_err,
+            "correct": check.pass,
+            "registers": build.registers,
+            "smem_bytes": engine.smem_bytes(variant, shape.d).unwrap_or(0) + build.smem_static_bytes,
+            "spill_bytes": build.spill_store_bytes + build.spill_load_bytes,
+        }));
+    }
+    let gpu = &engine.info;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &json!({"gpu": gpu, "shape": shape, "l2": plan.l2, "results": rows})
+            )
+            .unwrap_or_default()
+        );
+    } else {
+        println!(
+            "{} ({}), {shape}, {:?} L2, CUDA-event GPU time per launch",
+            gpu.name, engine.arch, plan.l2
+        );
+        println!(
+            "{:<16} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9} {:>5} {:>7} {:>6} {:>7}",
+            "variant",
+            "p50 µs",
+            "p90 µs",
+            "p99 µs",
+            "noise",
+            "TFLOP/s",
+            "max err",
+            "regs",
+            "smem",
+            "spill",
+            "correct"
+        );
+        for r in &rows {
+            if let Some(e) = r.get("error") {
+                println!("{:<16} ERROR {}", r["variant"].as_str().unwrap_or(""), e);
+                continue;
+            }
+            println!(
+                "{:<16} {:>9.2} {:>9.2} {:>9.2} {:>6.2}% {:>8.2} {:>9.2e} {:>5} {:>6}K {:>6} {:>7}",
+                r["variant"].as_str().unwrap_or(""),
+                r["p50_us"].as_f64().unwrap_or(f64::NAN),
+                r["p90_us"].as_f64().unwrap_or(f64::NAN),
+                r["p99_us"].as_f64().unwrap_or(f64::NAN),
+                r["rel_noise"].as_f64().unwrap_or(f64::NAN) * 100.0,
+                r["tflops"].as_f64().unwrap_or(f64::NAN),
+                r["max_abs_err"].as_f64().unwrap_or(f64::NAN),
+                r["registers"],
+                r["smem_bytes"].as_u64().unwrap_or(0) / 1024,
+                r["spill_bytes"],
+                if r["correct"].as_bool() == Some(true) {
+                    "PASS"
+                } else {
+                    "FAIL"
+                },
+            );
+        }
+    }
+    if any_fail { exit::CHECK_FAILED } else { 0 }
+}
+
+/// The shapes the self-test covers: tiny, odd S, mission, causal, D=128, large.
+pub fn selftest_shapes() -> Vec<Shape> {
+    vec![
+        Shape {
+            b: 1,
+            h: 1,
+            s: 1,
+            d: 64,
+            causal: false,
+        },
+        Shape {
+            b: 1,
+            h: 2,
+            s: 77,
+            d: 64,
+            causal: false,
+        },
+        Shape {
+            b: 1,
+            h: 2,
+            s: 77,
+            d: 64,
+            causal: true,
+        },
+        Shape::MISSION,
+        Shape {
+            causal: true,
+            ..Shape::MISSION
+        },
+        Shape {
+            b: 1,
+            h: 3,
+            s: 333,
+            d: 128,
+            causal: false,
+        },
+        Shape {
+            b: 2,
+            h: 4,
+            s: 512,
+            d: 128,
+            causal: true,
+        },
+        Shape {
+            b: 4,
+            h: 16,
+            s: 4096,
+            d: 64,
+            causal: false,
+        },
+    ]
+}
+
+pub fn selftest(args: SelftestArgs) -> i32 {
+    let mut engine = match Engine::new(KERNEL_SOURCE.to_string()) {
+        Ok(e) => e,
+        Err(e) => return fail(exit::NO_GPU, e),
+    };
+    let mut cases = Vec::new();
+    for shape in selftest_shapes() {
+        for v in Variant::all_toggles() {
+            cases.push((v, shape));
+        }
+    }
+    for tile in &TileConfig::PRESETS[1..] {
+        for mut v in Variant::all_toggles() {
+            v.tile = *tile;
+            cases.push((v, Shape::MISSION));
+            cases.push((
+                v,
+                Shape {
+                    b: 1,
+                    h: 2,
+                    s: 77,
+                    d: 64,
+                    causal: true,
+                },
+            ));
+        }
+    }
+    let mut results = Vec::new();
+    let mut failed = 0;
+    for (i, (v, shape)) in cases.iter().enumerate() {
+        let seed = 1000 + i as u64;
+        let r = engine.check(v, shape, seed);
+        let (pass, row) = match r {
+            Ok(c) => (
+                c.pass,
+                json!({"variant": v.name(), "shape": shape, "pass": c.pass, "max_abs_err": c.max_abs_err,
+                "rel_l2_err": c.rel_l2_err, "nan": c.nan_count, "unwritten": c.unwritten, "seed": seed}),
+            ),
+            Err(e) => (
+                false,
+                json!({"variant": v.name(), "shape": shape, "pass": false, "error": e.to_string()}),
+            ),
+        };
+        failed += usize::from(!pass);
+        if !args.json {
+            match row.get("error") {
+                Some(e) => println!("FAIL {:<28} {:<22} {e}", v.name(), shape.to_string()),
+                None => println!(
+                    "{} {:<28} {:<22} max|Δ| {:.2e}  rel L2 {:.2e}  NaN {}  unwritten {}",
+                    if pass { "ok  " } else { "FAIL" },
+                    v.name(),
+                    shape.to_string(),
+                    row["max_abs_err"].as_f64().unwrap_or(f64::NAN),
+                    row["rel_l2_err"].as_f64().unwrap_or(f64::NAN),
+                    row["nan"],
+                    row["unwritten"]
+                ),
+            }
+        }
+        results.push(row);
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &json!({"gpu": engine.info, "cases": results, "failed": failed})
+            )
+            .unwrap_or_default()
+        );
+    } else {
+        println!(
+            "selftest on {} ({}): {} passed, {} failed",
+            engine.info.name,
+            engine.arch,
+            cases.len() - failed,
+            failed
+        );
+    }
+    if failed > 0 { exit::CHECK_FAILED } else { 0 }
+}
+
+pub fn doctor() -> i32 {
+    let mut problems = 0;
+    println!("attnscope {} doctor", env!("CARGO_PKG_VERSION"));
+    for lib in [Lib::Cuda, Lib::Nvrtc, Lib::Cupti, Lib::Nvml] {
+        match libs::ensure(lib) {
+            Ok(f) => println!(
+                "  ok   {:<20} {}",
+                lib.name(),
+                f.path.map_or("(found on the loader's path)".into(), |p| p
+                    .display()
+                    .to_string())
+            ),
+            Err(e) => {
+                problems += usize::from(matches!(lib, Lib::Cuda | Lib::Nvrtc));
+                println!("  MISSING {e}");
+            }
+        }
+    }
+    match nvrtc::nvrtc_version() {
+        Ok((a, b)) => println!(
+            "  ok   NVRTC {a}.{b}; headers in {:?}",
+            nvrtc::include_dirs()
+        ),
+        Err(e) => println!("  --   NVRTC version unknown: {e}"),
+    }
+    match crate::gpu::probe() {
+        Ok(()) => match Engine::new(KERNEL_SOURCE.to_string()) {
+            Ok(e) => println!(
+                "  ok   GPU 0: {} ({}), {} SMs, {} MiB L2, {} GiB, driver {}",
+                e.info.name,
+                e.arch,
+                e.info.sm_count,
+                e.info.l2_bytes >> 20,
+                e.info.memory_bytes >> 30,
+                e.driver_version().unwrap_or_else(|| "?".into())
+            ),
+            Err(e) => {
+                problems += 1;
+                println!("  FAIL GPU: {e}");
+            }
+        },
+        Err(e) => {
+            problems += 1;
+            println!("  FAIL GPU: {e}");
+        }
+    }
+    match profiling_admin_only(Path::new("/proc/driver/nvidia/params")) {
+        Some(true) => println!(
+            "  --   hardware counters need admin: RmProfilingAdminOnly=1. Run as root, or set \
+             `options nvidia NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d and reboot"
+        ),
+        Some(false) => {
+            println!("  ok   hardware counters open to all users (RmProfilingAdminOnly=0)")
+        }
+        None => println!("  --   profiling permission unknown (no /proc/driver/nvidia/params)"),
+    }
+    if problems == 0 {
+        println!("live mode is available");
+        0
+    } else {
+        println!(
+            "live mode is not available here; `attnscope` will replay the bundled session instead"
+        );
+        exit::NO_GPU
+    }
+}
+
+fn profiling_admin_only(params: &Path) -> Option<bool> {
+    let text = std::fs::read_to_string(params).ok()?;
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("RmProfilingAdminOnly"))?;
+    Some(line.split(':').nth(1)?.trim() == "1")
+}
+
+fn fail(code: i32, message: impl std::fmt::Display) -> i32 {
+    eprintln!("attnscope: {message}");
+    code
+}

@@ -1,0 +1,119 @@
+//! Every toggle combination × tile config compiles to cubin for sm_80, sm_89
+//! and sm_90 through NVRTC, with no spills and the expected instruction
+//! families. Needs NVRTC (a CUDA install or the PyPI wheels, see .ci/run);
+//! without it the test says why and skips, unless ATTNSCOPE_REQUIRE_NVRTC=1.
+
+use attnscope::gpu::nvrtc::{self, KERNEL_SOURCE, defines};
+use attnscope::session::{Shape, TileConfig, Variant};
+use rayon::prelude::*;
+
+fn nvrtc_available() -> bool {
+    match nvrtc::nvrtc_version() {
+        Ok(_) => true,
+        Err(e) => {
+            assert!(
+                std::env::var_os("ATTNSCOPE_REQUIRE_NVRTC").is_none(),
+                "NVRTC is required here but missing: {e}"
+            );
+            eprintln!("SKIPPED: NVRTC not available ({e})");
+            false
+        }
+    }
+}
+
+#[test]
+fn every_variant_compiles_clean_on_every_arch() {
+    if !nvrtc_available() {
+        return;
+    }
+    let mut jobs = Vec::new();
+    for arch in ["sm_80", "sm_89", "sm_90"] {
+        for tile in TileConfig::PRESETS {
+            for mut v in Variant::all_toggles() {
+                v.tile = tile;
+                jobs.push((arch, v, 64u32));
+            }
+        }
+        for v in Variant::all_toggles() {
+            jobs.push((arch, v, 128u32));
+        }
+    }
+    let failures: Vec<String> = jobs
+        .par_iter()
+        .filter_map(|(arch, v, d)| {
+            let b = match nvrtc::compile(KERNEL_SOURCE, &defines(v, *d), arch) {
+                Ok(b) => b,
+                Err(e) => return Some(format!("{v} D={d} {arch}: {e}")),
+            };
+            let mut bad = Vec::new();
+            if b.spill_store_bytes + b.spill_load_bytes > 0 || b.stack_bytes > 0 {
+                bad.push(format!(
+                    "spills {}/{} stack {}",
+                    b.spill_store_bytes, b.spill_load_bytes, b.stack_bytes
+                ));
+            }
+            let t = v.toggles;
+            let wants_wmma = t.wmma || t.wmma_pv;
+            if wants_wmma != b.families.contains(&"wmma".to_string()) {
+                bad.push(format!(
+                    "wmma expected {wants_wmma}, families {:?}",
+                    b.families
+                ));
+            }
+            if t.cp_async != b.families.contains(&"cp.async".to_string()) {
+                bad.push(format!(
+                    "cp.async expected {}, families {:?}",
+                    t.cp_async, b.families
+                ));
+            }
+            if b.cubin.is_empty() || b.registers == 0 {
+                bad.push("empty cubin or no register count".into());
+            }
+            (!bad.is_empty()).then(|| {
+                format!(
+                    "{v} D={d} {arch}: {} (regs {})",
+                    bad.join("; "),
+                    b.registers
+                )
+            })
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} builds bad:\n{}",
+        failures.len(),
+        jobs.len(),
+        failures.join("\n")
+    );
+    eprintln!("{} builds clean", jobs.len());
+}
+
+#[test]
+fn resource_report_of_the_mission_variants() {
+    if !nvrtc_available() {
+        return;
+    }
+    for v in [Variant::SCALAR, Variant::FULL] {
+        let b = nvrtc::compile(KERNEL_SOURCE, &defines(&v, Shape::MISSION.d), "sm_90").unwrap();
+        eprintln!(
+            "{v}: {} regs, {} B static smem, families {:?}",
+            b.registers, b.smem_static_bytes, b.families
+        );
+        assert!(b.registers <= 255);
+        assert!(b.log.contains("Used"), "{}", b.log);
+    }
+}
+
+#[test]
+fn compile_errors_carry_the_log() {
+    if !nvrtc_available() {
+        return;
+    }
+    let broken = KERNEL_SOURCE.replace("warp_max(tile_max)", "warp_maxx(tile_max)");
+    let err = nvrtc::compile(&broken, &defines(&Variant::SCALAR, 64), "sm_90").unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("warp_maxx") && text.contains("error"),
+        "{text}"
+    );
+}
