@@ -216,6 +216,13 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
             cp_async_wait<0>();
         }
 #else
+        // One stage: tile t replaces tile t-1 once every warp is done with it
+        // (the barrier at the end of the previous iteration).
+        if (t > 0) {
+            load_kv_tile(sK, Kh, kv0, S);
+            load_kv_tile(sV, Vh, kv0, S);
+            cp_async_commit();
+        }
         cp_async_wait<0>();
 #endif
         __syncthreads();

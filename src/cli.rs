@@ -64,6 +64,10 @@ pub struct BenchArgs {
     /// Longest sampling time per variant, seconds (0.5 to 600).
     #[arg(long, default_value_t = 5.0, value_parser = parse_seconds)]
     pub max_seconds: f64,
+    /// Time exactly this many launches per variant instead of sampling to a
+    /// stable median (for compute-sanitizer runs), 1 to 1000000.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub launches: Option<u32>,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,

@@ -89,17 +89,25 @@ pub fn bench(args: BenchArgs) -> i32 {
         any_fail |= !check.pass;
         record(Event::Correctness(check.clone()));
         let mut stats = LatencyStats::default();
-        let done = measure::measure(
-            &mut engine,
-            variant,
-            &shape,
-            &plan,
-            |b| {
-                stats.extend(&b.samples_ns);
-                record(Event::Latency(b));
-            },
-            || true,
-        );
+        let done = match args.launches {
+            Some(n) => measure::fixed(&mut engine, variant, &shape, &plan, n as usize).map(|(d, batch)| {
+                stats.extend(&batch.samples_ns);
+                record(Event::Latency(batch));
+                d
+            }),
+            None => measure::measure(
+                &mut engine,
+                variant,
+                &shape,
+                &plan,
+                |b| {
+                    stats.extend(&b.samples_ns);
+                    record(Event::Latency(b));
+                },
+                || true,
+            )
+            .map(|(d, _)| d),
+        };
         let done = match done {
             Ok(d) => d,
             Err(e) => {

@@ -32,8 +32,39 @@ impl Default for Plan {
 /// Samples kept for the stopping rule (older ones are still reported in batches).
 const KEEP: usize = 200_000;
 
+/// Exactly `n` timed launches after one warm-up (sanitizer runs); returns the
+/// summary and the one batch.
+pub fn fixed(engine: &mut Engine, variant: &Variant, shape: &Shape, plan: &Plan, n: usize) -> Result<(MeasurementDone, LatencyBatch), EngineError> {
+    engine.prepare(variant, shape)?;
+    engine.time_batch(variant, shape, 1, plan.l2)?;
+    let started = Instant::now();
+    let (mut samples, host_us) = engine.time_batch(variant, shape, n, plan.l2)?;
+    let batch = LatencyBatch {
+        variant: *variant,
+        shape: *shape,
+        l2: plan.l2,
+        samples_ns: samples.clone(),
+        sm_clock_mhz: None,
+        throttled: None,
+        timer: "cuda_events".into(),
+    };
+    samples.sort_unstable();
+    let done = MeasurementDone {
+        variant: *variant,
+        shape: *shape,
+        samples: samples.len() as u64,
+        median_ns: noise::median(&samples).unwrap_or(f64::NAN),
+        rel_noise: noise::median_rel_noise(&samples).unwrap_or(f64::NAN),
+        wall_s: started.elapsed().as_secs_f64(),
+        stop_reason: "fixed_count".into(),
+        launch_overhead_us: Some(host_us),
+    };
+    Ok((done, batch))
+}
+
 /// Measures `variant`, calling `on_batch` per batch; `keep_going` is asked
-/// between batches (a new command can interrupt).
+/// between batches (a new command can interrupt). Returns the summary and
+/// the last batch.
 pub fn measure(
     engine: &mut Engine,
     variant: &Variant,
@@ -41,14 +72,14 @@ pub fn measure(
     plan: &Plan,
     mut on_batch: impl FnMut(LatencyBatch),
     mut keep_going: impl FnMut() -> bool,
-) -> Result<MeasurementDone, EngineError> {
+) -> Result<(MeasurementDone, LatencyBatch), EngineError> {
     engine.prepare(variant, shape)?;
     engine.time_batch(variant, shape, plan.warmup, plan.l2)?;
     let started = Instant::now();
     let mut all: Vec<u64> = Vec::new();
     let mut batch = 16usize;
     let mut overhead_us = Vec::new();
-    let stop_reason = loop {
+    let (stop_reason, last) = loop {
         let (samples, host_us) = engine.time_batch(variant, shape, batch, plan.l2)?;
         overhead_us.push(host_us);
         let mean_ns = samples.iter().sum::<u64>() as f64 / samples.len().max(1) as f64;
@@ -57,7 +88,7 @@ pub fn measure(
         if all.len() < KEEP {
             all.extend_from_slice(&samples);
         }
-        on_batch(LatencyBatch {
+        let batch_event = LatencyBatch {
             variant: *variant,
             shape: *shape,
             l2: plan.l2,
@@ -65,7 +96,8 @@ pub fn measure(
             sm_clock_mhz: None,
             throttled: None,
             timer: "cuda_events".into(),
-        });
+        };
+        on_batch(batch_event.clone());
         all.sort_unstable();
         let elapsed = started.elapsed().as_secs_f64();
         if let Some(reason) = noise::should_stop(
@@ -75,14 +107,14 @@ pub fn measure(
             plan.min_s,
             plan.max_s,
         ) {
-            break reason.to_string();
+            break (reason.to_string(), batch_event);
         }
         if !keep_going() {
-            break "interrupted".to_string();
+            break ("interrupted".to_string(), batch_event);
         }
     };
     overhead_us.sort_by(f64::total_cmp);
-    Ok(MeasurementDone {
+    let done = MeasurementDone {
         variant: *variant,
         shape: *shape,
         samples: all.len() as u64,
@@ -91,5 +123,6 @@ pub fn measure(
         wall_s: started.elapsed().as_secs_f64(),
         stop_reason,
         launch_overhead_us: overhead_us.get(overhead_us.len() / 2).copied(),
-    })
+    };
+    Ok((done, last))
 }

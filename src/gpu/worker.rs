@@ -107,7 +107,7 @@ impl Worker {
             );
             measuring = false;
             match result {
-                Ok(done) => {
+                Ok((done, _)) => {
                     let keep = emit(self.stamp(Event::MeasurementDone(done)));
                     if !keep {
                         return;
