@@ -30,6 +30,12 @@
 #ifndef WARPS
 #define WARPS (BLOCK_M / 16)
 #endif
+// Minimum resident blocks per SM that ptxas plans registers for. Without it
+// ptxas picked 72-96 registers and spilled in several variants; with it each
+// thread may use up to 65536 / (THREADS * MIN_BLOCKS) registers.
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1
+#endif
 #ifndef USE_WMMA
 #define USE_WMMA 0
 #endif
@@ -87,6 +93,11 @@ static_assert(STAGES == 1 || STAGES == 2, "STAGES must be 1 or 2");
 extern "C" __constant__ int attn_smem_bytes = SMEM_BYTES;
 extern "C" __constant__ int attn_threads = THREADS;
 extern "C" __constant__ int attn_block_m = BLOCK_M;
+// The whole configuration, so every define set yields distinct PTX: NVRTC
+// 13.0 on the GPU machine printed no PTXAS report for a PTX it had already
+// assembled in the same process (single-stage variants equal the default).
+extern "C" __constant__ int attn_config[8] = {HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, WARPS,
+                                              USE_WMMA, USE_WMMA_PV, USE_CP_ASYNC};
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -138,7 +149,7 @@ __device__ __forceinline__ float warp_sum(float v) {
     return v;
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half* __restrict__ V,
               half* __restrict__ O, int S, float scale_log2, int causal) {
     extern __shared__ __align__(128) unsigned char smem[];
@@ -320,6 +331,8 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
 
         // ---- O += P·V.
 #if USE_WMMA_PV
+        // Unrolled, ptxas spills 16 B at D=64 (sm_80..sm_90, NVRTC 13.0).
+#pragma unroll 1
         for (int d = 0; d < HEAD_DIM / 16; ++d) {
             wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
             wmma::load_matrix_sync(acc, sO + wrow * LDO + d * 16, LDO, wmma::mem_row_major);

@@ -90,11 +90,13 @@ pub fn bench(args: BenchArgs) -> i32 {
         record(Event::Correctness(check.clone()));
         let mut stats = LatencyStats::default();
         let done = match args.launches {
-            Some(n) => measure::fixed(&mut engine, variant, &shape, &plan, n as usize).map(|(d, batch)| {
-                stats.extend(&batch.samples_ns);
-                record(Event::Latency(batch));
-                d
-            }),
+            Some(n) => {
+                measure::fixed(&mut engine, variant, &shape, &plan, n as usize).map(|(d, batch)| {
+                    stats.extend(&batch.samples_ns);
+                    record(Event::Latency(batch));
+                    d
+                })
+            }
             None => measure::measure(
                 &mut engine,
                 variant,

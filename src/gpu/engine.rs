@@ -112,7 +112,7 @@ impl Engine {
                 ..l.build.clone()
             });
         }
-        let build = self.builder.build(variant, shape, &self.arch)?;
+        let mut build = self.builder.build(variant, shape, &self.arch)?;
         let module = cuda(
             self.ctx.load_module(Ptx::from_binary(build.cubin.clone())),
             "load module",
@@ -141,6 +141,17 @@ impl Engine {
             ),
             "raise the dynamic shared-memory limit",
         )?;
+        if build.report_missing {
+            let get =
+                |a| cuda(func.get_attribute(a), "function attribute").map(|v| v.max(0) as u32);
+            build.registers = get(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)?;
+            build.stack_bytes = get(CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?;
+            build.smem_static_bytes =
+                get(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
+            build.log.push_str(
+                "\n(no PTXAS report from NVRTC: registers, stack and static shared memory read from the driver; spills unknown)",
+            );
+        }
         self.loaded.insert(
             key,
             Loaded {

@@ -34,7 +34,13 @@ const KEEP: usize = 200_000;
 
 /// Exactly `n` timed launches after one warm-up (sanitizer runs); returns the
 /// summary and the one batch.
-pub fn fixed(engine: &mut Engine, variant: &Variant, shape: &Shape, plan: &Plan, n: usize) -> Result<(MeasurementDone, LatencyBatch), EngineError> {
+pub fn fixed(
+    engine: &mut Engine,
+    variant: &Variant,
+    shape: &Shape,
+    plan: &Plan,
+    n: usize,
+) -> Result<(MeasurementDone, LatencyBatch), EngineError> {
     engine.prepare(variant, shape)?;
     engine.time_batch(variant, shape, 1, plan.l2)?;
     let started = Instant::now();

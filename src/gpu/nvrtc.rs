@@ -34,6 +34,9 @@ pub struct Build {
     pub compile_ms: f64,
     #[serde(skip)]
     pub cached: bool,
+    /// NVRTC printed no PTXAS report; resources come from the driver.
+    #[serde(default)]
+    pub report_missing: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -239,11 +242,10 @@ pub fn compile(source: &str, defines: &[String], arch: &str) -> Result<Build, Bu
     // SAFETY: created above and not used after this.
     let _ = unsafe { result::destroy_program(prog) };
     let (ptx, cubin) = built?;
-    let r: Resources = ptxas::parse_report(&log, ENTRY).ok_or_else(|| {
-        BuildError::Nvrtc(format!(
-            "no PTXAS report for {ENTRY} in the NVRTC log:\n{log}"
-        ))
-    })?;
+    // A missing report is filled in from the driver's function attributes at
+    // load time (see Engine::prepare); spills are then unknown.
+    let report = ptxas::parse_report(&log, ENTRY);
+    let r: Resources = report.clone().unwrap_or_default();
     Ok(Build {
         arch: arch.into(),
         cubin,
@@ -256,6 +258,7 @@ pub fn compile(source: &str, defines: &[String], arch: &str) -> Result<Build, Bu
         spill_load_bytes: r.spill_load_bytes,
         compile_ms: started.elapsed().as_secs_f64() * 1e3,
         cached: false,
+        report_missing: report.is_none(),
     })
 }
 
