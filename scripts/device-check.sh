@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# One call on the GPU machine: a live-mode smoke test in a pseudo-terminal
-# ended by SIGTERM, selftest, compute-sanitizer memcheck and racecheck for every
-# variant at the mission shape (in parallel), bench at S=512 (recorded), S=512
-# causal and S=2048. Each result is printed as it lands (a killed call still
-# shows what finished); full logs in $OUT/logs.tgz, sessions in $OUT.
+# One call on the GPU machine, printing each result as it lands (a killed call
+# still shows what finished). Full logs in $OUT/logs.tgz, sessions in $OUT.
+#   doctor · live mode in a 120x40 pseudo-terminal (x starts the A/B race,
+#   SIGTERM ends it) · selftest · compute-sanitizer memcheck + racecheck for
+#   every variant (parallel) · bench S=512 with CUPTI and with CUDA events ·
+#   telemetry on/off · bench causal and S=2048 · ab scalar vs full, A/A.
 # Usage (repo root, binary carried in .carry/): bash scripts/device-check.sh
 set -u
 BIN=${BIN:-.carry/attnscope}
@@ -13,24 +14,23 @@ mkdir -p "$OUT"
 export PATH="/usr/local/cuda/bin:$PATH"
 T0=$(date +%s)
 say() { echo "[$(( $(date +%s) - T0 ))s] $*"; }
-finish() { tar czf "$OUT/logs.tgz" -C "$LOGS" . 2>/dev/null; }
-trap finish EXIT
+trap 'tar czf "$OUT/logs.tgz" -C "$LOGS" . 2>/dev/null' EXIT
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu --format=csv,noheader
 say "doctor"; "$BIN" doctor | sed 's/^/  /'
 
-# Live mode in a pseudo-terminal: the app is the pty's foreground process
-# (no `timeout` in between, which would move it to a background process group
-# where touching the terminal stops it). SIGTERM after 15 s must restore the
-# terminal and leave a recording that replays.
+# The app must be the pty's foreground process: no timeout(1) in between.
 if command -v script >/dev/null; then
-  ( TERM=xterm-256color script -qfec "$BIN live --record $OUT/live.jsonl" /dev/null >"$LOGS/live-tty.log" 2>&1 ) &
-  sleep 15
-  pkill -TERM -f "attnscope live --record" ; sleep 3
-  pkill -KILL -f "attnscope live --record" && say "live: had to SIGKILL (did not exit on SIGTERM)"
-  wait
-  say "live: exit sequence in pty log: $(grep -c $'\e\[?1049l' "$LOGS/live-tty.log") alternate-screen leave(s)"
-  "$BIN" replay "$OUT/live.jsonl" --summary 2>&1 | head -8 | sed 's/^/  /'
+  say "live (pty 120x40, x at 6 s, SIGTERM at 20 s)"
+  ( sleep 6; printf 'x'; sleep 40 ) | TERM=xterm-256color script -qfec \
+      "stty cols 120 rows 40; exec $BIN live --record $OUT/live.jsonl --ab-seconds 8" /dev/null >"$LOGS/live-tty.log" 2>&1 &
+  sleep 20
+  pkill -TERM -x attnscope; sleep 3
+  pkill -KILL -x attnscope && say "  live had to be SIGKILLed (did not exit on SIGTERM)"
+  pkill -f 'sleep 40'; wait 2>/dev/null
+  say "  terminal restored (alternate screen left): $(grep -c $'\e\[?1049l' "$LOGS/live-tty.log")"
+  "$BIN" replay "$OUT/live.jsonl" --summary >"$LOGS/live-summary.log" 2>&1
+  sed 's/^/  /' "$LOGS/live-summary.log" | grep -vE '^\s+(l1tex|sm__|smsp|dram|counters)' | head -30
 fi
 
 say "selftest"; "$BIN" selftest >"$LOGS/selftest.log" 2>&1; echo "  rc=$?"
@@ -40,13 +40,23 @@ say "sanitizers (parallel)"
 for v in scalar wmma pv wmma+pv async wmma+async pv+async wmma+pv+async; do
   for tool in memcheck racecheck; do
     ( timeout -k 5 240 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN" bench --shape 2,8,512,64 \
-        --variants "$v" --launches 2 >"$LOGS/san-$tool-$v.log" 2>&1
-      echo "$tool $v rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/san-$tool-$v.log" | tail -1)" ) &
+        --variants "$v" --launches 2 --timer events --telemetry-hz 0 >"$LOGS/san-$tool-$v.log" 2>&1
+      echo "  $tool $v rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/san-$tool-$v.log" | tail -1)" ) &
   done
 done | sort
 wait
 
-say "bench S=512 (recorded)"; "$BIN" bench --shape 2,8,512,64 --max-seconds 3 --record "$OUT/bench-s512.jsonl"
+say "bench S=512, CUPTI timer (recorded)"; "$BIN" bench --shape 2,8,512,64 --max-seconds 3 --record "$OUT/bench-s512.jsonl"
+say "bench S=512, CUDA-event timer"; "$BIN" bench --shape 2,8,512,64 --max-seconds 3 --timer events --telemetry-hz 0
+say "telemetry cost: full variant, sampler off/on/off/on"
+for hz in 0 10 0 10; do
+  "$BIN" bench --variants wmma+pv+async --max-seconds 3 --telemetry-hz $hz --json 2>"$LOGS/tel-$hz.err" \
+    | python3 -c "import json,sys; r=json.load(sys.stdin)['results'][0]; print(f'  hz=$hz p50 {r[\"p50_us\"]:.3f} µs  n {r[\"samples\"]}')"
+  grep telemetry "$LOGS/tel-$hz.err" | sed 's/^/    /'
+done
 say "bench S=512 causal"; "$BIN" bench --shape 2,8,512,64 --causal --max-seconds 3
 say "bench S=2048"; "$BIN" bench --shape 2,8,2048,64 --max-seconds 3
+say "ab scalar vs wmma+pv+async (recorded)"; "$BIN" ab --a scalar --b wmma+pv+async --record "$OUT/ab.jsonl"; echo "  rc=$?"
+say "A/A wmma+pv+async vs itself"; "$BIN" ab --a wmma+pv+async --b wmma+pv+async; echo "  rc=$?"
+say "replay --summary of the A/B session (tail)"; "$BIN" replay "$OUT/ab.jsonl" --summary | tail -6
 say "done"

@@ -41,6 +41,8 @@ pub enum Cmd {
     Replay(ReplayArgs),
     /// Time variants headless: p50/p90/p99, TFLOP/s, max error, registers, spills.
     Bench(BenchArgs),
+    /// Race two variants headless: interleaved launches, speedup with a 95% interval, a verdict.
+    Ab(AbArgs),
     /// Check every variant against the f64 reference over a spread of shapes.
     Selftest(SelftestArgs),
     /// Which libraries, GPU, driver and CUDA versions; what is missing and how to fix it.
@@ -64,14 +66,48 @@ pub struct BenchArgs {
     /// Longest sampling time per variant, seconds (0.5 to 600).
     #[arg(long, default_value_t = 5.0, value_parser = parse_seconds)]
     pub max_seconds: f64,
+    /// Per-launch timer: cupti (kernel activity records) or events (CUDA events).
+    #[arg(long, default_value = "cupti", value_parser = ["cupti", "events"])]
+    pub timer: String,
     /// Time exactly this many launches per variant instead of sampling to a
     /// stable median (for compute-sanitizer runs), 1 to 1000000.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub launches: Option<u32>,
+    /// NVML telemetry samples per second, 0 (off) to 100.
+    #[arg(long, default_value_t = 10.0, value_parser = parse_hz)]
+    pub telemetry_hz: f64,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
     /// Also record the run as a session file.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct AbArgs {
+    /// Variant in slot A (the baseline).
+    #[arg(long, default_value = "scalar", value_parser = parse_variant)]
+    pub a: Variant,
+    /// Variant in slot B (the candidate).
+    #[arg(long, default_value = "wmma+pv+async", value_parser = parse_variant)]
+    pub b: Variant,
+    /// Problem shape as B,H,S,D.
+    #[arg(long, value_name = "B,H,S,D", default_value = "2,8,512,64", value_parser = parse_shape)]
+    pub shape: Shape,
+    /// Causal mask.
+    #[arg(long)]
+    pub causal: bool,
+    /// Longest race, seconds (0.5 to 600).
+    #[arg(long, default_value_t = 10.0, value_parser = parse_seconds)]
+    pub ab_seconds: f64,
+    /// NVML telemetry samples per second, 0 (off) to 100.
+    #[arg(long, default_value_t = 10.0, value_parser = parse_hz)]
+    pub telemetry_hz: f64,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Also record the race as a session file.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
 }
@@ -100,6 +136,16 @@ pub fn parse_variants(text: &str) -> Result<VariantList, String> {
     Ok(VariantList(list))
 }
 
+pub fn parse_hz(text: &str) -> Result<f64, String> {
+    let v: f64 = text
+        .parse()
+        .map_err(|_| format!("rate '{text}' is not a number"))?;
+    if !(0.0..=100.0).contains(&v) {
+        return Err(format!("{v} Hz is out of range: 0 (off) ≤ Hz ≤ 100"));
+    }
+    Ok(v)
+}
+
 pub fn parse_seconds(text: &str) -> Result<f64, String> {
     let v: f64 = text
         .parse()
@@ -110,7 +156,7 @@ pub fn parse_seconds(text: &str) -> Result<f64, String> {
     Ok(v)
 }
 
-#[derive(Debug, Args, Default)]
+#[derive(Debug, Args)]
 pub struct LiveArgs {
     /// Record from the start to this file (default: press r to record into sessions/).
     #[arg(long, value_name = "FILE")]
@@ -124,6 +170,26 @@ pub struct LiveArgs {
     /// Starting variant, e.g. scalar, wmma, wmma+pv+async.
     #[arg(long, value_parser = parse_variant)]
     pub variant: Option<Variant>,
+    /// Longest A/B race, seconds (0.5 to 600).
+    #[arg(long, default_value_t = 10.0, value_parser = parse_seconds)]
+    pub ab_seconds: f64,
+    /// NVML telemetry samples per second, 0 (off) to 100.
+    #[arg(long, default_value_t = 10.0, value_parser = parse_hz)]
+    pub telemetry_hz: f64,
+}
+
+impl Default for LiveArgs {
+    /// What `attnscope` with no subcommand runs: the same as `attnscope live`.
+    fn default() -> Self {
+        LiveArgs {
+            record: None,
+            gates: None,
+            shape: None,
+            variant: None,
+            ab_seconds: 10.0,
+            telemetry_hz: 10.0,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -2,15 +2,20 @@
 //! engine and print tables or JSON.
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc;
 use std::time::Instant;
 
 use serde_json::json;
 
-use crate::cli::{BenchArgs, SelftestArgs, exit};
-use crate::gpu::engine::Engine;
+use crate::cli::{AbArgs, BenchArgs, SelftestArgs, exit};
+use crate::gpu::engine::{Engine, Timer};
 use crate::gpu::libs::{self, Lib};
 use crate::gpu::measure::{self, Plan};
 use crate::gpu::nvrtc::{self, KERNEL_SOURCE};
+use crate::gpu::race::{self, RaceEvent, RacePlan};
+use crate::gpu::telemetry::{self, Sampler};
 use crate::gpu::worker::Worker;
 use crate::metrics::histogram::LatencyStats;
 use crate::session::event::*;
@@ -26,29 +31,25 @@ pub fn bench(args: BenchArgs) -> i32 {
         Ok(e) => e,
         Err(e) => return fail(exit::NO_GPU, e),
     };
+    let timer = engine.use_timer(if args.timer == "events" {
+        Timer::CudaEvents
+    } else {
+        Timer::Cupti
+    });
+    if let Some(note) = &engine.timer_note {
+        eprintln!("attnscope: {note}");
+    }
     let started = Instant::now();
-    let mut recorder = match &args.record {
-        Some(p) => match Recorder::create(p) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                return fail(
-                    exit::USAGE,
-                    format!("cannot record to {}: {e}", p.display()),
-                );
-            }
-        },
-        None => None,
+    let (sampler, nvml, telemetry_rx) = start_telemetry(&mut engine, args.telemetry_hz, started);
+    let mut sink = match Sink::new(args.record.as_deref(), started) {
+        Ok(s) => s,
+        Err(e) => return fail(exit::USAGE, e),
     };
-    let mut record = |event: Event| {
-        if let Some(r) = recorder.as_mut() {
-            let _ = r.append(&Stamped {
-                t_us: started.elapsed().as_micros() as u64,
-                event,
-            });
-        }
-    };
-    let header = Worker::new_header(&engine, std::env::args().collect());
-    record(Event::Header(header));
+    sink.event(Event::Header(Worker::new_header(
+        &engine,
+        std::env::args().collect(),
+        nvml.as_ref(),
+    )));
     let plan = Plan {
         l2: if args.cold_l2 {
             L2Mode::Cold
@@ -61,7 +62,7 @@ pub fn bench(args: BenchArgs) -> i32 {
     let mut rows = Vec::new();
     let mut any_fail = false;
     for variant in &args.variants.0 {
-        record(Event::VariantSelected(VariantSelected {
+        sink.event(Event::VariantSelected(VariantSelected {
             variant: *variant,
             shape,
         }));
@@ -74,7 +75,7 @@ pub fn bench(args: BenchArgs) -> i32 {
                 continue;
             }
         };
-        record(Event::BuildFinished(Worker::build_report(
+        sink.event(Event::BuildFinished(Worker::build_report(
             &engine, variant, &shape, &build,
         )));
         let check = match engine.check(variant, &shape, 42) {
@@ -87,13 +88,13 @@ pub fn bench(args: BenchArgs) -> i32 {
             }
         };
         any_fail |= !check.pass;
-        record(Event::Correctness(check.clone()));
+        sink.event(Event::Correctness(check.clone()));
         let mut stats = LatencyStats::default();
         let done = match args.launches {
             Some(n) => {
                 measure::fixed(&mut engine, variant, &shape, &plan, n as usize).map(|(d, batch)| {
                     stats.extend(&batch.samples_ns);
-                    record(Event::Latency(batch));
+                    sink.event(Event::Latency(batch));
                     d
                 })
             }
@@ -104,7 +105,8 @@ pub fn bench(args: BenchArgs) -> i32 {
                 &plan,
                 |b| {
                     stats.extend(&b.samples_ns);
-                    record(Event::Latency(b));
+                    sink.drain(&telemetry_rx);
+                    sink.event(Event::Latency(b));
                 },
                 || true,
             )
@@ -119,7 +121,7 @@ pub fn bench(args: BenchArgs) -> i32 {
                 continue;
             }
         };
-        record(Event::MeasurementDone(done.clone()));
+        sink.event(Event::MeasurementDone(done.clone()));
         let p = stats.percentiles().unwrap_or_default();
         rows.push(json!({
             "variant": variant.name(),
@@ -139,18 +141,31 @@ pub fn bench(args: BenchArgs) -> i32 {
         }));
     }
     let gpu = &engine.info;
+    let cost = sampler_cost(&sampler, started.elapsed().as_secs_f64());
+    drop(sampler);
+    sink.drain(&telemetry_rx);
+    if let Some((share, n)) = cost {
+        eprintln!(
+            "attnscope: telemetry: {n} NVML samples at {} Hz used {:.3}% of one core",
+            args.telemetry_hz,
+            share * 100.0
+        );
+    }
     if args.json {
         println!(
             "{}",
             serde_json::to_string_pretty(
-                &json!({"gpu": gpu, "shape": shape, "l2": plan.l2, "results": rows})
+                &json!({"gpu": gpu, "shape": shape, "l2": plan.l2, "timer": timer, "results": rows})
             )
             .unwrap_or_default()
         );
     } else {
         println!(
-            "{} ({}), {shape}, {:?} L2, CUDA-event GPU time per launch",
-            gpu.name, engine.arch, plan.l2
+            "{} ({}), {shape}, {:?} L2, GPU time per launch from {}",
+            gpu.name,
+            engine.arch,
+            plan.l2,
+            timer.name()
         );
         println!(
             "{:<16} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9} {:>5} {:>7} {:>6} {:>7}",
@@ -192,6 +207,191 @@ pub fn bench(args: BenchArgs) -> i32 {
         }
     }
     if any_fail { exit::CHECK_FAILED } else { 0 }
+}
+
+pub fn ab(args: AbArgs) -> i32 {
+    let shape = Shape {
+        causal: args.causal,
+        ..args.shape
+    };
+    let mut engine = match Engine::new(KERNEL_SOURCE.to_string()) {
+        Ok(e) => e,
+        Err(e) => return fail(exit::NO_GPU, e),
+    };
+    engine.use_timer(Timer::Cupti);
+    if let Some(note) = &engine.timer_note {
+        eprintln!("attnscope: {note}");
+    }
+    let started = Instant::now();
+    let (sampler, nvml, telemetry_rx) = start_telemetry(&mut engine, args.telemetry_hz, started);
+    let mut sink = match Sink::new(args.record.as_deref(), started) {
+        Ok(s) => s,
+        Err(e) => return fail(exit::USAGE, e),
+    };
+    sink.event(Event::Header(Worker::new_header(
+        &engine,
+        std::env::args().collect(),
+        nvml.as_ref(),
+    )));
+    for v in [args.a, args.b] {
+        match engine.prepare(&v, &shape) {
+            Ok(b) => sink.event(Event::BuildFinished(Worker::build_report(
+                &engine, &v, &shape, &b,
+            ))),
+            Err(e) => return fail(exit::CHECK_FAILED, format!("{v}: {e}")),
+        }
+    }
+    let plan = RacePlan {
+        max_s: args.ab_seconds,
+        ..RacePlan::default()
+    };
+    let report = race::race(
+        &mut engine,
+        &args.a,
+        &args.b,
+        &shape,
+        &plan,
+        |e| {
+            sink.drain(&telemetry_rx);
+            match e {
+                RaceEvent::Batch(b) => sink.event(Event::Latency(b)),
+                RaceEvent::Report(r) => sink.event(Event::AbResult(r)),
+            }
+        },
+        || true,
+    );
+    let report = match report {
+        Ok(r) => r,
+        Err(e) => return fail(exit::CHECK_FAILED, e),
+    };
+    sink.event(Event::AbResult(report.clone()));
+    drop(sampler);
+    sink.drain(&telemetry_rx);
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &json!({"gpu": engine.info, "timer": engine.timer(), "ab": report})
+            )
+            .unwrap_or_default()
+        );
+    } else {
+        println!(
+            "{} ({}), {shape}, GPU time per launch from {}, launches interleaved A, B, A, B…",
+            engine.info.name,
+            engine.arch,
+            engine.timer().name()
+        );
+        println!(
+            "A = {:<16} p50 {:>9.2} µs  p90 {:>9.2} µs  n {}",
+            report.a.name(),
+            report.p50_a_ns / 1e3,
+            report.p90_a_ns / 1e3,
+            report.samples_a
+        );
+        println!(
+            "B = {:<16} p50 {:>9.2} µs  p90 {:>9.2} µs  n {}",
+            report.b.name(),
+            report.p50_b_ns / 1e3,
+            report.p90_b_ns / 1e3,
+            report.samples_b
+        );
+        println!(
+            "speedup p50(A)/p50(B) = {:.4}× [{:.4}, {:.4}] 95% bootstrap CI; Mann-Whitney U p = {:.3e}",
+            report.speedup, report.ci_low, report.ci_high, report.p_value
+        );
+        println!("verdict: {}", report.verdict);
+    }
+    0
+}
+
+/// Where a headless run's events go: a session file, when asked for.
+struct Sink {
+    recorder: Option<Recorder>,
+    started: Instant,
+}
+
+impl Sink {
+    fn new(path: Option<&Path>, started: Instant) -> Result<Sink, String> {
+        let recorder = path
+            .map(|p| {
+                Recorder::create(p).map_err(|e| format!("cannot record to {}: {e}", p.display()))
+            })
+            .transpose()?;
+        Ok(Sink { recorder, started })
+    }
+
+    fn event(&mut self, event: Event) {
+        self.stamped(Stamped {
+            t_us: self.started.elapsed().as_micros() as u64,
+            event,
+        });
+    }
+
+    fn stamped(&mut self, s: Stamped) {
+        if let Some(r) = self.recorder.as_mut() {
+            if let Err(e) = r.append(&s) {
+                eprintln!("attnscope: recording stopped: {e}");
+                self.recorder = None;
+            }
+        }
+    }
+
+    /// Moves pending telemetry samples into the session.
+    fn drain(&mut self, rx: &mpsc::Receiver<Stamped>) {
+        while let Ok(s) = rx.try_recv() {
+            self.stamped(s);
+        }
+    }
+}
+
+/// Starts NVML telemetry for a headless run; samples go to `record` via a
+/// channel drained by the caller.
+fn start_telemetry(
+    engine: &mut Engine,
+    hz: f64,
+    started: Instant,
+) -> (
+    Option<Sampler>,
+    Option<nvml_wrapper::Nvml>,
+    mpsc::Receiver<Stamped>,
+) {
+    let (tx, rx) = mpsc::channel();
+    if hz <= 0.0 {
+        return (None, None, rx);
+    }
+    match (telemetry::open(), telemetry::open()) {
+        (Ok(nvml), Ok(for_header)) => {
+            let sampler = Sampler::spawn(
+                nvml,
+                hz,
+                move |t| {
+                    tx.send(Stamped {
+                        t_us: started.elapsed().as_micros() as u64,
+                        event: Event::Telemetry(t),
+                    })
+                    .is_ok()
+                },
+                |e| eprintln!("attnscope: telemetry stopped: {e}"),
+            );
+            engine.telemetry = Some(Arc::clone(&sampler.shared));
+            (Some(sampler), Some(for_header), rx)
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("attnscope: no telemetry: {e}");
+            (None, None, rx)
+        }
+    }
+}
+
+/// CPU share of one core the sampler used over `wall_s`, and its sample count.
+fn sampler_cost(sampler: &Option<Sampler>, wall_s: f64) -> Option<(f64, u64)> {
+    let s = sampler.as_ref()?;
+    let cpu = s.shared.cpu_ns.load(Ordering::Relaxed) as f64 / 1e9;
+    Some((
+        cpu / wall_s.max(1e-9),
+        s.shared.samples.load(Ordering::Relaxed),
+    ))
 }
 
 /// The shapes the self-test covers: tiny, odd S, mission, causal, D=128, large.

@@ -20,6 +20,7 @@ fn main() -> ExitCode {
         Cmd::Live(args) => live(args),
         Cmd::Replay(args) => replay(args),
         Cmd::Bench(args) => attnscope::headless::bench(args),
+        Cmd::Ab(args) => attnscope::headless::ab(args),
         Cmd::Selftest(args) => attnscope::headless::selftest(args),
         Cmd::Doctor => attnscope::headless::doctor(),
     };

@@ -179,3 +179,22 @@ fn live_keys_in_replay_explain_themselves() {
     state.unbound_key("w");
     assert!(text(&draw(&state, 120, 40)).contains("'w' works in live mode only"));
 }
+
+#[test]
+fn telemetry_panel_says_why_it_is_empty() {
+    use attnscope::session::event::{ErrorReport, Event};
+    let mut state = UiState::live(GateSet::default_set());
+    state.apply(&Stamped {
+        t_us: 1,
+        event: Event::Error(ErrorReport {
+            source: "nvml".into(),
+            message: "libnvidia-ml.so.1 not found".into(),
+            variant: None,
+        }),
+    });
+    let screen = text(&draw(&state, 120, 40));
+    assert!(
+        screen.contains("no telemetry: libnvidia-ml.so.1 not found"),
+        "{screen}"
+    );
+}

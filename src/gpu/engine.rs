@@ -55,6 +55,25 @@ struct Buffers {
     seed: u64,
 }
 
+/// Where per-launch GPU time comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Timer {
+    /// CUPTI kernel activity records (what Nsight Systems shows).
+    Cupti,
+    /// A CUDA event pair around each launch.
+    CudaEvents,
+}
+
+impl Timer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Timer::Cupti => "cupti",
+            Timer::CudaEvents => "cuda_events",
+        }
+    }
+}
+
 pub struct Engine {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
@@ -65,6 +84,14 @@ pub struct Engine {
     loaded: HashMap<(Variant, u32), Loaded>,
     bufs: Option<Buffers>,
     flush: Option<CudaSlice<u8>>,
+    timer: Timer,
+    /// Why CUPTI timing is not in use, when it is not.
+    pub timer_note: Option<String>,
+    clock_probe: Option<(CudaFunction, CudaSlice<u64>)>,
+    /// The SM clock a batch is expected to run at, MHz (the device's max).
+    pub expected_mhz: u32,
+    /// Telemetry's view of throttling, when a sampler runs.
+    pub telemetry: Option<Arc<super::telemetry::Shared>>,
 }
 
 impl Engine {
@@ -84,6 +111,8 @@ impl Engine {
             l2_bytes: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64,
             memory_bytes: cuda(ctx.total_mem(), "total memory")? as u64,
         };
+        let expected_mhz =
+            (attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? / 1000) as u32;
         let max_smem_optin =
             attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as u32;
         Ok(Engine {
@@ -96,7 +125,90 @@ impl Engine {
             loaded: HashMap::new(),
             bufs: None,
             flush: None,
+            timer: Timer::CudaEvents,
+            timer_note: None,
+            clock_probe: None,
+            expected_mhz,
+            telemetry: None,
         })
+    }
+
+    /// The SM clock right now, MHz, from clock64() over %globaltimer.
+    pub fn probe_clock(&mut self) -> Result<u32, EngineError> {
+        if self.clock_probe.is_none() {
+            let src = include_str!("../../kernels/clock_probe.cu");
+            let build = super::nvrtc::compile(src, &[], &self.arch)?;
+            let module = cuda(
+                self.ctx.load_module(Ptx::from_binary(build.cubin)),
+                "load clock probe",
+            )?;
+            let func = cuda(module.load_function("clock_probe"), "load clock probe")?;
+            let out = cuda(self.stream.alloc_zeros::<u64>(2), "allocate clock probe")?;
+            self.clock_probe = Some((func, out));
+        }
+        let (func, out) = self.clock_probe.as_mut().expect("set above");
+        // About 100 µs at 2 GHz: long against the globaltimer's microsecond steps.
+        let cycles: i64 = 200_000;
+        let cfg = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut args = self.stream.launch_builder(func);
+        args.arg(&mut *out).arg(&cycles);
+        // SAFETY: matches clock_probe(unsigned long long*, long long); out holds 2.
+        cuda(
+            unsafe { args.launch(cfg) }.map(|_| ()),
+            "launch clock probe",
+        )?;
+        let v = cuda(self.stream.clone_dtoh(&*out), "read clock probe")?;
+        Ok(if v[1] == 0 {
+            0
+        } else {
+            (v[0] as f64 * 1e3 / v[1] as f64).round() as u32
+        })
+    }
+
+    /// Stamps a batch with the clock it ran at and whether it ran throttled:
+    /// below 75% of the expected clock, or NVML reporting a clock event.
+    pub fn tag(&mut self, batch: &mut crate::session::event::LatencyBatch) {
+        let Ok(mhz) = self.probe_clock() else { return };
+        let expected = self
+            .telemetry
+            .as_ref()
+            .map(|t| t.sm_max_mhz.load(std::sync::atomic::Ordering::Relaxed) as u32)
+            .filter(|m| *m > 0)
+            .unwrap_or(self.expected_mhz);
+        let nvml_says = self.telemetry.as_ref().is_some_and(|t| t.throttling_now());
+        batch.sm_clock_mhz = Some(mhz);
+        batch.throttled =
+            Some(crate::metrics::throttle::below_expected(mhz, expected) || nvml_says);
+    }
+
+    /// Chooses the timer: CUPTI when asked for and available, else CUDA events.
+    pub fn use_timer(&mut self, wanted: Timer) -> Timer {
+        self.timer = match wanted {
+            Timer::CudaEvents => {
+                self.timer_note = Some("CUDA events chosen".into());
+                Timer::CudaEvents
+            }
+            Timer::Cupti => match super::cupti_timer::enable() {
+                Ok(()) => {
+                    self.timer_note = None;
+                    Timer::Cupti
+                }
+                Err(e) => {
+                    self.timer_note =
+                        Some(format!("CUPTI timing unavailable ({e}); using CUDA events"));
+                    Timer::CudaEvents
+                }
+            },
+        };
+        self.timer
+    }
+
+    pub fn timer(&self) -> Timer {
+        self.timer
     }
 
     pub fn source_hash(&self) -> String {
@@ -232,8 +344,8 @@ impl Engine {
         cuda(unsafe { args.launch(cfg) }.map(|_| ()), "launch")
     }
 
-    /// Times `n` launches, one CUDA-event pair each; returns GPU ns per launch
-    /// and the host cost of one launch call in µs.
+    /// Times `n` launches; returns GPU ns per launch (CUPTI kernel records, or
+    /// one CUDA-event pair per launch) and the host cost of one launch call in µs.
     pub fn time_batch(
         &mut self,
         variant: &Variant,
@@ -241,6 +353,35 @@ impl Engine {
         n: usize,
         l2: L2Mode,
     ) -> Result<(Vec<u64>, f64), EngineError> {
+        self.time_sequence(&vec![*variant; n], shape, l2)
+    }
+
+    /// Times `pairs` launches of A and B interleaved A, B, A, B… on the same
+    /// inputs, so drift and heat hit both alike.
+    pub fn time_interleaved(
+        &mut self,
+        a: &Variant,
+        b: &Variant,
+        shape: &Shape,
+        pairs: usize,
+        l2: L2Mode,
+    ) -> Result<(Vec<u64>, Vec<u64>), EngineError> {
+        let order: Vec<Variant> = (0..pairs).flat_map(|_| [*a, *b]).collect();
+        let (samples, _) = self.time_sequence(&order, shape, l2)?;
+        Ok((
+            samples.iter().step_by(2).copied().collect(),
+            samples.iter().skip(1).step_by(2).copied().collect(),
+        ))
+    }
+
+    /// Times one launch of each variant in `order`, returning samples in launch order.
+    pub fn time_sequence(
+        &mut self,
+        order: &[Variant],
+        shape: &Shape,
+        l2: L2Mode,
+    ) -> Result<(Vec<u64>, f64), EngineError> {
+        let n = order.len();
         self.ensure_inputs(shape)?;
         if l2 == L2Mode::Cold && self.flush.is_none() {
             // Twice the L2, as nvbench does, so nothing of the inputs survives.
@@ -250,34 +391,62 @@ impl Engine {
                 "allocate L2 flush buffer",
             )?);
         }
+        let use_events = self.timer == Timer::CudaEvents;
+        if !use_events {
+            // Records of launches outside this batch (correctness runs, warm-up) are not samples.
+            cuda(self.stream.synchronize(), "kernel execution")?;
+            super::cupti_timer::take().map_err(EngineError::Cuda)?;
+        }
         let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
-        let events: Vec<(CudaEvent, CudaEvent)> = (0..n)
-            .map(|_| {
-                Ok((
-                    cuda(self.ctx.new_event(flags), "event")?,
-                    cuda(self.ctx.new_event(flags), "event")?,
-                ))
-            })
-            .collect::<Result<_, EngineError>>()?;
+        let events: Vec<(CudaEvent, CudaEvent)> = if use_events {
+            (0..n)
+                .map(|_| {
+                    Ok((
+                        cuda(self.ctx.new_event(flags), "event")?,
+                        cuda(self.ctx.new_event(flags), "event")?,
+                    ))
+                })
+                .collect::<Result<_, EngineError>>()?
+        } else {
+            Vec::new()
+        };
         let mut host_ns = 0u128;
-        for (start, end) in &events {
+        for (i, variant) in order.iter().enumerate() {
             if l2 == L2Mode::Cold {
                 let flush = self.flush.as_mut().expect("allocated above");
                 cuda(self.stream.memset_zeros(flush), "flush L2")?;
             }
-            cuda(start.record(&self.stream), "record")?;
+            if let Some((start, _)) = events.get(i) {
+                cuda(start.record(&self.stream), "record")?;
+            }
             let t = Instant::now();
             self.launch(variant, shape)?;
             host_ns += t.elapsed().as_nanos();
-            cuda(end.record(&self.stream), "record")?;
+            if let Some((_, end)) = events.get(i) {
+                cuda(end.record(&self.stream), "record")?;
+            }
         }
         cuda(self.stream.synchronize(), "kernel execution")?;
-        let samples = events
-            .iter()
-            .map(|(s, e)| {
-                cuda(s.elapsed_ms(e), "elapsed").map(|ms| (ms as f64 * 1e6).round().max(1.0) as u64)
-            })
-            .collect::<Result<Vec<u64>, _>>()?;
+        let samples = if use_events {
+            events
+                .iter()
+                .map(|(s, e)| {
+                    cuda(s.elapsed_ms(e), "elapsed")
+                        .map(|ms| (ms as f64 * 1e6).round().max(1.0) as u64)
+                })
+                .collect::<Result<Vec<u64>, _>>()?
+        } else {
+            // Records sort by start time, which on one stream is launch order.
+            let got = super::cupti_timer::take().map_err(EngineError::Cuda)?;
+            if got.len() != n {
+                return Err(EngineError::Cuda(format!(
+                    "CUPTI delivered {} kernel records for {n} launches ({} dropped so far)",
+                    got.len(),
+                    super::cupti_timer::dropped()
+                )));
+            }
+            got
+        };
         Ok((samples, host_ns as f64 / n.max(1) as f64 / 1e3))
     }
 

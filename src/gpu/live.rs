@@ -4,8 +4,11 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Instant;
 
+use std::sync::Arc;
+
 use super::engine::Engine;
 use super::nvrtc::KERNEL_SOURCE;
+use super::telemetry::Sampler;
 use super::worker::Worker;
 use crate::cli::LiveArgs;
 use crate::metrics::gates::GateSet;
@@ -18,11 +21,21 @@ use crate::ui::app_state::UiState;
 
 pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
     let started = Instant::now();
-    let engine = Engine::new(KERNEL_SOURCE.to_string())?;
+    let mut engine = Engine::new(KERNEL_SOURCE.to_string())?;
+    engine.use_timer(super::engine::Timer::Cupti);
     let mut worker = Worker::new(engine, started);
+    worker.ab_seconds = args.ab_seconds;
+    let nvml = if args.telemetry_hz > 0.0 {
+        Some(super::telemetry::open())
+    } else {
+        None
+    };
     let header = Stamped {
         t_us: 0,
-        event: Event::Header(worker.header(std::env::args().collect())),
+        event: Event::Header(worker.header(
+            std::env::args().collect(),
+            nvml.as_ref().and_then(|n| n.as_ref().ok()),
+        )),
     };
     let (tx, rx) = mpsc::channel();
     let (cmd_tx, cmd_rx) = mpsc::channel();
@@ -37,6 +50,32 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
     let variant = args.variant.unwrap_or(Variant::FULL);
     let shape = args.shape.unwrap_or(Shape::MISSION);
     cmd_tx.send(Command::Select { variant, shape })?;
+    let _sampler = match nvml {
+        Some(Ok(nvml)) => {
+            let (ttx, etx) = (tx.clone(), tx.clone());
+            let sampler = Sampler::spawn(
+                nvml,
+                args.telemetry_hz,
+                move |t| {
+                    ttx.send(UiMsg::Stream(Stamped {
+                        t_us: started.elapsed().as_micros() as u64,
+                        event: Event::Telemetry(t),
+                    }))
+                    .is_ok()
+                },
+                move |e| {
+                    let _ = etx.send(UiMsg::Stream(nvml_error(started, e)));
+                },
+            );
+            worker.set_telemetry(Arc::clone(&sampler.shared));
+            Some(sampler)
+        }
+        Some(Err(e)) => {
+            tx.send(UiMsg::Stream(nvml_error(started, e)))?;
+            None
+        }
+        None => None,
+    };
     let stream_tx = tx.clone();
     let worker_thread = std::thread::spawn(move || {
         worker.run(cmd_rx, |s| stream_tx.send(UiMsg::Stream(s)).is_ok());
@@ -75,6 +114,17 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
     app::run(state, rx, tx, outlets)?;
     let _ = worker_thread.join();
     Ok(0)
+}
+
+fn nvml_error(started: Instant, message: String) -> Stamped {
+    Stamped {
+        t_us: started.elapsed().as_micros() as u64,
+        event: Event::Error(crate::session::event::ErrorReport {
+            source: "nvml".into(),
+            message,
+            variant: None,
+        }),
+    }
 }
 
 /// `sessions/<date>_<gpu>_<shape>.jsonl` under the working directory.

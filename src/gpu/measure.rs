@@ -52,7 +52,7 @@ pub fn fixed(
         samples_ns: samples.clone(),
         sm_clock_mhz: None,
         throttled: None,
-        timer: "cuda_events".into(),
+        timer: engine.timer().name().into(),
     };
     samples.sort_unstable();
     let done = MeasurementDone {
@@ -94,15 +94,16 @@ pub fn measure(
         if all.len() < KEEP {
             all.extend_from_slice(&samples);
         }
-        let batch_event = LatencyBatch {
+        let mut batch_event = LatencyBatch {
             variant: *variant,
             shape: *shape,
             l2: plan.l2,
             samples_ns: samples,
             sm_clock_mhz: None,
             throttled: None,
-            timer: "cuda_events".into(),
+            timer: engine.timer().name().into(),
         };
+        engine.tag(&mut batch_event);
         on_batch(batch_event.clone());
         all.sort_unstable();
         let elapsed = started.elapsed().as_secs_f64();

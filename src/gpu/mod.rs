@@ -2,12 +2,15 @@
 //! launches and timing, counters, telemetry, the worker. Nothing outside this
 //! module calls CUDA.
 
+pub mod cupti_timer;
 pub mod engine;
 pub mod libs;
 pub mod live;
 pub mod measure;
 pub mod nvrtc;
 pub mod ptxas;
+pub mod race;
+pub mod telemetry;
 pub mod worker;
 
 /// Whether live mode can start here: the driver library and at least one device.

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use super::engine::Engine;
 use super::measure::{self, Plan};
+use super::race::{self, RaceEvent, RacePlan};
 use crate::session::command::Command;
 use crate::session::event::*;
 
@@ -13,6 +14,11 @@ pub struct Worker {
     engine: Engine,
     started: Instant,
     plan: Plan,
+    /// Longest A/B race, seconds.
+    pub ab_seconds: f64,
+    commands: Option<Receiver<Command>>,
+    /// A command that arrived while sampling or racing, handled next.
+    pending: Option<Command>,
     current: Option<(Variant, Shape)>,
     last_good: Option<(Variant, Shape)>,
     seed: u64,
@@ -24,17 +30,33 @@ impl Worker {
             engine,
             started,
             plan: Plan::default(),
+            ab_seconds: 10.0,
+            commands: None,
+            pending: None,
             current: None,
             last_good: None,
             seed: 1,
         }
     }
 
-    pub fn header(&self, command_line: Vec<String>) -> SessionHeader {
-        Worker::new_header(&self.engine, command_line)
+    pub fn set_telemetry(&mut self, shared: std::sync::Arc<super::telemetry::Shared>) {
+        self.engine.telemetry = Some(shared);
     }
 
-    pub fn new_header(engine: &Engine, command_line: Vec<String>) -> SessionHeader {
+    pub fn header(
+        &self,
+        command_line: Vec<String>,
+        nvml: Option<&nvml_wrapper::Nvml>,
+    ) -> SessionHeader {
+        Worker::new_header(&self.engine, command_line, nvml)
+    }
+
+    pub fn new_header(
+        engine: &Engine,
+        command_line: Vec<String>,
+        nvml: Option<&nvml_wrapper::Nvml>,
+    ) -> SessionHeader {
+        let start = nvml.and_then(super::telemetry::at_start);
         SessionHeader {
             tool: "attnscope".into(),
             tool_version: env!("CARGO_PKG_VERSION").into(),
@@ -50,27 +72,22 @@ impl Worker {
                 .ok()
                 .map(|(a, b)| format!("{a}.{b} (NVRTC)")),
             kernel_source_hash: Some(engine.source_hash()),
-            clocks_at_start: None,
-            power_limit_w: None,
+            clocks_at_start: start.as_ref().map(|s| s.0.clone()),
+            power_limit_w: start.map(|s| s.1),
         }
     }
 
     /// Runs until Shutdown or the command channel closes; `emit` returns
     /// false when nobody listens any more.
     pub fn run(&mut self, commands: Receiver<Command>, mut emit: impl FnMut(Stamped) -> bool) {
-        let mut pending: Option<Command> = None;
+        self.commands = Some(commands);
         let mut measuring = false;
         loop {
-            let cmd = match pending.take() {
+            let cmd = match self.pending.take() {
                 Some(c) => Some(c),
-                None if measuring => match commands.try_recv() {
-                    Ok(c) => Some(c),
-                    Err(TryRecvError::Empty) => None,
-                    Err(TryRecvError::Disconnected) => return,
-                },
-                None => match commands.recv() {
-                    Ok(c) => Some(c),
-                    Err(_) => return,
+                None => match self.next_command(!measuring) {
+                    Ok(c) => c,
+                    Err(()) => return,
                 },
             };
             if let Some(cmd) = cmd {
@@ -84,38 +101,67 @@ impl Worker {
                 measuring = false;
                 continue;
             };
-            let started = self.started;
-            let mut interrupted = None;
-            let result = measure::measure(
-                &mut self.engine,
-                &variant,
-                &shape,
-                &self.plan,
-                |batch| {
-                    emit(Stamped {
-                        t_us: started.elapsed().as_micros() as u64,
-                        event: Event::Latency(batch),
-                    });
-                },
-                || match commands.try_recv() {
-                    Ok(c) => {
-                        interrupted = Some(c);
-                        false
-                    }
-                    Err(_) => true,
-                },
-            );
             measuring = false;
-            match result {
-                Ok((done, _)) => {
-                    let keep = emit(self.stamp(Event::MeasurementDone(done)));
-                    if !keep {
-                        return;
-                    }
-                }
-                Err(e) => self.fault(&variant, e.to_string(), &mut emit),
+            if !self.measure(variant, shape, &mut emit) {
+                return;
             }
-            pending = interrupted;
+        }
+    }
+
+    /// The next command: waits when `block`, else only looks. Err when the
+    /// channel is gone.
+    fn next_command(&mut self, block: bool) -> Result<Option<Command>, ()> {
+        let Some(rx) = self.commands.as_ref() else {
+            return Err(());
+        };
+        if block {
+            return rx.recv().map(Some).map_err(|_| ());
+        }
+        match rx.try_recv() {
+            Ok(c) => Ok(Some(c)),
+            Err(TryRecvError::Empty) => Ok(None),
+            Err(TryRecvError::Disconnected) => Err(()),
+        }
+    }
+
+    /// Samples the current variant until it converges or a command arrives.
+    /// Returns false when nobody listens any more.
+    fn measure(
+        &mut self,
+        variant: Variant,
+        shape: Shape,
+        emit: &mut impl FnMut(Stamped) -> bool,
+    ) -> bool {
+        let started = self.started;
+        let commands = self.commands.take();
+        let mut interrupted = None;
+        let result = measure::measure(
+            &mut self.engine,
+            &variant,
+            &shape,
+            &self.plan,
+            |batch| {
+                emit(Stamped {
+                    t_us: started.elapsed().as_micros() as u64,
+                    event: Event::Latency(batch),
+                });
+            },
+            || match commands.as_ref().map(|c| c.try_recv()) {
+                Some(Ok(c)) => {
+                    interrupted = Some(c);
+                    false
+                }
+                _ => true,
+            },
+        );
+        self.commands = commands;
+        self.pending = interrupted;
+        match result {
+            Ok((done, _)) => emit(self.stamp(Event::MeasurementDone(done))),
+            Err(e) => {
+                self.fault(&variant, e.to_string(), emit);
+                true
+            }
         }
     }
 
@@ -152,14 +198,13 @@ impl Worker {
                 );
                 false
             }
-            Command::Race { .. } | Command::StopRace => {
-                emit(self.stamp(Event::Error(ErrorReport {
-                    source: "ab".into(),
-                    message: "the A/B race is not in this build yet (see the A/B issue)".into(),
-                    variant: None,
-                })));
+            Command::Race { a, b } => {
+                if let Some((_, shape)) = self.current {
+                    self.race(a, b, shape, emit);
+                }
                 false
             }
+            Command::StopRace => false,
             Command::Shutdown => false,
         }
     }
@@ -206,6 +251,70 @@ impl Worker {
             self.last_good = Some((variant, shape));
         }
         true
+    }
+
+    /// Runs the race to its end; a new command (StopRace included) ends it early.
+    fn race(
+        &mut self,
+        a: Variant,
+        b: Variant,
+        shape: Shape,
+        emit: &mut impl FnMut(Stamped) -> bool,
+    ) {
+        for v in [a, b] {
+            match self.engine.prepare(&v, &shape) {
+                Ok(build) => {
+                    emit(self.stamp(Event::BuildFinished(Worker::build_report(
+                        &self.engine,
+                        &v,
+                        &shape,
+                        &build,
+                    ))));
+                }
+                Err(e) => return self.fault(&v, e.to_string(), emit),
+            }
+        }
+        let started = self.started;
+        let stamp = |event| Stamped {
+            t_us: started.elapsed().as_micros() as u64,
+            event,
+        };
+        let commands = self.commands.take();
+        let plan = RacePlan {
+            l2: self.plan.l2,
+            max_s: self.ab_seconds,
+            ..RacePlan::default()
+        };
+        let mut interrupted = None;
+        let result = race::race(
+            &mut self.engine,
+            &a,
+            &b,
+            &shape,
+            &plan,
+            |e| {
+                let event = match e {
+                    RaceEvent::Batch(batch) => Event::Latency(batch),
+                    RaceEvent::Report(r) => Event::AbResult(r),
+                };
+                emit(stamp(event));
+            },
+            || match commands.as_ref().map(|c| c.try_recv()) {
+                Some(Ok(c)) => {
+                    interrupted = Some(c);
+                    false
+                }
+                _ => true,
+            },
+        );
+        self.commands = commands;
+        self.pending = interrupted.filter(|c| *c != Command::StopRace);
+        match result {
+            Ok(report) => {
+                emit(self.stamp(Event::AbResult(report)));
+            }
+            Err(e) => self.fault(&a, format!("A/B race: {e}"), emit),
+        }
     }
 
     pub fn build_report(

@@ -1,9 +1,11 @@
 //! Pure computation: histograms and percentiles, gates, the metric catalogue,
 //! statistics and the reference attention. No I/O, no CUDA.
 
+pub mod abstats;
 pub mod catalogue;
 pub mod format;
 pub mod gates;
 pub mod histogram;
 pub mod noise;
 pub mod reference;
+pub mod throttle;

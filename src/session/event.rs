@@ -202,6 +202,11 @@ pub struct TelemetrySample {
     pub mem_total_bytes: u64,
     /// NVML clock-event reasons, decoded to names; `idle` alone is not throttling.
     pub throttle_reasons: Vec<String>,
+    pub pcie_rx_kib_s: Option<u32>,
+    pub pcie_tx_kib_s: Option<u32>,
+    /// GPU memory this process holds.
+    pub process_mem_bytes: Option<u64>,
+    pub mem_max_mhz: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -62,6 +62,8 @@ pub struct SessionState {
     pub events: u64,
     pub errors: u64,
     pub bookmarks: Vec<(u64, String)>,
+    /// Why there is no telemetry, when NVML said so.
+    pub telemetry_error: Option<String>,
 }
 
 impl SessionState {
@@ -233,6 +235,9 @@ impl SessionState {
             }
             Event::Error(e) => {
                 self.errors += 1;
+                if e.source == "nvml" {
+                    self.telemetry_error = Some(e.message.clone());
+                }
                 let who = e.variant.map(|v| format!(" [{v}]")).unwrap_or_default();
                 self.log(t, Level::Error, format!("{}{who}: {}", e.source, e.message));
             }

@@ -219,6 +219,10 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
             ab.samples_b
         ));
     }
+    if let (Value::Null, Some(e)) = (telemetry_json(s), &s.telemetry_error) {
+        line(String::new());
+        line(format!("telemetry: none ({e})"));
+    }
     if let Value::Object(t) = telemetry_json(s) {
         line(String::new());
         line(format!(

@@ -39,8 +39,13 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     let inner = super::panel(area, buf, " Telemetry (NVML) ");
     let samples = &state.session.telemetry;
     let Some(last) = samples.back() else {
-        Paragraph::new("no telemetry in this session")
+        let why = match &state.session.telemetry_error {
+            Some(e) => format!("no telemetry: {e}"),
+            None => "no telemetry in this session".to_string(),
+        };
+        Paragraph::new(why)
             .style(theme::dim())
+            .wrap(ratatui::widgets::Wrap { trim: true })
             .render(inner, buf);
         return;
     };
