@@ -5,8 +5,14 @@
 #   SIGTERM ends it) · selftest · compute-sanitizer memcheck + racecheck for
 #   every variant (parallel) · bench S=512 with CUPTI and with CUDA events ·
 #   telemetry on/off · bench causal and S=2048 · ab scalar vs full, A/A.
-# Usage (repo root, binary carried in .carry/): bash scripts/device-check.sh
+#   tour: a scripted live session (every toggle combination, a bookmark, the
+#   A/B race) recorded to $OUT/tour.jsonl, the session shipped in sessions/.
+# Usage (repo root, binary carried in .carry/):
+#   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
+#   sanitize bench telemetry ab tour   (all = every section but tour)
 set -u
+SECTIONS=" ${*:-all} "
+want() { [[ "$SECTIONS" == *" all "* && "$1" != tour ]] || [[ "$SECTIONS" == *" $1 "* ]]; }
 BIN=${BIN:-.carry/attnscope}
 OUT=${OUT:-/tmp/attnscope-out}
 LOGS=$(mktemp -d)
@@ -20,7 +26,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,po
 say "doctor"; "$BIN" doctor | sed 's/^/  /'
 
 # The app must be the pty's foreground process: no timeout(1) in between.
-if command -v script >/dev/null; then
+if want live && command -v script >/dev/null; then
   say "live (pty 120x40, x at 6 s, SIGTERM at 20 s)"
   ( sleep 6; printf 'x'; sleep 40 ) | TERM=xterm-256color script -qfec \
       "stty cols 120 rows 40; exec $BIN live --record $OUT/live.jsonl --ab-seconds 8" /dev/null >"$LOGS/live-tty.log" 2>&1 &
@@ -33,9 +39,12 @@ if command -v script >/dev/null; then
   sed 's/^/  /' "$LOGS/live-summary.log" | grep -vE '^\s+(l1tex|sm__|smsp|dram|counters)' | head -30
 fi
 
+if want selftest; then
 say "selftest"; "$BIN" selftest >"$LOGS/selftest.log" 2>&1; echo "  rc=$?"
 grep '^FAIL' "$LOGS/selftest.log" | head -20; tail -1 "$LOGS/selftest.log" | sed 's/^/  /'
+fi
 
+if want sanitize; then
 say "sanitizers (parallel)"
 for v in scalar wmma pv wmma+pv async wmma+async pv+async wmma+pv+async; do
   for tool in memcheck racecheck; do
@@ -45,18 +54,46 @@ for v in scalar wmma pv wmma+pv async wmma+async pv+async wmma+pv+async; do
   done
 done | sort
 wait
+fi
 
+if want bench; then
 say "bench S=512, CUPTI timer (recorded)"; "$BIN" bench --shape 2,8,512,64 --max-seconds 3 --record "$OUT/bench-s512.jsonl"
 say "bench S=512, CUDA-event timer"; "$BIN" bench --shape 2,8,512,64 --max-seconds 3 --timer events --telemetry-hz 0
+fi
+
+if want telemetry; then
 say "telemetry cost: full variant, sampler off/on/off/on"
 for hz in 0 10 0 10; do
   "$BIN" bench --variants wmma+pv+async --max-seconds 3 --telemetry-hz $hz --json 2>"$LOGS/tel-$hz.err" \
     | python3 -c "import json,sys; r=json.load(sys.stdin)['results'][0]; print(f'  hz=$hz p50 {r[\"p50_us\"]:.3f} µs  n {r[\"samples\"]}')"
   grep telemetry "$LOGS/tel-$hz.err" | sed 's/^/    /'
 done
+fi
+
+if want bench; then
 say "bench S=512 causal"; "$BIN" bench --shape 2,8,512,64 --causal --max-seconds 3
 say "bench S=2048"; "$BIN" bench --shape 2,8,2048,64 --max-seconds 3
+fi
+
+if want ab; then
 say "ab scalar vs wmma+pv+async (recorded)"; "$BIN" ab --a scalar --b wmma+pv+async --record "$OUT/ab.jsonl"; echo "  rc=$?"
 say "A/A wmma+pv+async vs itself"; "$BIN" ab --a wmma+pv+async --b wmma+pv+async; echo "  rc=$?"
 say "replay --summary of the A/B session (tail)"; "$BIN" replay "$OUT/ab.jsonl" --summary | tail -6
+fi
+
+# A scripted tour in live mode: scalar, then a Gray-code walk over the three
+# toggles (w p w c w p w) so every combination is built, checked and timed,
+# a bookmark, then the A/B race (scalar vs wmma+pv+async).
+if want tour && command -v script >/dev/null; then
+  say "tour (live, pty 120x40)"
+  ( sleep 4; for k in w p w c w p w; do printf "$k"; sleep 2; done; printf 'm'; sleep 1; printf 'x'; sleep 60 ) \
+    | TERM=xterm-256color script -qfec \
+      "stty cols 120 rows 40; exec $BIN live --variant scalar --record $OUT/tour.jsonl --ab-seconds 8" /dev/null >"$LOGS/tour-tty.log" 2>&1 &
+  sleep 33
+  pkill -TERM -x attnscope; sleep 3
+  pkill -KILL -x attnscope && say "  tour had to be SIGKILLed"
+  pkill -f 'sleep 60'; wait 2>/dev/null
+  say "  terminal restored: $(grep -c $'\e\[?1049l' "$LOGS/tour-tty.log")"
+  "$BIN" replay "$OUT/tour.jsonl" --summary | grep -vE '^\s+(l1tex|sm__|smsp|dram)' | head -40
+fi
 say "done"

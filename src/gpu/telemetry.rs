@@ -29,8 +29,9 @@ pub fn open() -> Result<Nvml, String> {
     })
 }
 
-/// One sample of GPU 0.
-pub fn sample(nvml: &Nvml) -> Result<TelemetrySample, String> {
+/// One sample of GPU 0. `slow` adds the expensive queries (PCIe throughput
+/// blocks for its own sampling window; the process list walks every process).
+pub fn sample(nvml: &Nvml, slow: bool) -> Result<TelemetrySample, String> {
     let d = nvml
         .device_by_index(0)
         .map_err(|e| format!("NVML device 0: {e}"))?;
@@ -50,23 +51,30 @@ pub fn sample(nvml: &Nvml) -> Result<TelemetrySample, String> {
         mem_used_bytes: mem.as_ref().map_or(0, |m| m.used),
         mem_total_bytes: mem.as_ref().map_or(0, |m| m.total),
         throttle_reasons: throttle::decode(reasons),
-        pcie_rx_kib_s: d.pcie_throughput(PcieUtilCounter::Receive).ok(),
-        pcie_tx_kib_s: d.pcie_throughput(PcieUtilCounter::Send).ok(),
-        process_mem_bytes: d.running_compute_processes().ok().and_then(|ps| {
-            ps.into_iter()
-                .find(|p| p.pid == pid)
-                .and_then(|p| match p.used_gpu_memory {
-                    UsedGpuMemory::Used(b) => Some(b),
-                    UsedGpuMemory::Unavailable => None,
-                })
-        }),
+        pcie_rx_kib_s: slow
+            .then(|| d.pcie_throughput(PcieUtilCounter::Receive).ok())
+            .flatten(),
+        pcie_tx_kib_s: slow
+            .then(|| d.pcie_throughput(PcieUtilCounter::Send).ok())
+            .flatten(),
+        process_mem_bytes: slow
+            .then(|| d.running_compute_processes().ok())
+            .flatten()
+            .and_then(|ps| {
+                ps.into_iter()
+                    .find(|p| p.pid == pid)
+                    .and_then(|p| match p.used_gpu_memory {
+                        UsedGpuMemory::Used(b) => Some(b),
+                        UsedGpuMemory::Unavailable => None,
+                    })
+            }),
         mem_max_mhz: d.max_clock_info(Clock::Memory).ok(),
     })
 }
 
 /// Clocks and power limit for the session header.
 pub fn at_start(nvml: &Nvml) -> Option<(ClockInfo, f64)> {
-    let s = sample(nvml).ok()?;
+    let s = sample(nvml, false).ok()?;
     Some((
         ClockInfo {
             sm_mhz: s.sm_clock_mhz,
@@ -77,6 +85,10 @@ pub fn at_start(nvml: &Nvml) -> Option<(ClockInfo, f64)> {
         s.power_limit_w,
     ))
 }
+
+/// PCIe throughput and the process list are read at most this often: at
+/// 10 Hz they cost several per cent of a core (measured on an H200).
+const SLOW_PERIOD: Duration = Duration::from_secs(1);
 
 /// What the measuring side reads from the sampler without locking.
 #[derive(Default)]
@@ -117,8 +129,13 @@ impl Sampler {
         let period = Duration::from_secs_f64(1.0 / hz.max(0.1));
         let handle = std::thread::spawn(move || {
             let mut next = Instant::now();
+            let mut last_slow: Option<Instant> = None;
             while !st.load(Ordering::Relaxed) {
-                match sample(&nvml) {
+                let slow = last_slow.is_none_or(|t| t.elapsed() >= SLOW_PERIOD);
+                if slow {
+                    last_slow = Some(Instant::now());
+                }
+                match sample(&nvml, slow) {
                     Ok(t) => {
                         let bits = throttle::REASONS
                             .iter()
