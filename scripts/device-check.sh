@@ -64,7 +64,7 @@ fi
 if want telemetry; then
 say "telemetry cost: full variant, sampler off/on/off/on"
 for hz in 0 10 0 10; do
-  "$BIN" bench --variants wmma+pv+async --max-seconds 3 --telemetry-hz $hz --json 2>"$LOGS/tel-$hz.err" \
+  "$BIN" bench --variants wmma+pv+async --launches 200000 --telemetry-hz $hz --json 2>"$LOGS/tel-$hz.err" \
     | python3 -c "import json,sys; r=json.load(sys.stdin)['results'][0]; print(f'  hz=$hz p50 {r[\"p50_us\"]:.3f} µs  n {r[\"samples\"]}')"
   grep telemetry "$LOGS/tel-$hz.err" | sed 's/^/    /'
 done

@@ -144,11 +144,16 @@ pub fn bench(args: BenchArgs) -> i32 {
     let cost = sampler_cost(&sampler, started.elapsed().as_secs_f64());
     drop(sampler);
     sink.drain(&telemetry_rx);
-    if let Some((share, n)) = cost {
+    if let Some(c) = cost {
         eprintln!(
-            "attnscope: telemetry: {n} NVML samples at {} Hz used {:.3}% of one core",
+            "attnscope: telemetry: {} NVML samples at {} Hz over {:.1} s used {:.3}% of one core \
+             ({} with PCIe/process queries at {:.1} ms CPU each)",
+            c.samples,
             args.telemetry_hz,
-            share * 100.0
+            c.wall_s,
+            c.share * 100.0,
+            c.slow_samples,
+            c.slow_ms_each
         );
     }
     if args.json {
@@ -384,14 +389,28 @@ fn start_telemetry(
     }
 }
 
-/// CPU share of one core the sampler used over `wall_s`, and its sample count.
-fn sampler_cost(sampler: &Option<Sampler>, wall_s: f64) -> Option<(f64, u64)> {
-    let s = sampler.as_ref()?;
-    let cpu = s.shared.cpu_ns.load(Ordering::Relaxed) as f64 / 1e9;
-    Some((
-        cpu / wall_s.max(1e-9),
-        s.shared.samples.load(Ordering::Relaxed),
-    ))
+struct SamplerCost {
+    share: f64,
+    wall_s: f64,
+    samples: u64,
+    slow_samples: u64,
+    slow_ms_each: f64,
+}
+
+/// The share of one core the sampler used over `wall_s`, with its breakdown.
+fn sampler_cost(sampler: &Option<Sampler>, wall_s: f64) -> Option<SamplerCost> {
+    let sh = &sampler.as_ref()?.shared;
+    let cpu = sh.cpu_ns.load(Ordering::Relaxed) as f64 / 1e9;
+    let slow_samples = sh.slow_samples.load(Ordering::Relaxed);
+    Some(SamplerCost {
+        share: cpu / wall_s.max(1e-9),
+        wall_s,
+        samples: sh.samples.load(Ordering::Relaxed),
+        slow_samples,
+        slow_ms_each: sh.slow_cpu_ns.load(Ordering::Relaxed) as f64
+            / 1e6
+            / slow_samples.max(1) as f64,
+    })
 }
 
 /// The shapes the self-test covers: tiny, odd S, mission, causal, D=128, large.

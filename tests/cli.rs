@@ -102,3 +102,36 @@ fn unknown_subcommand_is_usage_error() {
     assert_eq!(code, 2);
     assert!(err.contains("unrecognized subcommand"), "{err}");
 }
+
+#[test]
+fn bundled_real_session_replays() {
+    let sessions: Vec<_> = std::fs::read_dir("sessions")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    assert!(
+        !sessions.is_empty(),
+        "sessions/ must ship at least one real recording"
+    );
+    for s in sessions {
+        let (code, out, err) = run(&[
+            "replay",
+            s.to_str().unwrap(),
+            "--summary",
+            "--json",
+            "--strict",
+        ]);
+        assert_eq!(code, 0, "{}: {err}", s.display());
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert!(
+            v["header"]["gpu"]["name"]
+                .as_str()
+                .unwrap()
+                .contains("NVIDIA"),
+            "{}",
+            s.display()
+        );
+        assert_eq!(v["errors"], 0);
+    }
+}

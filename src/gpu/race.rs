@@ -123,8 +123,7 @@ fn report(a: &Variant, b: &Variant, shape: &Shape, sa: &[u64], sb: &[u64], done:
         ci_low: v.as_ref().map_or(f64::NAN, |v| v.ci.0),
         ci_high: v.as_ref().map_or(f64::NAN, |v| v.ci.1),
         p_value: v.as_ref().map_or(1.0, |v| v.p_value),
-        test: "Mann-Whitney U (two-sided, normal approx.) + bootstrap CI of the median ratio"
-            .into(),
+        test: "Mann-Whitney U, bootstrap CI".into(),
         verdict: v.map_or("not enough samples".into(), |v| v.text),
         done,
     }

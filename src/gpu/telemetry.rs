@@ -86,9 +86,12 @@ pub fn at_start(nvml: &Nvml) -> Option<(ClockInfo, f64)> {
     ))
 }
 
-/// PCIe throughput and the process list are read at most this often: at
-/// 10 Hz they cost several per cent of a core (measured on an H200).
-const SLOW_PERIOD: Duration = Duration::from_secs(1);
+/// PCIe throughput and the process list cost milliseconds of CPU each (PCIe
+/// throughput spins through its own sampling window): they are read at most
+/// once a second, and less often when their measured cost would exceed this
+/// share of one core.
+const SLOW_MIN_PERIOD: Duration = Duration::from_secs(1);
+const SLOW_CPU_BUDGET: f64 = 0.005;
 
 /// What the measuring side reads from the sampler without locking.
 #[derive(Default)]
@@ -100,6 +103,9 @@ pub struct Shared {
     /// CPU time the sampler thread has used, ns.
     pub cpu_ns: AtomicU64,
     pub samples: AtomicU64,
+    /// CPU time and count of the samples that included the slow queries.
+    pub slow_cpu_ns: AtomicU64,
+    pub slow_samples: AtomicU64,
 }
 
 impl Shared {
@@ -129,13 +135,20 @@ impl Sampler {
         let period = Duration::from_secs_f64(1.0 / hz.max(0.1));
         let handle = std::thread::spawn(move || {
             let mut next = Instant::now();
-            let mut last_slow: Option<Instant> = None;
+            let mut next_slow = Instant::now();
             while !st.load(Ordering::Relaxed) {
-                let slow = last_slow.is_none_or(|t| t.elapsed() >= SLOW_PERIOD);
+                let slow = Instant::now() >= next_slow;
+                let cpu_before = thread_cpu_ns();
+                let result = sample(&nvml, slow);
+                let cost = thread_cpu_ns().saturating_sub(cpu_before);
                 if slow {
-                    last_slow = Some(Instant::now());
+                    s.slow_cpu_ns.fetch_add(cost, Ordering::Relaxed);
+                    s.slow_samples.fetch_add(1, Ordering::Relaxed);
+                    let wait = Duration::from_secs_f64(cost as f64 / 1e9 / SLOW_CPU_BUDGET)
+                        .max(SLOW_MIN_PERIOD);
+                    next_slow = Instant::now() + wait;
                 }
-                match sample(&nvml, slow) {
+                match result {
                     Ok(t) => {
                         let bits = throttle::REASONS
                             .iter()

@@ -149,10 +149,12 @@ pub fn verdict(a: &[u64], b: &[u64], seed: u64) -> Option<Verdict> {
     let ci = speedup_interval(a, b, 1000, 20_000, seed)?;
     let mw = mann_whitney(a, b)?;
     let significant = mw.p_value < ALPHA && (ci.0 > 1.0 + MIN_EFFECT || ci.1 < 1.0 - MIN_EFFECT);
-    let text = if !significant {
+    let text = if mw.p_value >= ALPHA {
+        format!("no significant difference (p={:.2})", mw.p_value)
+    } else if !significant {
         format!(
-            "no significant difference (p={:.2e}, or under {:.1}%)",
-            mw.p_value,
+            "no significant difference (|Δ| {:.2}% < {:.1}%)",
+            (speedup - 1.0).abs() * 100.0,
             MIN_EFFECT * 100.0
         )
     } else if speedup > 1.0 {

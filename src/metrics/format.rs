@@ -44,6 +44,17 @@ pub fn sig3(v: f64) -> String {
     }
 }
 
+/// A relative noise as a percentage, `±0.42%`, or `±<0.01%` when smaller.
+pub fn noise(rel: f64) -> String {
+    if !rel.is_finite() {
+        "±?".into()
+    } else if rel < 1e-4 {
+        "±<0.01%".into()
+    } else {
+        format!("±{:.2}%", rel * 100.0)
+    }
+}
+
 /// A metric value in its unit, compact.
 pub fn metric(value: f64, unit: &str) -> String {
     match unit {
@@ -86,5 +97,8 @@ mod tests {
         assert_eq!(count(-1000), "-1,000");
         assert_eq!(metric(42.345, "%"), "42.3%");
         assert_eq!(metric(1.5, "x"), "1.50×");
+        assert_eq!(noise(0.0042), "±0.42%");
+        assert_eq!(noise(0.00001), "±<0.01%");
+        assert_eq!(noise(f64::NAN), "±?");
     }
 }

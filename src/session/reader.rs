@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use thiserror::Error;
 
 use super::event::{Event, SCHEMA_VERSION, Stamped};
@@ -127,30 +128,103 @@ pub fn read_stream(
     mut sink: impl FnMut(Stamped) -> bool,
 ) -> Result<ReadReport, SessionError> {
     let mut report = ReadReport::default();
-    let mut buf = Vec::with_capacity(4096);
-    let mut line_no = 0u64;
     let mut seen_header = false;
-    loop {
-        buf.clear();
-        let io_err = |e| SessionError::Unreadable {
-            path: path.into(),
-            source: e,
-        };
-        let n = (&mut input)
+    let mut line_no = 0u64;
+    let mut at_end = false;
+    while !at_end {
+        let batch = read_batch(&mut input, path, &mut line_no, &mut at_end)?;
+        // Parsing dominates replay of large sessions: lines parse in parallel,
+        // events are handed on in file order.
+        let parsed: Vec<Result<Stamped, String>> = batch
+            .par_iter()
+            .map(|l| match l.too_long {
+                Some(bytes) => Err(format!(
+                    "line longer than {} MiB ({bytes} bytes)",
+                    MAX_LINE_BYTES >> 20
+                )),
+                None => serde_json::from_slice(trim_ascii(&l.bytes)).map_err(|e| e.to_string()),
+            })
+            .collect();
+        for (line, result) in batch.iter().zip(parsed) {
+            let stamped = match result {
+                Ok(s) => s,
+                Err(_) if !line.complete && line.too_long.is_none() => {
+                    report.torn_tail = true;
+                    break;
+                }
+                Err(message) => {
+                    if !seen_header || on_corrupt == OnCorrupt::Stop {
+                        return Err(SessionError::Corrupt {
+                            path: path.into(),
+                            line: line.no,
+                            message,
+                        });
+                    }
+                    report.skipped.push(SkippedLine {
+                        line: line.no,
+                        message,
+                    });
+                    continue;
+                }
+            };
+            if !seen_header {
+                check_header(&stamped.event, path, line.no)?;
+                seen_header = true;
+            }
+            report.events += 1;
+            if !sink(stamped) {
+                report.stopped_early = true;
+                return Ok(report);
+            }
+        }
+    }
+    if !seen_header {
+        return Err(SessionError::Empty { path: path.into() });
+    }
+    Ok(report)
+}
+
+struct RawLine {
+    no: u64,
+    bytes: Vec<u8>,
+    /// Ended with a newline (only the last line of a file may not).
+    complete: bool,
+    /// Set, with the length, for a line over MAX_LINE_BYTES (not kept).
+    too_long: Option<u64>,
+}
+
+/// Up to about 4 MiB of non-empty lines; sets `at_end` at end of input.
+fn read_batch(
+    input: &mut impl BufRead,
+    path: &Path,
+    line_no: &mut u64,
+    at_end: &mut bool,
+) -> Result<Vec<RawLine>, SessionError> {
+    const BATCH_BYTES: usize = 4 << 20;
+    let io_err = |e| SessionError::Unreadable {
+        path: path.into(),
+        source: e,
+    };
+    let mut batch = Vec::new();
+    let mut total = 0usize;
+    while total < BATCH_BYTES {
+        let mut buf = Vec::new();
+        let n = input
             .take(MAX_LINE_BYTES)
             .read_until(b'\n', &mut buf)
             .map_err(io_err)?;
         if n == 0 {
+            *at_end = true;
             break;
         }
-        line_no += 1;
+        *line_no += 1;
         let complete = buf.last() == Some(&b'\n');
         if !complete && n as u64 == MAX_LINE_BYTES {
             // Not a session line: skip the rest of it without holding it in memory.
             let mut rest = 0u64;
             loop {
                 buf.clear();
-                let m = (&mut input)
+                let m = input
                     .take(MAX_LINE_BYTES)
                     .read_until(b'\n', &mut buf)
                     .map_err(io_err)?;
@@ -159,65 +233,26 @@ pub fn read_stream(
                     break;
                 }
             }
-            let message = format!(
-                "line longer than {} MiB ({} bytes)",
-                MAX_LINE_BYTES >> 20,
-                n as u64 + rest
-            );
-            if !seen_header || on_corrupt == OnCorrupt::Stop {
-                return Err(SessionError::Corrupt {
-                    path: path.into(),
-                    line: line_no,
-                    message,
-                });
-            }
-            report.skipped.push(SkippedLine {
-                line: line_no,
-                message,
+            batch.push(RawLine {
+                no: *line_no,
+                bytes: Vec::new(),
+                complete: true,
+                too_long: Some(n as u64 + rest),
             });
             continue;
         }
-        let text = trim_ascii(&buf);
-        if text.is_empty() {
+        if trim_ascii(&buf).is_empty() {
             continue;
         }
-        let parsed: Result<Stamped, String> =
-            serde_json::from_slice(text).map_err(|e| e.to_string());
-        let stamped = match parsed {
-            Ok(s) => s,
-            Err(_) if !complete => {
-                report.torn_tail = true;
-                break;
-            }
-            Err(message) => {
-                if !seen_header || on_corrupt == OnCorrupt::Stop {
-                    return Err(SessionError::Corrupt {
-                        path: path.into(),
-                        line: line_no,
-                        message,
-                    });
-                }
-                report.skipped.push(SkippedLine {
-                    line: line_no,
-                    message,
-                });
-                continue;
-            }
-        };
-        if !seen_header {
-            check_header(&stamped.event, path, line_no)?;
-            seen_header = true;
-        }
-        report.events += 1;
-        if !sink(stamped) {
-            report.stopped_early = true;
-            break;
-        }
+        total += buf.len();
+        batch.push(RawLine {
+            no: *line_no,
+            bytes: buf,
+            complete,
+            too_long: None,
+        });
     }
-    if !seen_header {
-        return Err(SessionError::Empty { path: path.into() });
-    }
-    Ok(report)
+    Ok(batch)
 }
 
 fn check_header(event: &Event, path: &Path, line: u64) -> Result<(), SessionError> {

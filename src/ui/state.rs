@@ -160,11 +160,11 @@ impl SessionState {
                     t,
                     Level::Info,
                     format!(
-                        "{}: {} samples, median {:.2} µs ± {:.2}%, {}",
+                        "{}: {} samples, median {:.2} µs {}, {}",
                         m.variant,
                         m.samples,
                         m.median_ns / 1e3,
-                        m.rel_noise * 100.0,
+                        crate::metrics::format::noise(m.rel_noise),
                         m.stop_reason
                     ),
                 );

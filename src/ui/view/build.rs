@@ -101,10 +101,10 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             .unwrap_or_default();
         lines.push(Line::styled(
             format!(
-                "{} samples in {:.1} s, median ±{:.2}% ({}){overhead}",
+                "{} samples in {:.1} s, median {} ({}){overhead}",
                 m.samples,
                 m.wall_s,
-                m.rel_noise * 100.0,
+                crate::metrics::format::noise(m.rel_noise),
                 m.stop_reason
             ),
             theme::dim(),

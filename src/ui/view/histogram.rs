@@ -140,7 +140,7 @@ fn stats_line<'a>(tag: &'a str, style: Style, s: &VariantState) -> Line<'a> {
     spans.push(Span::raw(count(p.count as i64)));
     if let Some(m) = &s.measurement {
         spans.push(Span::styled(
-            format!("  ±{:.2}%", m.rel_noise * 100.0),
+            format!("  {}", crate::metrics::format::noise(m.rel_noise)),
             theme::dim(),
         ));
     }
