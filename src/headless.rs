@@ -147,13 +147,12 @@ pub fn bench(args: BenchArgs) -> i32 {
     if let Some(c) = cost {
         eprintln!(
             "attnscope: telemetry: {} NVML samples at {} Hz over {:.1} s used {:.3}% of one core \
-             ({} with PCIe/process queries at {:.1} ms CPU each)",
+             ({:.2} ms of it inside NVML queries)",
             c.samples,
             args.telemetry_hz,
             c.wall_s,
             c.share * 100.0,
-            c.slow_samples,
-            c.slow_ms_each
+            c.query_ms
         );
     }
     if args.json {
@@ -334,11 +333,11 @@ impl Sink {
     }
 
     fn stamped(&mut self, s: Stamped) {
-        if let Some(r) = self.recorder.as_mut() {
-            if let Err(e) = r.append(&s) {
-                eprintln!("attnscope: recording stopped: {e}");
-                self.recorder = None;
-            }
+        if let Some(r) = self.recorder.as_mut()
+            && let Err(e) = r.append(&s)
+        {
+            eprintln!("attnscope: recording stopped: {e}");
+            self.recorder = None;
         }
     }
 
@@ -393,23 +392,18 @@ struct SamplerCost {
     share: f64,
     wall_s: f64,
     samples: u64,
-    slow_samples: u64,
-    slow_ms_each: f64,
+    query_ms: f64,
 }
 
 /// The share of one core the sampler used over `wall_s`, with its breakdown.
 fn sampler_cost(sampler: &Option<Sampler>, wall_s: f64) -> Option<SamplerCost> {
     let sh = &sampler.as_ref()?.shared;
     let cpu = sh.cpu_ns.load(Ordering::Relaxed) as f64 / 1e9;
-    let slow_samples = sh.slow_samples.load(Ordering::Relaxed);
     Some(SamplerCost {
         share: cpu / wall_s.max(1e-9),
         wall_s,
         samples: sh.samples.load(Ordering::Relaxed),
-        slow_samples,
-        slow_ms_each: sh.slow_cpu_ns.load(Ordering::Relaxed) as f64
-            / 1e6
-            / slow_samples.max(1) as f64,
+        query_ms: sh.query_cpu_ns.load(Ordering::Relaxed) as f64 / 1e6,
     })
 }
 

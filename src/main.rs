@@ -98,7 +98,7 @@ fn run_replay_tui(
     let (ctl_tx, ctl_rx) = mpsc::channel();
     let stream_tx = tx.clone();
     let handle = spawn_replay(file.to_path_buf(), speed, on_corrupt, ctl_rx, move |s| {
-        stream_tx.send(UiMsg::Stream(s)).is_ok()
+        stream_tx.send(UiMsg::Stream(Box::new(s))).is_ok()
     });
     let end_tx = tx.clone();
     std::thread::spawn(move || {

@@ -46,7 +46,7 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
         ),
         None => None,
     };
-    tx.send(UiMsg::Stream(header.clone()))?;
+    tx.send(UiMsg::Stream(Box::new(header.clone())))?;
     let variant = args.variant.unwrap_or(Variant::FULL);
     let shape = args.shape.unwrap_or(Shape::MISSION);
     cmd_tx.send(Command::Select { variant, shape })?;
@@ -57,28 +57,31 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
                 nvml,
                 args.telemetry_hz,
                 move |t| {
-                    ttx.send(UiMsg::Stream(Stamped {
-                        t_us: started.elapsed().as_micros() as u64,
+                    let t_us = started.elapsed().as_micros() as u64;
+                    ttx.send(UiMsg::Stream(Box::new(Stamped {
+                        t_us,
                         event: Event::Telemetry(t),
-                    }))
+                    })))
                     .is_ok()
                 },
                 move |e| {
-                    let _ = etx.send(UiMsg::Stream(nvml_error(started, e)));
+                    let _ = etx.send(UiMsg::Stream(Box::new(nvml_error(started, e))));
                 },
             );
             worker.set_telemetry(Arc::clone(&sampler.shared));
             Some(sampler)
         }
         Some(Err(e)) => {
-            tx.send(UiMsg::Stream(nvml_error(started, e)))?;
+            tx.send(UiMsg::Stream(Box::new(nvml_error(started, e))))?;
             None
         }
         None => None,
     };
     let stream_tx = tx.clone();
     let worker_thread = std::thread::spawn(move || {
-        worker.run(cmd_rx, |s| stream_tx.send(UiMsg::Stream(s)).is_ok());
+        worker.run(cmd_rx, |s| {
+            stream_tx.send(UiMsg::Stream(Box::new(s))).is_ok()
+        });
     });
     let mut state = UiState::live(gates);
     if let (Some(p), crate::ui::app_state::Mode::Live { recording, .. }) =

@@ -40,8 +40,7 @@ pub fn parse_report(log: &str, entry: &str) -> Option<Resources> {
 fn number_before(line: &str, marker: &str) -> Option<u32> {
     let head = &line[..line.find(marker)?];
     head.split(|c: char| !c.is_ascii_digit())
-        .filter(|s| !s.is_empty())
-        .next_back()?
+        .rfind(|s| !s.is_empty())?
         .parse()
         .ok()
 }

@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use nvml_wrapper::Nvml;
 use nvml_wrapper::enum_wrappers::device::{Clock, PcieUtilCounter, TemperatureSensor};
 use nvml_wrapper::enums::device::UsedGpuMemory;
+use nvml_wrapper::{Device, Nvml};
 
 use super::libs::{self, Lib};
 use crate::metrics::throttle;
@@ -29,52 +29,116 @@ pub fn open() -> Result<Nvml, String> {
     })
 }
 
-/// One sample of GPU 0. `slow` adds the expensive queries (PCIe throughput
-/// blocks for its own sampling window; the process list walks every process).
-pub fn sample(nvml: &Nvml, slow: bool) -> Result<TelemetrySample, String> {
+type Update = fn(&Device, &mut TelemetrySample);
+
+/// Every NVML query the sampler makes, each filling its part of a sample.
+/// They differ a lot in cost (PCIe throughput spins through its own window),
+/// so each is refreshed on its own schedule; see `Poller`.
+const QUERIES: [(&str, Update); 12] = [
+    ("sm_clock", |d, t| {
+        t.sm_clock_mhz = d.clock_info(Clock::SM).unwrap_or(0)
+    }),
+    ("mem_clock", |d, t| {
+        t.mem_clock_mhz = d.clock_info(Clock::Memory).unwrap_or(0)
+    }),
+    ("power", |d, t| {
+        t.power_w = d.power_usage().map_or(0.0, |mw| mw as f64 / 1e3)
+    }),
+    ("temperature", |d, t| {
+        t.temp_c = d.temperature(TemperatureSensor::Gpu).unwrap_or(0)
+    }),
+    ("utilization", |d, t| {
+        let u = d.utilization_rates().ok();
+        t.util_gpu_pct = u.as_ref().map_or(0, |u| u.gpu);
+        t.util_mem_pct = u.as_ref().map_or(0, |u| u.memory);
+    }),
+    ("memory", |d, t| {
+        let m = d.memory_info().ok();
+        t.mem_used_bytes = m.as_ref().map_or(0, |m| m.used);
+        t.mem_total_bytes = m.as_ref().map_or(0, |m| m.total);
+    }),
+    ("throttle", |d, t| {
+        t.throttle_reasons =
+            throttle::decode(d.current_throttle_reasons().map(|r| r.bits()).unwrap_or(0))
+    }),
+    ("max_clocks", |d, t| {
+        t.sm_max_mhz = d.max_clock_info(Clock::SM).unwrap_or(0);
+        t.mem_max_mhz = d.max_clock_info(Clock::Memory).ok();
+    }),
+    ("power_limit", |d, t| {
+        t.power_limit_w = d.enforced_power_limit().map_or(0.0, |mw| mw as f64 / 1e3)
+    }),
+    ("pcie_rx", |d, t| {
+        t.pcie_rx_kib_s = d.pcie_throughput(PcieUtilCounter::Receive).ok()
+    }),
+    ("pcie_tx", |d, t| {
+        t.pcie_tx_kib_s = d.pcie_throughput(PcieUtilCounter::Send).ok()
+    }),
+    ("process_memory", |d, t| {
+        let pid = std::process::id();
+        t.process_mem_bytes = d.running_compute_processes().ok().and_then(|ps| {
+            ps.into_iter()
+                .find(|p| p.pid == pid)
+                .and_then(|p| match p.used_gpu_memory {
+                    UsedGpuMemory::Used(b) => Some(b),
+                    UsedGpuMemory::Unavailable => None,
+                })
+        });
+    }),
+];
+
+/// The sampler's whole CPU budget, as a share of one core.
+const CPU_BUDGET: f64 = 0.008;
+
+/// Refreshes each query at the sampling rate, or less often when its measured
+/// CPU cost would take more than its share of the budget.
+struct Poller {
+    sample: TelemetrySample,
+    next: [Instant; QUERIES.len()],
+    base: Duration,
+}
+
+impl Poller {
+    fn new(base: Duration) -> Poller {
+        Poller {
+            sample: TelemetrySample::default(),
+            next: [Instant::now(); QUERIES.len()],
+            base,
+        }
+    }
+
+    /// Runs the due queries; returns the CPU time they took.
+    fn poll(&mut self, d: &Device) -> u64 {
+        let share = CPU_BUDGET / QUERIES.len() as f64;
+        let mut spent = 0;
+        for (i, (_, update)) in QUERIES.iter().enumerate() {
+            if Instant::now() < self.next[i] {
+                continue;
+            }
+            let before = thread_cpu_ns();
+            update(d, &mut self.sample);
+            let cost = thread_cpu_ns().saturating_sub(before);
+            spent += cost;
+            self.next[i] =
+                Instant::now() + Duration::from_secs_f64(cost as f64 / 1e9 / share).max(self.base);
+        }
+        spent
+    }
+}
+
+/// One full sample of GPU 0 (every query once).
+pub fn sample(nvml: &Nvml) -> Result<TelemetrySample, String> {
     let d = nvml
         .device_by_index(0)
         .map_err(|e| format!("NVML device 0: {e}"))?;
-    let pid = std::process::id();
-    let util = d.utilization_rates().ok();
-    let mem = d.memory_info().ok();
-    let reasons = d.current_throttle_reasons().map(|r| r.bits()).unwrap_or(0);
-    Ok(TelemetrySample {
-        sm_clock_mhz: d.clock_info(Clock::SM).unwrap_or(0),
-        mem_clock_mhz: d.clock_info(Clock::Memory).unwrap_or(0),
-        sm_max_mhz: d.max_clock_info(Clock::SM).unwrap_or(0),
-        power_w: d.power_usage().map_or(0.0, |mw| mw as f64 / 1e3),
-        power_limit_w: d.enforced_power_limit().map_or(0.0, |mw| mw as f64 / 1e3),
-        temp_c: d.temperature(TemperatureSensor::Gpu).unwrap_or(0),
-        util_gpu_pct: util.as_ref().map_or(0, |u| u.gpu),
-        util_mem_pct: util.as_ref().map_or(0, |u| u.memory),
-        mem_used_bytes: mem.as_ref().map_or(0, |m| m.used),
-        mem_total_bytes: mem.as_ref().map_or(0, |m| m.total),
-        throttle_reasons: throttle::decode(reasons),
-        pcie_rx_kib_s: slow
-            .then(|| d.pcie_throughput(PcieUtilCounter::Receive).ok())
-            .flatten(),
-        pcie_tx_kib_s: slow
-            .then(|| d.pcie_throughput(PcieUtilCounter::Send).ok())
-            .flatten(),
-        process_mem_bytes: slow
-            .then(|| d.running_compute_processes().ok())
-            .flatten()
-            .and_then(|ps| {
-                ps.into_iter()
-                    .find(|p| p.pid == pid)
-                    .and_then(|p| match p.used_gpu_memory {
-                        UsedGpuMemory::Used(b) => Some(b),
-                        UsedGpuMemory::Unavailable => None,
-                    })
-            }),
-        mem_max_mhz: d.max_clock_info(Clock::Memory).ok(),
-    })
+    let mut p = Poller::new(Duration::ZERO);
+    p.poll(&d);
+    Ok(p.sample)
 }
 
 /// Clocks and power limit for the session header.
 pub fn at_start(nvml: &Nvml) -> Option<(ClockInfo, f64)> {
-    let s = sample(nvml, false).ok()?;
+    let s = sample(nvml).ok()?;
     Some((
         ClockInfo {
             sm_mhz: s.sm_clock_mhz,
@@ -86,13 +150,6 @@ pub fn at_start(nvml: &Nvml) -> Option<(ClockInfo, f64)> {
     ))
 }
 
-/// PCIe throughput and the process list cost milliseconds of CPU each (PCIe
-/// throughput spins through its own sampling window): they are read at most
-/// once a second, and less often when their measured cost would exceed this
-/// share of one core.
-const SLOW_MIN_PERIOD: Duration = Duration::from_secs(1);
-const SLOW_CPU_BUDGET: f64 = 0.005;
-
 /// What the measuring side reads from the sampler without locking.
 #[derive(Default)]
 pub struct Shared {
@@ -103,9 +160,8 @@ pub struct Shared {
     /// CPU time the sampler thread has used, ns.
     pub cpu_ns: AtomicU64,
     pub samples: AtomicU64,
-    /// CPU time and count of the samples that included the slow queries.
-    pub slow_cpu_ns: AtomicU64,
-    pub slow_samples: AtomicU64,
+    /// CPU time spent inside NVML queries, ns.
+    pub query_cpu_ns: AtomicU64,
 }
 
 impl Shared {
@@ -134,38 +190,26 @@ impl Sampler {
         let (s, st) = (Arc::clone(&shared), Arc::clone(&stop));
         let period = Duration::from_secs_f64(1.0 / hz.max(0.1));
         let handle = std::thread::spawn(move || {
+            let device = match nvml.device_by_index(0) {
+                Ok(d) => d,
+                Err(e) => return on_error(format!("NVML device 0: {e}")),
+            };
+            let mut poller = Poller::new(period);
             let mut next = Instant::now();
-            let mut next_slow = Instant::now();
             while !st.load(Ordering::Relaxed) {
-                let slow = Instant::now() >= next_slow;
-                let cpu_before = thread_cpu_ns();
-                let result = sample(&nvml, slow);
-                let cost = thread_cpu_ns().saturating_sub(cpu_before);
-                if slow {
-                    s.slow_cpu_ns.fetch_add(cost, Ordering::Relaxed);
-                    s.slow_samples.fetch_add(1, Ordering::Relaxed);
-                    let wait = Duration::from_secs_f64(cost as f64 / 1e9 / SLOW_CPU_BUDGET)
-                        .max(SLOW_MIN_PERIOD);
-                    next_slow = Instant::now() + wait;
-                }
-                match result {
-                    Ok(t) => {
-                        let bits = throttle::REASONS
-                            .iter()
-                            .filter(|(_, n)| t.throttle_reasons.iter().any(|r| r == n))
-                            .map(|(b, _)| b)
-                            .sum();
-                        s.reasons.store(bits, Ordering::Relaxed);
-                        s.sm_max_mhz.store(t.sm_max_mhz as u64, Ordering::Relaxed);
-                        s.samples.fetch_add(1, Ordering::Relaxed);
-                        if !emit(t) {
-                            break;
-                        }
-                    }
-                    Err(e) => {
-                        on_error(e);
-                        break;
-                    }
+                let spent = poller.poll(&device);
+                s.query_cpu_ns.fetch_add(spent, Ordering::Relaxed);
+                let t = poller.sample.clone();
+                let bits = throttle::REASONS
+                    .iter()
+                    .filter(|(_, n)| t.throttle_reasons.iter().any(|r| r == n))
+                    .map(|(b, _)| b)
+                    .sum();
+                s.reasons.store(bits, Ordering::Relaxed);
+                s.sm_max_mhz.store(t.sm_max_mhz as u64, Ordering::Relaxed);
+                s.samples.fetch_add(1, Ordering::Relaxed);
+                if !emit(t) {
+                    break;
                 }
                 s.cpu_ns.store(thread_cpu_ns(), Ordering::Relaxed);
                 next += period;

@@ -18,12 +18,15 @@ use super::keymap;
 
 /// Everything the loop waits on arrives on one channel.
 pub enum UiMsg {
-    Stream(Stamped),
+    Stream(Box<Stamped>),
     Key(KeyEvent),
     Resize,
     /// The producer (worker or replay) finished, with a line for the log.
     SourceEnded(String),
 }
+
+/// Makes a new recording file when `r` is pressed.
+pub type MakeRecorder = Box<dyn FnMut(&UiState) -> std::io::Result<Recorder>>;
 
 /// Where the loop sends what the user asks for.
 #[derive(Default)]
@@ -32,7 +35,7 @@ pub struct Outlets {
     pub replay: Option<Sender<ReplayControl>>,
     pub recorder: Option<Recorder>,
     /// Makes a new recording file when `r` is pressed; returns its path.
-    pub new_recording: Option<Box<dyn FnMut(&UiState) -> std::io::Result<Recorder>>>,
+    pub new_recording: Option<MakeRecorder>,
     /// Session time origin, for stamping the UI's own events (bookmarks).
     pub started: Option<Instant>,
 }
@@ -80,11 +83,11 @@ pub fn run(
                 dirty = true;
                 match msg {
                     UiMsg::Stream(stamped) => {
-                        if let Some(rec) = outlets.recorder.as_mut() {
-                            if let Err(e) = rec.append(&stamped) {
-                                state.notice = Some(format!("recording stopped: {e}"));
-                                outlets.recorder = None;
-                            }
+                        if let Some(rec) = outlets.recorder.as_mut()
+                            && let Err(e) = rec.append(&stamped)
+                        {
+                            state.notice = Some(format!("recording stopped: {e}"));
+                            outlets.recorder = None;
                         }
                         state.apply(&stamped);
                     }
@@ -134,10 +137,10 @@ fn handle_key(state: &mut UiState, key: &KeyEvent, outlets: &mut Outlets) -> any
         match effect {
             Effect::Quit => return Ok(true),
             Effect::Worker(cmd) => {
-                if let Some(w) = &outlets.worker {
-                    if w.send(cmd).is_err() {
-                        state.notice = Some("the GPU worker has stopped".into());
-                    }
+                if let Some(w) = &outlets.worker
+                    && w.send(cmd).is_err()
+                {
+                    state.notice = Some("the GPU worker has stopped".into());
                 }
             }
             Effect::Replay(c) => {

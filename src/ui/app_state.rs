@@ -92,10 +92,10 @@ impl UiState {
             if pending.is_some() && *pending == self.session.current {
                 *pending = None;
             }
-            if let crate::session::Event::AbResult(ab) = &stamped.event {
-                if let Mode::Live { racing, .. } = &mut self.mode {
-                    *racing = !ab.done;
-                }
+            if let crate::session::Event::AbResult(ab) = &stamped.event
+                && let Mode::Live { racing, .. } = &mut self.mode
+            {
+                *racing = !ab.done;
             }
         }
     }
