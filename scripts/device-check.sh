@@ -9,7 +9,7 @@
 #   A/B race) recorded to $OUT/tour.jsonl, the session shipped in sessions/.
 # Usage (repo root, binary carried in .carry/):
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
-#   sanitize bench telemetry ab tour   (all = every section but tour)
+#   sanitize bench cold telemetry ab tour   (all = every section but tour)
 set -u
 SECTIONS=" ${*:-all} "
 want() { [[ "$SECTIONS" == *" all "* && "$1" != tour ]] || [[ "$SECTIONS" == *" $1 "* ]]; }
@@ -73,6 +73,12 @@ fi
 if want bench; then
 say "bench S=512 causal"; "$BIN" bench --shape 2,8,512,64 --causal --max-seconds 3
 say "bench S=2048"; "$BIN" bench --shape 2,8,2048,64 --max-seconds 3
+fi
+
+if want cold; then
+say "bench S=512, cold L2 (flushed between launches) vs hot"
+"$BIN" bench --variants scalar,wmma+pv+async --cold-l2 --max-seconds 3
+"$BIN" bench --variants scalar,wmma+pv+async --max-seconds 3
 fi
 
 if want ab; then

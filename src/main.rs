@@ -170,10 +170,14 @@ fn live(args: LiveArgs) -> i32 {
             format!("{reason}\nand no recorded session was found in sessions/ to replay"),
         );
     };
-    let banner = format!(
-        "no usable GPU ({reason}) — replaying {}; run on a CUDA machine to go live",
+    eprintln!(
+        "attnscope: no usable GPU: {reason}\nattnscope: replaying {}",
         session.display()
     );
-    eprintln!("attnscope: {banner}");
+    let short = reason.split(" (searched").next().unwrap_or(&reason);
+    let banner = format!(
+        "no usable GPU ({short}): replaying {} · `attnscope doctor` says how to go live",
+        session.display()
+    );
     run_replay_tui(&session, 1.0, OnCorrupt::Skip, gates, Some(banner))
 }

@@ -125,21 +125,29 @@ fn too_small_says_so() {
 
 #[test]
 fn pass_and_fail_are_coloured() {
-    let state = replay_state(&fixture_events());
-    let buf = draw(&state, 120, 40);
-    // The current variant at the end is the failed build (wmma): its gates have
-    // no build, so look at a PASS and FAIL among the rows shown.
+    let events = fixture_events();
+    // Before the race: the gates table of wmma+pv+async, with PASS and FAIL.
+    let buf = draw(&replay_state(&events[..35]), 120, 40);
     let (x, y) = find(&buf, "FAIL").expect("a FAIL on screen");
     assert_eq!(buf[(x, y)].fg, Color::Red);
-    let state = {
-        let events = fixture_events();
-        replay_state(&events[..33])
-    };
-    let buf = draw(&state, 120, 40);
     let (x, y) = find(&buf, "PASS").expect("a PASS on screen");
     assert_eq!(buf[(x, y)].fg, Color::Green);
+    // Scalar's gates have N/A rows (tensor pipe does not apply).
+    let buf = draw(&replay_state(&events[..18]), 120, 40);
     let (x, y) = find(&buf, "N/A").expect("an N/A on screen");
     assert_eq!(buf[(x, y)].fg, Color::DarkGray);
+}
+
+#[test]
+fn ab_compare_colours_each_side() {
+    let buf = draw(&replay_state(&fixture_events()), 120, 40);
+    let screen = text(&buf);
+    assert!(screen.contains("A/B A scalar B wmma+pv+async"), "{screen}");
+    // DRAM 30% fails on both sides; the speedup gate passes for B only.
+    let (x, y) = find(&buf, "30.0%").expect("DRAM value");
+    assert_eq!(buf[(x, y)].fg, Color::Red);
+    let (x, y) = find(&buf, "3.33×").expect("speedup value");
+    assert_eq!(buf[(x, y)].fg, Color::Green);
 }
 
 #[test]

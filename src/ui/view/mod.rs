@@ -2,6 +2,7 @@
 
 mod bars;
 mod build;
+mod compare;
 mod gates;
 mod help;
 mod histogram;
@@ -43,7 +44,7 @@ pub fn render_to(area: Rect, buf: &mut Buffer, state: &UiState) {
     bars::banner(banner, buf, state);
     bars::key_bar(keys, buf, state);
     let (top_h, mid_h, side) = if comfortable {
-        (14, 12, 26)
+        (14, 13, 26)
     } else {
         (9, 9, 24)
     };
@@ -60,7 +61,16 @@ pub fn render_to(area: Rect, buf: &mut Buffer, state: &UiState) {
     histogram::render(hist, buf, state);
     let [gat, bld] =
         Layout::horizontal([Constraint::Length(gates_w), Constraint::Fill(1)]).areas(mid);
-    gates::render(gat, buf, state);
+    // While the variant on screen is one side of the race, compare both.
+    let racing_shown = |ab: &&crate::session::event::AbReport| {
+        state
+            .shown_key()
+            .is_some_and(|k| k.shape == ab.shape && (k.variant == ab.a || k.variant == ab.b))
+    };
+    match state.session.ab.as_ref().filter(racing_shown) {
+        Some(ab) => compare::render(gat, buf, state, ab),
+        None => gates::render(gat, buf, state),
+    }
     build::render(bld, buf, state);
     let [tel, lg] =
         Layout::horizontal([Constraint::Length(gates_w), Constraint::Fill(1)]).areas(bottom);

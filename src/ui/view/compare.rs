@@ -1,0 +1,88 @@
+//! A/B side by side: every gate of both variants (build resources, counters,
+//! correctness, speedup) with their deltas, shown in place of the gates table while a race result
+//! is on screen.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
+use ratatui::text::Line;
+use ratatui::widgets::{Cell, Row, Table, Widget};
+
+use crate::metrics::format::metric;
+use crate::metrics::gates::{GateResult, Status};
+use crate::session::event::AbReport;
+use crate::ui::state::Key;
+use crate::ui::{app_state::UiState, theme};
+
+pub fn render(area: Rect, buf: &mut Buffer, state: &UiState, ab: &AbReport) {
+    let title = Line::from(vec![
+        " A/B ".into(),
+        ratatui::text::Span::styled(format!("A {} ", ab.a), Style::new().fg(theme::SLOT_A)),
+        ratatui::text::Span::styled(format!("B {} ", ab.b), Style::new().fg(theme::SLOT_B)),
+    ]);
+    let inner = super::panel(area, buf, title);
+    let s = &state.session;
+    let (ka, kb) = (
+        Key {
+            variant: ab.a,
+            shape: ab.shape,
+        },
+        Key {
+            variant: ab.b,
+            shape: ab.shape,
+        },
+    );
+    let mut rows = Vec::new();
+    let (ga, gb) = (s.gates(&state.gates, &ka), s.gates(&state.gates, &kb));
+    for (a, b) in ga.iter().zip(&gb) {
+        rows.push(gate_row(a, b));
+    }
+    Table::new(
+        rows,
+        [
+            Constraint::Fill(1),
+            Constraint::Length(10),
+            Constraint::Length(10),
+            Constraint::Length(9),
+        ],
+    )
+    .header(Row::new(vec!["", "A", "B", "B vs A"]).style(theme::label()))
+    .column_spacing(1)
+    .render(inner, buf);
+}
+
+fn gate_row(a: &GateResult, b: &GateResult) -> Row<'static> {
+    let cell = |g: &GateResult| {
+        let (text, style) = match (&g.status, g.value) {
+            (Status::Pass, Some(v)) => (metric(v, &g.unit), theme::pass()),
+            (Status::Fail, Some(v)) => (metric(v, &g.unit), theme::fail()),
+            (Status::NotApplicable(w), _) if w.starts_with("not collected") => {
+                ("pending".to_string(), theme::na())
+            }
+            _ => ("—".to_string(), theme::na()),
+        };
+        Cell::from(text).style(style)
+    };
+    let d = match (a.value, b.value) {
+        (Some(x), Some(y)) => delta(x, y),
+        _ => String::new(),
+    };
+    Row::new(vec![
+        Cell::from(a.name.clone()).style(theme::label()),
+        cell(a),
+        cell(b),
+        Cell::from(d).style(theme::dim()),
+    ])
+}
+
+fn delta(a: f64, b: f64) -> String {
+    let d = b - a;
+    if d == 0.0 {
+        "=".into()
+    } else {
+        format!("{d:+.3}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    }
+}
