@@ -27,29 +27,21 @@ pub fn bench(args: BenchArgs) -> i32 {
         causal: args.causal,
         ..args.shape
     };
-    let mut engine = match Engine::new(KERNEL_SOURCE.to_string()) {
-        Ok(e) => e,
-        Err(e) => return fail(exit::NO_GPU, e),
-    };
-    let timer = engine.use_timer(if args.timer == "events" {
+    let wanted = if args.timer == "events" {
         Timer::CudaEvents
     } else {
         Timer::Cupti
-    });
-    if let Some(note) = &engine.timer_note {
-        eprintln!("attnscope: {note}");
-    }
-    let started = Instant::now();
-    let (sampler, nvml, telemetry_rx) = start_telemetry(&mut engine, args.telemetry_hz, started);
-    let mut sink = match Sink::new(args.record.as_deref(), started) {
-        Ok(s) => s,
-        Err(e) => return fail(exit::USAGE, e),
     };
-    sink.event(Event::Header(Worker::new_header(
-        &engine,
-        std::env::args().collect(),
-        nvml.as_ref(),
-    )));
+    let Run {
+        mut engine,
+        mut sink,
+        sampler,
+        started,
+    } = match Run::start(wanted, args.telemetry_hz, args.record.as_deref()) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let timer = engine.timer();
     let plan = Plan {
         l2: if args.cold_l2 {
             L2Mode::Cold
@@ -105,7 +97,7 @@ pub fn bench(args: BenchArgs) -> i32 {
                 &plan,
                 |b| {
                     stats.extend(&b.samples_ns);
-                    sink.drain(&telemetry_rx);
+                    sink.drain();
                     sink.event(Event::Latency(b));
                 },
                 || true,
@@ -143,7 +135,7 @@ pub fn bench(args: BenchArgs) -> i32 {
     let gpu = &engine.info;
     let cost = sampler_cost(&sampler, started.elapsed().as_secs_f64());
     drop(sampler);
-    sink.drain(&telemetry_rx);
+    sink.drain();
     if let Some(c) = cost {
         eprintln!(
             "attnscope: telemetry: {} NVML samples at {} Hz over {:.1} s used {:.3}% of one core \
@@ -218,25 +210,15 @@ pub fn ab(args: AbArgs) -> i32 {
         causal: args.causal,
         ..args.shape
     };
-    let mut engine = match Engine::new(KERNEL_SOURCE.to_string()) {
-        Ok(e) => e,
-        Err(e) => return fail(exit::NO_GPU, e),
+    let Run {
+        mut engine,
+        mut sink,
+        sampler,
+        ..
+    } = match Run::start(Timer::Cupti, args.telemetry_hz, args.record.as_deref()) {
+        Ok(r) => r,
+        Err(code) => return code,
     };
-    engine.use_timer(Timer::Cupti);
-    if let Some(note) = &engine.timer_note {
-        eprintln!("attnscope: {note}");
-    }
-    let started = Instant::now();
-    let (sampler, nvml, telemetry_rx) = start_telemetry(&mut engine, args.telemetry_hz, started);
-    let mut sink = match Sink::new(args.record.as_deref(), started) {
-        Ok(s) => s,
-        Err(e) => return fail(exit::USAGE, e),
-    };
-    sink.event(Event::Header(Worker::new_header(
-        &engine,
-        std::env::args().collect(),
-        nvml.as_ref(),
-    )));
     for v in [args.a, args.b] {
         match engine.prepare(&v, &shape) {
             Ok(b) => sink.event(Event::BuildFinished(Worker::build_report(
@@ -256,7 +238,7 @@ pub fn ab(args: AbArgs) -> i32 {
         &shape,
         &plan,
         |e| {
-            sink.drain(&telemetry_rx);
+            sink.drain();
             match e {
                 RaceEvent::Batch(b) => sink.event(Event::Latency(b)),
                 RaceEvent::Report(r) => sink.event(Event::AbResult(r)),
@@ -270,7 +252,7 @@ pub fn ab(args: AbArgs) -> i32 {
     };
     sink.event(Event::AbResult(report.clone()));
     drop(sampler);
-    sink.drain(&telemetry_rx);
+    sink.drain();
     if args.json {
         println!(
             "{}",
@@ -313,16 +295,25 @@ pub fn ab(args: AbArgs) -> i32 {
 struct Sink {
     recorder: Option<Recorder>,
     started: Instant,
+    telemetry: mpsc::Receiver<Stamped>,
 }
 
 impl Sink {
-    fn new(path: Option<&Path>, started: Instant) -> Result<Sink, String> {
+    fn new(
+        path: Option<&Path>,
+        started: Instant,
+        telemetry: mpsc::Receiver<Stamped>,
+    ) -> Result<Sink, String> {
         let recorder = path
             .map(|p| {
                 Recorder::create(p).map_err(|e| format!("cannot record to {}: {e}", p.display()))
             })
             .transpose()?;
-        Ok(Sink { recorder, started })
+        Ok(Sink {
+            recorder,
+            started,
+            telemetry,
+        })
     }
 
     fn event(&mut self, event: Event) {
@@ -342,10 +333,46 @@ impl Sink {
     }
 
     /// Moves pending telemetry samples into the session.
-    fn drain(&mut self, rx: &mpsc::Receiver<Stamped>) {
-        while let Ok(s) = rx.try_recv() {
+    fn drain(&mut self) {
+        while let Ok(s) = self.telemetry.try_recv() {
             self.stamped(s);
         }
+    }
+}
+
+/// What a headless GPU run starts with: the engine on the chosen timer, the
+/// session sink (with its header written) and the telemetry sampler.
+struct Run {
+    engine: Engine,
+    sink: Sink,
+    sampler: Option<Sampler>,
+    started: Instant,
+}
+
+impl Run {
+    /// Err holds the exit code, the reason already printed.
+    fn start(timer: Timer, telemetry_hz: f64, record: Option<&Path>) -> Result<Run, i32> {
+        let mut engine =
+            Engine::new(KERNEL_SOURCE.to_string()).map_err(|e| fail(exit::NO_GPU, e))?;
+        engine.use_timer(timer);
+        if let Some(note) = &engine.timer_note {
+            eprintln!("attnscope: {note}");
+        }
+        let started = Instant::now();
+        let (sampler, nvml, telemetry_rx) = start_telemetry(&mut engine, telemetry_hz, started);
+        let mut sink =
+            Sink::new(record, started, telemetry_rx).map_err(|e| fail(exit::USAGE, e))?;
+        sink.event(Event::Header(Worker::new_header(
+            &engine,
+            std::env::args().collect(),
+            nvml.as_ref(),
+        )));
+        Ok(Run {
+            engine,
+            sink,
+            sampler,
+            started,
+        })
     }
 }
 

@@ -132,21 +132,42 @@ impl Worker {
         shape: Shape,
         emit: &mut impl FnMut(Stamped) -> bool,
     ) -> bool {
-        let started = self.started;
+        let (started, plan) = (self.started, self.plan);
+        let result = self.interruptible(|engine, keep_going| {
+            measure::measure(
+                engine,
+                &variant,
+                &shape,
+                &plan,
+                |batch| {
+                    emit(Stamped {
+                        t_us: started.elapsed().as_micros() as u64,
+                        event: Event::Latency(batch),
+                    });
+                },
+                keep_going,
+            )
+        });
+        match result {
+            Ok((done, _)) => emit(self.stamp(Event::MeasurementDone(done))),
+            Err(e) => {
+                self.fault(&variant, e.to_string(), emit);
+                true
+            }
+        }
+    }
+
+    /// Runs `work` with a check that ends it as soon as a command arrives;
+    /// that command is handled next.
+    fn interruptible<T>(
+        &mut self,
+        work: impl FnOnce(&mut Engine, &mut dyn FnMut() -> bool) -> T,
+    ) -> T {
         let commands = self.commands.take();
         let mut interrupted = None;
-        let result = measure::measure(
+        let out = work(
             &mut self.engine,
-            &variant,
-            &shape,
-            &self.plan,
-            |batch| {
-                emit(Stamped {
-                    t_us: started.elapsed().as_micros() as u64,
-                    event: Event::Latency(batch),
-                });
-            },
-            || match commands.as_ref().map(|c| c.try_recv()) {
+            &mut || match commands.as_ref().map(|c| c.try_recv()) {
                 Some(Ok(c)) => {
                     interrupted = Some(c);
                     false
@@ -156,13 +177,7 @@ impl Worker {
         );
         self.commands = commands;
         self.pending = interrupted;
-        match result {
-            Ok((done, _)) => emit(self.stamp(Event::MeasurementDone(done))),
-            Err(e) => {
-                self.fault(&variant, e.to_string(), emit);
-                true
-            }
-        }
+        out
     }
 
     fn stamp(&self, event: Event) -> Stamped {
@@ -279,36 +294,32 @@ impl Worker {
             t_us: started.elapsed().as_micros() as u64,
             event,
         };
-        let commands = self.commands.take();
         let plan = RacePlan {
             l2: self.plan.l2,
             max_s: self.ab_seconds,
             ..RacePlan::default()
         };
-        let mut interrupted = None;
-        let result = race::race(
-            &mut self.engine,
-            &a,
-            &b,
-            &shape,
-            &plan,
-            |e| {
-                let event = match e {
-                    RaceEvent::Batch(batch) => Event::Latency(batch),
-                    RaceEvent::Report(r) => Event::AbResult(r),
-                };
-                emit(stamp(event));
-            },
-            || match commands.as_ref().map(|c| c.try_recv()) {
-                Some(Ok(c)) => {
-                    interrupted = Some(c);
-                    false
-                }
-                _ => true,
-            },
-        );
-        self.commands = commands;
-        self.pending = interrupted.filter(|c| *c != Command::StopRace);
+        let result = self.interruptible(|engine, keep_going| {
+            race::race(
+                engine,
+                &a,
+                &b,
+                &shape,
+                &plan,
+                |e| {
+                    let event = match e {
+                        RaceEvent::Batch(batch) => Event::Latency(batch),
+                        RaceEvent::Report(r) => Event::AbResult(r),
+                    };
+                    emit(stamp(event));
+                },
+                keep_going,
+            )
+        });
+        // StopRace has done its job by interrupting.
+        if self.pending == Some(Command::StopRace) {
+            self.pending = None;
+        }
         match result {
             Ok(report) => {
                 emit(self.stamp(Event::AbResult(report)));
