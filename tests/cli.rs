@@ -135,3 +135,54 @@ fn bundled_real_session_replays() {
         assert_eq!(v["errors"], 0);
     }
 }
+
+#[test]
+fn gpu_commands_validate_before_touching_the_gpu() {
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["bench", "--shape", "2,8,512,96"],
+            "D=96 is not supported: D must be 64 or 128",
+        ),
+        (&["bench", "--shape", "0,8,512,64"], "B=0 is out of range"),
+        (&["bench", "--shape", "2,8,512"], "must be B,H,S,D"),
+        (
+            &["bench", "--variants", "wmma+turbo"],
+            "'turbo' is not a toggle",
+        ),
+        (
+            &["ab", "--a", "scalar", "--b", "wmma@64x64"],
+            "is not of the form 64x64s2w4",
+        ),
+        (
+            &["live", "--telemetry-hz", "1000"],
+            "1000 Hz is out of range",
+        ),
+    ];
+    for (args, want) in cases {
+        let (code, _, err) = run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn gpu_commands_without_a_gpu_say_what_is_missing() {
+    // Only meaningful on a machine without the CUDA driver (CI, this repo's dev machines).
+    if attnscope::gpu::probe().is_ok() {
+        return;
+    }
+    for args in [&["bench"][..], &["selftest"], &["ab"]] {
+        let (code, _, err) = run(args);
+        assert_eq!(code, 4, "{args:?}: {err}");
+        assert!(
+            err.contains("not found") || err.contains("no GPU"),
+            "{args:?}: {err}"
+        );
+    }
+    let (code, out, _) = run(&["doctor"]);
+    assert_eq!(code, 4);
+    assert!(
+        out.contains("MISSING") && out.contains("replay the bundled session"),
+        "{out}"
+    );
+}
