@@ -87,8 +87,7 @@ pub fn include_dirs() -> Vec<PathBuf> {
         }
     }
     candidates.retain(|d| d.join("cuda_fp16.h").is_file());
-    candidates.dedup();
-    candidates
+    super::libs::unique(candidates)
 }
 
 pub fn nvrtc_version() -> Result<(i32, i32), BuildError> {
