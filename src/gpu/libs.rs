@@ -75,7 +75,9 @@ pub fn search_dirs() -> Vec<PathBuf> {
 /// CUDA folders otherwise show up twice).
 pub fn unique(dirs: Vec<PathBuf>) -> Vec<PathBuf> {
     let mut seen = std::collections::HashSet::new();
-    dirs.into_iter().filter(|d| seen.insert(std::fs::canonicalize(d).unwrap_or_else(|_| d.clone()))).collect()
+    dirs.into_iter()
+        .filter(|d| seen.insert(std::fs::canonicalize(d).unwrap_or_else(|_| d.clone())))
+        .collect()
 }
 
 /// `site-packages/nvidia/cu13/lib` and the per-package `nvidia/*/lib` folders
