@@ -10,7 +10,7 @@ use std::time::Instant;
 use serde_json::json;
 
 use crate::cli::{AbArgs, BenchArgs, SelftestArgs, exit};
-use crate::gpu::engine::{Engine, Timer};
+use crate::gpu::engine::{Engine, EngineError, Timer};
 use crate::gpu::libs::{self, Lib};
 use crate::gpu::measure::{self, Plan};
 use crate::gpu::nvrtc::{self, KERNEL_SOURCE};
@@ -54,83 +54,24 @@ pub fn bench(args: BenchArgs) -> i32 {
     let mut rows = Vec::new();
     let mut any_fail = false;
     for variant in &args.variants.0 {
-        sink.event(Event::VariantSelected(VariantSelected {
-            variant: *variant,
-            shape,
-        }));
-        let build = match engine.prepare(variant, &shape) {
-            Ok(b) => b,
+        match bench_one(
+            &mut engine,
+            &mut sink,
+            variant,
+            &shape,
+            &plan,
+            args.launches,
+        ) {
+            Ok((row, pass)) => {
+                any_fail |= !pass;
+                rows.push(row);
+            }
             Err(e) => {
                 any_fail = true;
                 eprintln!("attnscope: {variant}: {e}");
                 rows.push(json!({"variant": variant.name(), "error": e.to_string()}));
-                continue;
             }
-        };
-        sink.event(Event::BuildFinished(Worker::build_report(
-            &engine, variant, &shape, &build,
-        )));
-        let check = match engine.check(variant, &shape, 42) {
-            Ok(c) => c,
-            Err(e) => {
-                any_fail = true;
-                eprintln!("attnscope: {variant}: {e}");
-                rows.push(json!({"variant": variant.name(), "error": e.to_string()}));
-                continue;
-            }
-        };
-        any_fail |= !check.pass;
-        sink.event(Event::Correctness(check.clone()));
-        let mut stats = LatencyStats::default();
-        let done = match args.launches {
-            Some(n) => {
-                measure::fixed(&mut engine, variant, &shape, &plan, n as usize).map(|(d, batch)| {
-                    stats.extend(&batch.samples_ns);
-                    sink.event(Event::Latency(batch));
-                    d
-                })
-            }
-            None => measure::measure(
-                &mut engine,
-                variant,
-                &shape,
-                &plan,
-                |b| {
-                    stats.extend(&b.samples_ns);
-                    sink.drain();
-                    sink.event(Event::Latency(b));
-                },
-                || true,
-            )
-            .map(|(d, _)| d),
-        };
-        let done = match done {
-            Ok(d) => d,
-            Err(e) => {
-                any_fail = true;
-                eprintln!("attnscope: {variant}: {e}");
-                rows.push(json!({"variant": variant.name(), "error": e.to_string()}));
-                continue;
-            }
-        };
-        sink.event(Event::MeasurementDone(done.clone()));
-        let p = stats.percentiles().unwrap_or_default();
-        rows.push(json!({
-            "variant": variant.name(),
-            "shape": shape,
-            "p50_us": p.p50_ns / 1e3, "p90_us": p.p90_ns / 1e3, "p99_us": p.p99_ns / 1e3, "min_us": p.min_ns / 1e3,
-            "samples": p.count,
-            "rel_noise": done.rel_noise,
-            "stop_reason": done.stop_reason,
-            "launch_overhead_us": done.launch_overhead_us,
-            "tflops": shape.flops() / (p.p50_ns * 1e-9) / 1e12,
-            "max_abs_err": check.max_abs_err,
-            "rel_l2_err": check.rel_l2_err,
-            "correct": check.pass,
-            "registers": build.registers,
-            "smem_bytes": engine.smem_bytes(variant, shape.d).unwrap_or(0) + build.smem_static_bytes,
-            "spill_bytes": build.spill_store_bytes + build.spill_load_bytes,
-        }));
+        }
     }
     let gpu = &engine.info;
     let cost = sampler_cost(&sampler, started.elapsed().as_secs_f64());
@@ -317,10 +258,7 @@ impl Sink {
     }
 
     fn event(&mut self, event: Event) {
-        self.stamped(Stamped {
-            t_us: self.started.elapsed().as_micros() as u64,
-            event,
-        });
+        self.stamped(Stamped::since(self.started, event));
     }
 
     fn stamped(&mut self, s: Stamped) {
@@ -397,11 +335,8 @@ fn start_telemetry(
                 nvml,
                 hz,
                 move |t| {
-                    tx.send(Stamped {
-                        t_us: started.elapsed().as_micros() as u64,
-                        event: Event::Telemetry(t),
-                    })
-                    .is_ok()
+                    tx.send(Stamped::since(started, Event::Telemetry(t)))
+                        .is_ok()
                 },
                 |e| eprintln!("attnscope: telemetry stopped: {e}"),
             );
@@ -432,6 +367,64 @@ fn sampler_cost(sampler: &Option<Sampler>, wall_s: f64) -> Option<SamplerCost> {
         samples: sh.samples.load(Ordering::Relaxed),
         query_ms: sh.query_cpu_ns.load(Ordering::Relaxed) as f64 / 1e6,
     })
+}
+
+/// Builds, checks and times one variant for `bench`, recording as it goes;
+/// returns its table row and whether it was correct.
+fn bench_one(
+    engine: &mut Engine,
+    sink: &mut Sink,
+    variant: &Variant,
+    shape: &Shape,
+    plan: &Plan,
+    launches: Option<u32>,
+) -> Result<(serde_json::Value, bool), EngineError> {
+    sink.event(Event::VariantSelected(VariantSelected {
+        variant: *variant,
+        shape: *shape,
+    }));
+    let build = engine.prepare(variant, shape)?;
+    sink.event(Event::BuildFinished(Worker::build_report(
+        engine, variant, shape, &build,
+    )));
+    let check = engine.check(variant, shape, 42)?;
+    sink.event(Event::Correctness(check.clone()));
+    let mut stats = LatencyStats::default();
+    let done = match launches {
+        Some(n) => {
+            let (d, batch) = measure::fixed(engine, variant, shape, plan, n as usize)?;
+            stats.extend(&batch.samples_ns);
+            sink.event(Event::Latency(batch));
+            d
+        }
+        None => {
+            let on_batch = |b: LatencyBatch| {
+                stats.extend(&b.samples_ns);
+                sink.drain();
+                sink.event(Event::Latency(b));
+            };
+            measure::measure(engine, variant, shape, plan, on_batch, || true)?.0
+        }
+    };
+    sink.event(Event::MeasurementDone(done.clone()));
+    let p = stats.percentiles().unwrap_or_default();
+    let row = json!({
+        "variant": variant.name(),
+        "shape": shape,
+        "p50_us": p.p50_ns / 1e3, "p90_us": p.p90_ns / 1e3, "p99_us": p.p99_ns / 1e3, "min_us": p.min_ns / 1e3,
+        "samples": p.count,
+        "rel_noise": done.rel_noise,
+        "stop_reason": done.stop_reason,
+        "launch_overhead_us": done.launch_overhead_us,
+        "tflops": shape.flops() / (p.p50_ns * 1e-9) / 1e12,
+        "max_abs_err": check.max_abs_err,
+        "rel_l2_err": check.rel_l2_err,
+        "correct": check.pass,
+        "registers": build.registers,
+        "smem_bytes": engine.smem_bytes(variant, shape.d).unwrap_or(0) + build.smem_static_bytes,
+        "spill_bytes": build.spill_store_bytes + build.spill_load_bytes,
+    });
+    Ok((row, check.pass))
 }
 
 /// The shapes the self-test covers: tiny, odd S, mission, causal, D=128, large.

@@ -57,11 +57,10 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
                 nvml,
                 args.telemetry_hz,
                 move |t| {
-                    let t_us = started.elapsed().as_micros() as u64;
-                    ttx.send(UiMsg::Stream(Box::new(Stamped {
-                        t_us,
-                        event: Event::Telemetry(t),
-                    })))
+                    ttx.send(UiMsg::Stream(Box::new(Stamped::since(
+                        started,
+                        Event::Telemetry(t),
+                    ))))
                     .is_ok()
                 },
                 move |e| {
@@ -120,14 +119,14 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
 }
 
 fn nvml_error(started: Instant, message: String) -> Stamped {
-    Stamped {
-        t_us: started.elapsed().as_micros() as u64,
-        event: Event::Error(crate::session::event::ErrorReport {
+    Stamped::since(
+        started,
+        Event::Error(crate::session::event::ErrorReport {
             source: "nvml".into(),
             message,
             variant: None,
         }),
-    }
+    )
 }
 
 /// `sessions/<date>_<gpu>_<shape>.jsonl` under the working directory.

@@ -153,8 +153,8 @@ pub fn at_start(nvml: &Nvml) -> Option<(ClockInfo, f64)> {
 /// What the measuring side reads from the sampler without locking.
 #[derive(Default)]
 pub struct Shared {
-    /// Clock-event bitmask of the newest sample.
-    pub reasons: AtomicU64,
+    /// Whether the newest sample's clock events hold the clocks down.
+    pub throttling: AtomicBool,
     /// Max SM clock in MHz (0 until known).
     pub sm_max_mhz: AtomicU64,
     /// CPU time the sampler thread has used, ns.
@@ -166,7 +166,7 @@ pub struct Shared {
 
 impl Shared {
     pub fn throttling_now(&self) -> bool {
-        throttle::is_throttling(&throttle::decode(self.reasons.load(Ordering::Relaxed)))
+        self.throttling.load(Ordering::Relaxed)
     }
 }
 
@@ -200,12 +200,10 @@ impl Sampler {
                 let spent = poller.poll(&device);
                 s.query_cpu_ns.fetch_add(spent, Ordering::Relaxed);
                 let t = poller.sample.clone();
-                let bits = throttle::REASONS
-                    .iter()
-                    .filter(|(_, n)| t.throttle_reasons.iter().any(|r| r == n))
-                    .map(|(b, _)| b)
-                    .sum();
-                s.reasons.store(bits, Ordering::Relaxed);
+                s.throttling.store(
+                    throttle::is_throttling(&t.throttle_reasons),
+                    Ordering::Relaxed,
+                );
                 s.sm_max_mhz.store(t.sm_max_mhz as u64, Ordering::Relaxed);
                 s.samples.fetch_add(1, Ordering::Relaxed);
                 if !emit(t) {

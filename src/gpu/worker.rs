@@ -140,10 +140,7 @@ impl Worker {
                 &shape,
                 &plan,
                 |batch| {
-                    emit(Stamped {
-                        t_us: started.elapsed().as_micros() as u64,
-                        event: Event::Latency(batch),
-                    });
+                    emit(Stamped::since(started, Event::Latency(batch)));
                 },
                 keep_going,
             )
@@ -181,10 +178,7 @@ impl Worker {
     }
 
     fn stamp(&self, event: Event) -> Stamped {
-        Stamped {
-            t_us: self.started.elapsed().as_micros() as u64,
-            event,
-        }
+        Stamped::since(self.started, event)
     }
 
     /// Returns true when sampling should (re)start.
@@ -290,10 +284,7 @@ impl Worker {
             }
         }
         let started = self.started;
-        let stamp = |event| Stamped {
-            t_us: started.elapsed().as_micros() as u64,
-            event,
-        };
+        let stamp = |event| Stamped::since(started, event);
         let plan = RacePlan {
             l2: self.plan.l2,
             max_s: self.ab_seconds,

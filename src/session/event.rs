@@ -20,6 +20,16 @@ pub struct Stamped {
     pub event: Event,
 }
 
+impl Stamped {
+    /// `event`, stamped with the time elapsed since `started`.
+    pub fn since(started: std::time::Instant, event: Event) -> Stamped {
+        Stamped {
+            t_us: started.elapsed().as_micros() as u64,
+            event,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
