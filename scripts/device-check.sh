@@ -5,11 +5,12 @@
 #   SIGTERM ends it) · selftest · compute-sanitizer memcheck + racecheck for
 #   every variant (parallel) · bench S=512 with CUPTI and with CUDA events ·
 #   telemetry on/off · bench causal and S=2048 · ab scalar vs full, A/A.
+#   counters: `gates` for every variant, an unknown metric, the ncu crosscheck.
 #   tour: a scripted live session (every toggle combination, a bookmark, the
 #   A/B race) recorded to $OUT/tour.jsonl, the session shipped in sessions/.
 # Usage (repo root, binary carried in .carry/):
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
-#   sanitize bench cold telemetry ab tour   (all = every section but tour)
+#   sanitize bench cold telemetry ab counters tour   (all = every section but tour)
 set -u
 SECTIONS=" ${*:-all} "
 want() { [[ "$SECTIONS" == *" all "* && "$1" != tour ]] || [[ "$SECTIONS" == *" $1 "* ]]; }
@@ -27,16 +28,17 @@ say "doctor"; "$BIN" doctor | sed 's/^/  /'
 
 # The app must be the pty's foreground process: no timeout(1) in between.
 if want live && command -v script >/dev/null; then
-  say "live (pty 120x40, x at 6 s, SIGTERM at 20 s)"
-  ( sleep 6; printf 'x'; sleep 40 ) | TERM=xterm-256color script -qfec \
+  say "live (pty 120x40, g at 5 s and 7 s, x at 9 s, SIGTERM at 22 s)"
+  ( sleep 5; printf 'g'; sleep 2; printf 'g'; sleep 2; printf 'x'; sleep 40 ) | TERM=xterm-256color script -qfec \
       "stty cols 120 rows 40; exec $BIN live --record $OUT/live.jsonl --ab-seconds 8" /dev/null >"$LOGS/live-tty.log" 2>&1 &
-  sleep 20
+  sleep 22
   pkill -TERM -x attnscope; sleep 3
   pkill -KILL -x attnscope && say "  live had to be SIGKILLed (did not exit on SIGTERM)"
   pkill -f 'sleep 40'; wait 2>/dev/null
   say "  terminal restored (alternate screen left): $(grep -c $'\e\[?1049l' "$LOGS/live-tty.log")"
   "$BIN" replay "$OUT/live.jsonl" --summary >"$LOGS/live-summary.log" 2>&1
-  sed 's/^/  /' "$LOGS/live-summary.log" | grep -vE '^\s+(l1tex|sm__|smsp|dram|counters)' | head -30
+  sed 's/^/  /' "$LOGS/live-summary.log" | grep -vE '^\s+(l1tex|sm__|smsp|dram)' | head -40
+  grep -o '"type":"counters"[^{]*\|"collection_ms":[0-9.]*\|"setup_ms":[0-9.]*' "$OUT/live.jsonl" | tr '\n' ' '; echo
 fi
 
 if want selftest; then
@@ -85,6 +87,28 @@ if want ab; then
 say "ab scalar vs wmma+pv+async (recorded)"; "$BIN" ab --a scalar --b wmma+pv+async --record "$OUT/ab.jsonl"; echo "  rc=$?"
 say "A/A wmma+pv+async vs itself"; "$BIN" ab --a wmma+pv+async --b wmma+pv+async; echo "  rc=$?"
 say "replay --summary of the A/B session (tail)"; "$BIN" replay "$OUT/ab.jsonl" --summary | tail -6
+fi
+
+if want counters; then
+say "gates, every variant (counters with L2 emptied before each pass)"
+for v in scalar wmma pv wmma+pv async wmma+async pv+async wmma+pv+async; do
+  "$BIN" gates --variant "$v" --max-seconds 1 --json >"$LOGS/gates-$v.json" 2>"$LOGS/gates-$v.err"; rc=$?
+  python3 - "$LOGS/gates-$v.json" "$v" "$rc" <<'PY'
+import json, sys
+path, v, rc = sys.argv[1:4]
+try: d = json.load(open(path))
+except Exception as e: print(f"  {v:<15} rc={rc} no JSON ({e})"); sys.exit()
+c = d.get("counters") or {}
+marks = " ".join(f"{g['id']}={g['status'][0].upper() if g['status'] != 'not_applicable' else '-'}" for g in d["gates"])
+print(f"  {v:<15} rc={rc} passes {c.get('passes')} {c.get('collection_ms', 0):.0f} ms ({c.get('setup_ms', 0):.0f} setup)  {marks}  {d.get('counter_error') or ''}")
+PY
+done
+say "gates table, wmma+pv+async"; "$BIN" gates --variant wmma+pv+async --max-seconds 1; echo "  rc=$?"
+say "an unknown metric in --metrics: refused, the rest collected"
+printf '[[metric]]\nname = "sm__no_such_metric.sum"\nunit = ""\ndisplay = "bogus"\n' >"$LOGS/bogus.toml"
+"$BIN" gates --variant wmma --metrics "$LOGS/bogus.toml" --max-seconds 0.5 2>&1 | grep -E "refused|Tensor|passes" | head -5
+say "ncu crosscheck"
+OUT="$LOGS/xc" RANGES="${RANGES:-user auto}" bash scripts/ncu-crosscheck.sh scalar wmma+pv+async 2>&1 | tee "$LOGS/crosscheck.log"
 fi
 
 # A scripted tour in live mode: scalar, then a Gray-code walk over the three

@@ -45,8 +45,62 @@ pub enum Cmd {
     Ab(AbArgs),
     /// Check every variant against the f64 reference over a spread of shapes.
     Selftest(SelftestArgs),
+    /// Collect hardware counters for one variant and print its Nsight-style
+    /// gates; exits 1 when any gate fails (for a GPU CI runner).
+    Gates(GatesArgs),
     /// Which libraries, GPU, driver and CUDA versions; what is missing and how to fix it.
     Doctor,
+    /// Launch one variant N times and exit, nothing else: a clean target for
+    /// `ncu` (scripts/ncu-crosscheck.sh).
+    #[command(hide = true)]
+    Launch(LaunchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GatesArgs {
+    /// The variant to judge, e.g. wmma+pv+async or scalar@64x64s2w4.
+    #[arg(long, default_value = "wmma+pv+async", value_parser = parse_variant)]
+    pub variant: Variant,
+    /// Problem shape as B,H,S,D.
+    #[arg(long, value_name = "B,H,S,D", default_value = "2,8,512,64", value_parser = parse_shape)]
+    pub shape: Shape,
+    /// Causal mask.
+    #[arg(long)]
+    pub causal: bool,
+    /// Gate thresholds (TOML; default: the built-in assets/gates.toml).
+    #[arg(long, value_name = "FILE")]
+    pub gates: Option<PathBuf>,
+    /// Extra metrics to collect (TOML `[[metric]]` tables: name, unit, display).
+    #[arg(long, value_name = "FILE")]
+    pub metrics: Option<PathBuf>,
+    /// L2 before each counter pass: cold (emptied, as ncu does by default) or hot.
+    #[arg(long, default_value = "cold", value_parser = ["cold", "hot"])]
+    pub l2: String,
+    /// Counter range: auto (one per kernel, as ncu) or user (one pushed range around the launch).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "user"])]
+    pub range: String,
+    /// Longest timing per variant for the speedup gate, seconds (0.5 to 600).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
+    pub max_seconds: f64,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also record the run as a session file.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct LaunchArgs {
+    #[arg(long, default_value = "wmma+pv+async", value_parser = parse_variant)]
+    pub variant: Variant,
+    #[arg(long, value_name = "B,H,S,D", default_value = "2,8,512,64", value_parser = parse_shape)]
+    pub shape: Shape,
+    #[arg(long)]
+    pub causal: bool,
+    /// Launches, 1 to 1000.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub count: u32,
 }
 
 #[derive(Debug, Args)]
@@ -176,6 +230,9 @@ pub struct LiveArgs {
     /// NVML telemetry samples per second, 0 (off) to 100.
     #[arg(long, default_value_t = 10.0, value_parser = parse_hz)]
     pub telemetry_hz: f64,
+    /// Extra metrics for `g` to collect (TOML `[[metric]]` tables: name, unit, display).
+    #[arg(long, value_name = "FILE")]
+    pub metrics: Option<PathBuf>,
 }
 
 impl Default for LiveArgs {
@@ -188,6 +245,7 @@ impl Default for LiveArgs {
             variant: None,
             ab_seconds: 10.0,
             telemetry_hz: 10.0,
+            metrics: None,
         }
     }
 }

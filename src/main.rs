@@ -22,20 +22,15 @@ fn main() -> ExitCode {
         Cmd::Bench(args) => attnscope::headless::bench(args),
         Cmd::Ab(args) => attnscope::headless::ab(args),
         Cmd::Selftest(args) => attnscope::headless::selftest(args),
+        Cmd::Gates(args) => attnscope::headless::gates::run(args),
         Cmd::Doctor => attnscope::headless::doctor(),
+        Cmd::Launch(args) => attnscope::headless::gates::launch(args),
     };
     ExitCode::from(code as u8)
 }
 
 fn load_gates(path: Option<&Path>) -> Result<GateSet, String> {
-    match path {
-        None => Ok(GateSet::default_set()),
-        Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| format!("cannot read gates file {}: {e}", p.display()))?;
-            GateSet::from_toml(&text).map_err(|e| format!("gates file {}: {e}", p.display()))
-        }
-    }
+    GateSet::load(path)
 }
 
 fn fail(code: i32, message: impl std::fmt::Display) -> i32 {

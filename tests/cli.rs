@@ -138,7 +138,20 @@ fn bundled_real_session_replays() {
 
 #[test]
 fn gpu_commands_validate_before_touching_the_gpu() {
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 10] = [
+        (
+            &["gates", "--variant", "wmma+fast"],
+            "'fast' is not a toggle",
+        ),
+        (&["gates", "--l2", "lukewarm"], "possible values: cold, hot"),
+        (
+            &["gates", "--gates", "/nonexistent/g.toml"],
+            "cannot read gates file /nonexistent/g.toml",
+        ),
+        (
+            &["gates", "--metrics", "tests/fixtures/fixture_mission.jsonl"],
+            "metrics file tests/fixtures/fixture_mission.jsonl",
+        ),
         (
             &["bench", "--shape", "2,8,512,96"],
             "D=96 is not supported: D must be 64 or 128",
@@ -171,7 +184,13 @@ fn gpu_commands_without_a_gpu_say_what_is_missing() {
     if attnscope::gpu::probe().is_ok() {
         return;
     }
-    for args in [&["bench"][..], &["selftest"], &["ab"]] {
+    for args in [
+        &["bench"][..],
+        &["selftest"],
+        &["ab"],
+        &["gates"],
+        &["launch"],
+    ] {
         let (code, _, err) = run(args);
         assert_eq!(code, 4, "{args:?}: {err}");
         assert!(

@@ -128,3 +128,92 @@ fn race_key_starts_and_stops() {
     );
     assert_eq!(ui.handle(Action::Quit), vec![Effect::Quit]);
 }
+
+fn counters_report(values: &[(&str, f64)], refused: &[(&str, &str)]) -> Stamped {
+    Stamped {
+        t_us: 10,
+        event: Event::Counters(CounterReport {
+            variant: Variant::FULL,
+            shape: Shape::MISSION,
+            values: values.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            passes: 10,
+            collection_ms: 400.0,
+            l2: L2Mode::Cold,
+            chip: "GH100".into(),
+            refused: refused
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            setup_ms: 30.0,
+            range: "auto".into(),
+        }),
+    }
+}
+
+#[test]
+fn counter_gates_say_why_they_have_no_value() {
+    let full = Key {
+        variant: Variant::FULL,
+        shape: Shape::MISSION,
+    };
+    let set = GateSet::default_set();
+    let mut s = SessionState::default();
+    s.apply(&Stamped {
+        t_us: 1,
+        event: Event::VariantSelected(VariantSelected {
+            variant: Variant::FULL,
+            shape: Shape::MISSION,
+        }),
+    });
+    let reason = |s: &SessionState, id: &str| match &s
+        .gates(&set, &full)
+        .into_iter()
+        .find(|g| g.id == id)
+        .unwrap()
+        .status
+    {
+        Status::NotApplicable(w) => w.clone(),
+        other => panic!("{id} is {other:?}"),
+    };
+    assert!(
+        reason(&s, "dram").contains("press g"),
+        "{}",
+        reason(&s, "dram")
+    );
+    // A failed collection: every counter gate carries the error.
+    s.apply(&Stamped {
+        t_us: 2,
+        event: Event::Error(ErrorReport {
+            source: "cupti".into(),
+            message: "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES".into(),
+            variant: Some(Variant::FULL),
+        }),
+    });
+    assert_eq!(
+        reason(&s, "occupancy"),
+        "counters failed: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"
+    );
+    // Then a collection where CUPTI refused one metric: that gate says so,
+    // the others are judged, the error is gone.
+    s.apply(&counters_report(
+        &[
+            ("sm__warps_active.avg.pct_of_peak_sustained_active", 30.0),
+            ("smsp__sass_inst_executed_op_local_ld.sum", 0.0),
+            ("smsp__sass_inst_executed_op_local_st.sum", 0.0),
+        ],
+        &[(
+            "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+            "unknown metric",
+        )],
+    ));
+    assert!(s.counter_progress.is_none());
+    assert_eq!(
+        reason(&s, "dram"),
+        "refused: dram__throughput.avg.pct_of_peak_sustained_elapsed: unknown metric"
+    );
+    assert!(reason(&s, "bank_conflicts").contains("was not in the metric list"));
+    let gates = s.gates(&set, &full);
+    let status = |id: &str| gates.iter().find(|g| g.id == id).unwrap().status.clone();
+    assert_eq!(status("occupancy"), Status::Pass);
+    assert_eq!(status("local_memory"), Status::Pass);
+}

@@ -105,6 +105,29 @@ fn resource_report_of_the_mission_variants() {
 }
 
 #[test]
+fn helper_kernels_compile() {
+    if !nvrtc_available() {
+        return;
+    }
+    for (src, entry) in [
+        (include_str!("../kernels/l2_scrub.cu"), "l2_scrub"),
+        (include_str!("../kernels/clock_probe.cu"), "clock_probe"),
+    ] {
+        for arch in ["sm_80", "sm_90"] {
+            let b =
+                nvrtc::compile(src, &[], arch).unwrap_or_else(|e| panic!("{entry} {arch}: {e}"));
+            assert!(!b.cubin.is_empty());
+            assert_eq!(
+                b.spill_store_bytes + b.spill_load_bytes,
+                0,
+                "{entry}: {}",
+                b.log
+            );
+        }
+    }
+}
+
+#[test]
 fn compile_errors_carry_the_log() {
     if !nvrtc_available() {
         return;

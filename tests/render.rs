@@ -206,3 +206,55 @@ fn telemetry_panel_says_why_it_is_empty() {
         "{screen}"
     );
 }
+
+fn live_with_variant() -> UiState {
+    use attnscope::session::event::{Event, VariantSelected};
+    use attnscope::session::{Shape, Variant};
+    let mut state = UiState::live(GateSet::default_set());
+    state.apply(&Stamped {
+        t_us: 1,
+        event: Event::VariantSelected(VariantSelected {
+            variant: Variant::FULL,
+            shape: Shape::MISSION,
+        }),
+    });
+    state
+}
+
+#[test]
+fn gates_panel_shows_counter_progress_then_why_counters_failed() {
+    use attnscope::session::Variant;
+    use attnscope::session::event::{CounterProgress, ErrorReport, Event};
+    let mut state = live_with_variant();
+    state.apply(&Stamped {
+        t_us: 2,
+        event: Event::CounterProgress(CounterProgress {
+            variant: Variant::FULL,
+            pass: 3,
+            passes: 10,
+        }),
+    });
+    let screen = text(&draw(&state, 120, 40));
+    assert!(screen.contains("collecting pass 3 of 10"), "{screen}");
+    assert!(screen.contains("pending"), "{screen}");
+    state.apply(&Stamped {
+        t_us: 3,
+        event: Event::Error(ErrorReport {
+            source: "cupti".into(),
+            message: "GPU performance counters need permission".into(),
+            variant: Some(Variant::FULL),
+        }),
+    });
+    let buf = draw(&state, 120, 40);
+    let screen = text(&buf);
+    assert!(!screen.contains("collecting pass"), "{screen}");
+    // The gates panel points at the reason; the event log shows it whole.
+    assert!(screen.contains("counters failed: GPU"), "{screen}");
+    assert!(
+        screen.contains("cupti [wmma+pv+async]: GPU performance counters need")
+            && screen.contains("permission"),
+        "{screen}"
+    );
+    let (x, y) = find(&buf, "error").expect("the counter gates say error");
+    assert_eq!(buf[(x, y)].fg, Color::DarkGray, "N/A cells stay dim");
+}

@@ -34,6 +34,20 @@ pub fn enable() -> Result<(), String> {
         .clone()
 }
 
+/// Stops kernel records while the range profiler runs (its passes are not
+/// samples, and the two CUPTI interfaces stay out of each other's way).
+pub fn pause() -> Result<(), String> {
+    activity::flush_all(FLUSH_FORCED).map_err(|e| format!("cuptiActivityFlushAll: {e:?}"))?;
+    activity::disable(sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+        .map_err(|e| format!("cuptiActivityDisable(CONCURRENT_KERNEL): {e:?}"))
+}
+
+/// Turns kernel records back on after `pause`.
+pub fn resume() -> Result<(), String> {
+    activity::enable(sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+        .map_err(|e| format!("cuptiActivityEnable(CONCURRENT_KERNEL): {e:?}"))
+}
+
 /// Flushes CUPTI and returns the kernel durations recorded since the last call.
 /// The caller synchronizes the stream first.
 pub fn take() -> Result<Vec<u64>, String> {

@@ -24,6 +24,15 @@ use crate::session::{Shape, Variant};
 /// output over inputs in [-1, 1] can equal it, so any left means unwritten.
 pub const POISON: u16 = 0xFBFF;
 
+/// Why counters were not collected: the engine failed (build, launch) or CUPTI did.
+#[derive(Debug, thiserror::Error)]
+pub enum CounterFailure {
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error(transparent)]
+    Counters(#[from] super::profiler::CounterError),
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error(transparent)]
@@ -82,7 +91,9 @@ pub struct Engine {
     max_smem_optin: u32,
     loaded: HashMap<(Variant, u32), Loaded>,
     bufs: Option<Buffers>,
-    flush: Option<CudaSlice<u8>>,
+    /// The L2 scrub kernel, its zeroed buffer (2× L2) and a sink word.
+    flush: Option<(CudaFunction, CudaSlice<u8>, CudaSlice<u32>)>,
+    profiler: Option<super::profiler::Profiler>,
     timer: Timer,
     /// Why CUPTI timing is not in use, when it is not.
     pub timer_note: Option<String>,
@@ -124,6 +135,7 @@ impl Engine {
             loaded: HashMap::new(),
             bufs: None,
             flush: None,
+            profiler: None,
             timer: Timer::CudaEvents,
             timer_note: None,
             clock_probe: None,
@@ -166,6 +178,125 @@ impl Engine {
         } else {
             (v[0] as f64 * 1e3 / v[1] as f64).round() as u32
         })
+    }
+
+    /// `n` plain launches, then a wait: no timing, no flush (a profiler's target).
+    pub fn launch_n(
+        &mut self,
+        variant: &Variant,
+        shape: &Shape,
+        n: usize,
+    ) -> Result<(), EngineError> {
+        self.prepare(variant, shape)?;
+        self.ensure_inputs(shape)?;
+        for _ in 0..n {
+            self.launch(variant, shape)?;
+        }
+        cuda(self.stream.synchronize(), "kernel execution")
+    }
+
+    /// Empties L2 of everything the kernel reads, leaving nothing dirty
+    /// (see kernels/l2_scrub.cu); enqueued on the launch stream.
+    pub fn flush_l2(&mut self) -> Result<(), EngineError> {
+        if self.flush.is_none() {
+            let src = include_str!("../../kernels/l2_scrub.cu");
+            let build = super::nvrtc::compile(src, &[], &self.arch)?;
+            let module = cuda(
+                self.ctx.load_module(Ptx::from_binary(build.cubin)),
+                "load L2 scrub",
+            )?;
+            let func = cuda(module.load_function("l2_scrub"), "load L2 scrub")?;
+            // Twice the L2, as nvbench does, so nothing of the inputs survives.
+            let bytes = (self.info.l2_bytes as usize * 2)
+                .max(1 << 20)
+                .next_multiple_of(16);
+            let buf = cuda(
+                self.stream.alloc_zeros::<u8>(bytes),
+                "allocate L2 scrub buffer",
+            )?;
+            let sink = cuda(self.stream.alloc_zeros::<u32>(1), "allocate L2 scrub sink")?;
+            self.flush = Some((func, buf, sink));
+        }
+        let (func, buf, sink) = self.flush.as_mut().expect("set above");
+        let n = (buf.len() / 16) as u64;
+        let cfg = LaunchConfig {
+            grid_dim: (self.info.sm_count.max(1) * 4, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut args = self.stream.launch_builder(func);
+        args.arg(&*buf).arg(&n).arg(&mut *sink);
+        // SAFETY: matches l2_scrub(const uint4*, unsigned long long, unsigned*);
+        // buf holds n 16-byte words.
+        cuda(unsafe { args.launch(cfg) }.map(|_| ()), "flush L2")
+    }
+
+    /// Collects hardware counters for `variant` at `shape`: one launch per
+    /// CUPTI pass, L2 emptied before each when `l2` is cold (as ncu does by
+    /// default). `progress(k, n)` hears after each pass; false stops.
+    pub fn collect_counters(
+        &mut self,
+        variant: &Variant,
+        shape: &Shape,
+        metrics: &[String],
+        l2: L2Mode,
+        mode: super::profiler::RangeMode,
+        progress: &mut dyn FnMut(u32, u32) -> bool,
+    ) -> Result<super::profiler::Collected, CounterFailure> {
+        use super::profiler::{CounterError, Profiler, Step};
+        self.prepare(variant, shape)?;
+        self.ensure_inputs(shape)?;
+        if l2 == L2Mode::Cold {
+            self.flush_l2()?;
+        }
+        // One launch outside the profiler: module load and first-touch costs
+        // stay out of the counted pass.
+        self.launch(variant, shape)?;
+        cuda(self.stream.synchronize(), "kernel execution")?;
+        let ctx = self.ctx.cu_ctx();
+        let t = Instant::now();
+        if self.profiler.is_none() {
+            self.profiler = Some(Profiler::new(ctx, self.ctx.ordinal())?);
+        }
+        let open_ms = t.elapsed().as_secs_f64() * 1e3;
+        // Kernel records would only be discarded; CUPTI's tracing and the
+        // profiler are kept apart so neither perturbs the other.
+        let tracing = self.timer == Timer::Cupti;
+        if tracing {
+            super::cupti_timer::pause().map_err(CounterError::Launch)?;
+        }
+        let mut profiler = self.profiler.take().expect("set above");
+        let result = profiler.collect(
+            ctx,
+            metrics,
+            mode,
+            &mut |step| {
+                match step {
+                    Step::Prepare if l2 == L2Mode::Cold => {
+                        self.flush_l2().map_err(|e| e.to_string())?;
+                        // The scrub finishes before the pass opens, so none of it is counted.
+                        cuda(self.stream.synchronize(), "flush L2")
+                    }
+                    Step::Prepare => Ok(()),
+                    Step::Launch => self.launch(variant, shape),
+                    Step::Wait => cuda(self.stream.synchronize(), "kernel execution"),
+                }
+                .map_err(|e| e.to_string())
+            },
+            progress,
+        );
+        self.profiler = Some(profiler);
+        if tracing {
+            super::cupti_timer::resume().map_err(CounterError::Launch)?;
+        }
+        let mut collected = result?;
+        collected.setup_ms += open_ms;
+        Ok(collected)
+    }
+
+    /// The chip name CUPTI profiles, once counters have been collected.
+    pub fn counter_chip(&self) -> Option<String> {
+        self.profiler.as_ref().map(|p| p.chip().to_string())
     }
 
     /// Stamps a batch with the clock it ran at and whether it ran throttled:
@@ -382,14 +513,6 @@ impl Engine {
     ) -> Result<(Vec<u64>, f64), EngineError> {
         let n = order.len();
         self.ensure_inputs(shape)?;
-        if l2 == L2Mode::Cold && self.flush.is_none() {
-            // Twice the L2, as nvbench does, so nothing of the inputs survives.
-            let bytes = (self.info.l2_bytes as usize * 2).max(1 << 20);
-            self.flush = Some(cuda(
-                self.stream.alloc_zeros::<u8>(bytes),
-                "allocate L2 flush buffer",
-            )?);
-        }
         let use_events = self.timer == Timer::CudaEvents;
         if !use_events {
             // Records of launches outside this batch (correctness runs, warm-up) are not samples.
@@ -412,8 +535,7 @@ impl Engine {
         let mut host_ns = 0u128;
         for (i, variant) in order.iter().enumerate() {
             if l2 == L2Mode::Cold {
-                let flush = self.flush.as_mut().expect("allocated above");
-                cuda(self.stream.memset_zeros(flush), "flush L2")?;
+                self.flush_l2()?;
             }
             if let Some((start, _)) = events.get(i) {
                 cuda(start.record(&self.stream), "record")?;

@@ -207,17 +207,36 @@ fn load(lib: Lib) -> Result<Found, Missing> {
 /// NVRTC dlopens its builtins by bare name at compile time: load the ones
 /// beside it first so a folder off the loader's path still works.
 fn preload_companions(lib: Lib, dir: &Path) {
-    if lib != Lib::Nvrtc {
-        return;
-    }
+    let prefixes: &[&str] = match lib {
+        Lib::Nvrtc => &["libnvrtc-builtins.so"],
+        // The range profiler's host and target halves ship beside libcupti.
+        Lib::Cupti => &["libnvperf_host.so", "libnvperf_target.so"],
+        _ => return,
+    };
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with("libnvrtc-builtins.so") {
+        if prefixes.iter().any(|p| name.starts_with(p)) {
             let _ = open_global(&e.path());
         }
+    }
+}
+
+/// Whether the library `found` exports `symbol` (cudarc panics on a missing one).
+pub fn has_symbol(found: &Found, symbol: &str) -> bool {
+    use libloading::os::unix::{Library, RTLD_NOW};
+    let path = found
+        .path
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(found.lib.name()));
+    // SAFETY: the library is already loaded (this only bumps its count), and
+    // the symbol is looked up, never called.
+    unsafe {
+        Library::open(Some(&path), RTLD_NOW)
+            .and_then(|l| l.get::<*const ()>(symbol.as_bytes()).map(|_| ()))
+            .is_ok()
     }
 }
 

@@ -20,11 +20,14 @@ use crate::ui::app::{self, Outlets, UiMsg};
 use crate::ui::app_state::UiState;
 
 pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
+    let defs =
+        crate::metrics::catalogue::load(args.metrics.as_deref()).map_err(anyhow::Error::msg)?;
     let started = Instant::now();
     let mut engine = Engine::new(KERNEL_SOURCE.to_string())?;
     engine.use_timer(super::engine::Timer::Cupti);
     let mut worker = Worker::new(engine, started);
     worker.ab_seconds = args.ab_seconds;
+    worker.metric_names = crate::metrics::catalogue::collect_list(&defs, &gates);
     let nvml = if args.telemetry_hz > 0.0 {
         Some(super::telemetry::open())
     } else {

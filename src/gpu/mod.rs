@@ -8,6 +8,7 @@ pub mod libs;
 pub mod live;
 pub mod measure;
 pub mod nvrtc;
+pub mod profiler;
 pub mod ptxas;
 pub mod race;
 pub mod telemetry;

@@ -22,6 +22,8 @@ pub struct Worker {
     current: Option<(Variant, Shape)>,
     last_good: Option<(Variant, Shape)>,
     seed: u64,
+    /// Metric names `g` collects (the catalogue and every gate's counters).
+    pub metric_names: Vec<String>,
 }
 
 impl Worker {
@@ -36,6 +38,10 @@ impl Worker {
             current: None,
             last_good: None,
             seed: 1,
+            metric_names: crate::metrics::catalogue::collect_list(
+                &crate::metrics::catalogue::builtin(),
+                &crate::metrics::gates::GateSet::default_set(),
+            ),
         }
     }
 
@@ -196,16 +202,10 @@ impl Worker {
                 true
             }
             Command::CollectCounters => {
-                emit(
-                    self.stamp(Event::Error(ErrorReport {
-                        source: "cupti".into(),
-                        message:
-                            "hardware counters are not in this build yet (see the counters issue)"
-                                .into(),
-                        variant: self.current.map(|c| c.0),
-                    })),
-                );
-                false
+                if let Some((v, s)) = self.current {
+                    self.counters(v, s, emit);
+                }
+                true
             }
             Command::Race { a, b } => {
                 if let Some((_, shape)) = self.current {
@@ -351,6 +351,55 @@ impl Worker {
             shape: s,
         })));
         true
+    }
+
+    /// Collects hardware counters for the current variant, pass by pass.
+    fn counters(&mut self, variant: Variant, shape: Shape, emit: &mut impl FnMut(Stamped) -> bool) {
+        let started = self.started;
+        let names = self.metric_names.clone();
+        emit(self.stamp(Event::CounterProgress(CounterProgress {
+            variant,
+            pass: 0,
+            passes: 0,
+        })));
+        let t = Instant::now();
+        let result = self.engine.collect_counters(
+            &variant,
+            &shape,
+            &names,
+            L2Mode::Cold,
+            super::profiler::RangeMode::DEFAULT,
+            &mut |pass, passes| {
+                emit(Stamped::since(
+                    started,
+                    Event::CounterProgress(CounterProgress {
+                        variant,
+                        pass,
+                        passes,
+                    }),
+                ))
+            },
+        );
+        let event = match result {
+            Ok(c) => Event::Counters(CounterReport {
+                variant,
+                shape,
+                values: c.values,
+                passes: c.passes,
+                collection_ms: t.elapsed().as_secs_f64() * 1e3,
+                l2: L2Mode::Cold,
+                chip: self.engine.counter_chip().unwrap_or_default(),
+                refused: c.refused,
+                setup_ms: c.setup_ms,
+                range: super::profiler::RangeMode::DEFAULT.name().into(),
+            }),
+            Err(e) => Event::Error(ErrorReport {
+                source: "cupti".into(),
+                message: e.to_string(),
+                variant: Some(variant),
+            }),
+        };
+        emit(self.stamp(event));
     }
 
     fn check(

@@ -110,6 +110,30 @@ pub fn with_user_file(text: &str) -> Result<Vec<MetricDef>, String> {
     Ok(all)
 }
 
+/// The built-in list, or it extended by the user's file (`--metrics FILE`).
+pub fn load(path: Option<&std::path::Path>) -> Result<Vec<MetricDef>, String> {
+    match path {
+        None => Ok(builtin()),
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| format!("cannot read metrics file {}: {e}", p.display()))?;
+            with_user_file(&text).map_err(|e| format!("metrics file {}: {e}", p.display()))
+        }
+    }
+}
+
+/// What to collect: every catalogued metric, then any counter a gate reads
+/// that the catalogue lacks, each once.
+pub fn collect_list(defs: &[MetricDef], gates: &crate::metrics::gates::GateSet) -> Vec<String> {
+    let mut names: Vec<String> = defs.iter().map(|d| d.name.clone()).collect();
+    for n in gates.counter_names() {
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    names
+}
+
 /// The short name for a metric, or the metric name itself when unknown.
 pub fn display_name<'a>(defs: &'a [MetricDef], name: &'a str) -> &'a str {
     defs.iter()
@@ -128,6 +152,15 @@ mod tests {
         for n in GateSet::default_set().counter_names() {
             assert!(names.contains(&n), "{n} missing from the catalogue");
         }
+    }
+
+    #[test]
+    fn collect_list_adds_gate_counters_once() {
+        let mut set = GateSet::default_set();
+        set.gates[0].value = vec!["lts__t_sectors.sum".into(), "dram__bytes_read.sum".into()];
+        let list = collect_list(&builtin(), &set);
+        assert_eq!(list.len(), builtin().len() + 1);
+        assert_eq!(list.last().unwrap(), "lts__t_sectors.sum");
     }
 
     #[test]

@@ -108,6 +108,18 @@ impl GateSet {
         GateSet::from_toml(DEFAULT_GATES_TOML).expect("assets/gates.toml is valid (tested)")
     }
 
+    /// The default set, or the user's file with a message naming it when bad.
+    pub fn load(path: Option<&std::path::Path>) -> Result<GateSet, String> {
+        match path {
+            None => Ok(GateSet::default_set()),
+            Some(p) => {
+                let text = std::fs::read_to_string(p)
+                    .map_err(|e| format!("cannot read gates file {}: {e}", p.display()))?;
+                GateSet::from_toml(&text).map_err(|e| format!("gates file {}: {e}", p.display()))
+            }
+        }
+    }
+
     pub fn from_toml(text: &str) -> Result<GateSet, String> {
         let set: GateSet = toml::from_str(text).map_err(|e| e.to_string())?;
         for g in &set.gates {

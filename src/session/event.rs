@@ -196,6 +196,16 @@ pub struct CounterReport {
     pub values: BTreeMap<String, f64>,
     pub passes: u32,
     pub collection_ms: f64,
+    /// Cold: L2 emptied before each pass, as `ncu` does by default.
+    pub l2: L2Mode,
+    /// The chip CUPTI profiled (e.g. GH100).
+    pub chip: String,
+    /// Metrics asked for but refused, with CUPTI's reason.
+    pub refused: BTreeMap<String, String>,
+    /// Of collection_ms, the one-time setup (CUPTI init, config image).
+    pub setup_ms: f64,
+    /// `auto` (a range per kernel, as ncu) or `user` (a pushed range).
+    pub range: String,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

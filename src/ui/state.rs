@@ -26,6 +26,8 @@ pub struct VariantState {
     pub build_failure: Option<BuildFailure>,
     pub correctness: Option<CorrectnessReport>,
     pub counters: Option<CounterReport>,
+    /// Why the last counter collection failed, until one succeeds.
+    pub counters_error: Option<String>,
     pub measurement: Option<MeasurementDone>,
 }
 
@@ -206,13 +208,15 @@ impl SessionState {
                         c.collection_ms
                     ),
                 );
-                self.variants
+                let s = self
+                    .variants
                     .entry(Key {
                         variant: c.variant,
                         shape: c.shape,
                     })
-                    .or_default()
-                    .counters = Some(c.clone());
+                    .or_default();
+                s.counters = Some(c.clone());
+                s.counters_error = None;
             }
             Event::Telemetry(sample) => {
                 if self.telemetry.len() == TELEMETRY_KEEP {
@@ -237,6 +241,14 @@ impl SessionState {
                 self.errors += 1;
                 if e.source == "nvml" {
                     self.telemetry_error = Some(e.message.clone());
+                }
+                if e.source == "cupti" {
+                    self.counter_progress = None;
+                    if let Some(v) = e.variant {
+                        for s in self.states_of(v) {
+                            s.counters_error = Some(e.message.clone());
+                        }
+                    }
                 }
                 let who = e.variant.map(|v| format!(" [{v}]")).unwrap_or_default();
                 self.log(t, Level::Error, format!("{}{who}: {}", e.source, e.message));
@@ -322,8 +334,36 @@ impl SessionState {
         Some(base.latency.percentiles()?.p50_ns / mine)
     }
 
+    /// The gates for `key`; a counter gate with no value says why: not yet
+    /// collected (press g), CUPTI refused the metric, or collection failed.
     pub fn gates(&self, set: &GateSet, key: &Key) -> Vec<GateResult> {
-        gates::evaluate(set, key.variant.toggles, &self.gate_values(key))
+        let mut results = gates::evaluate(set, key.variant.toggles, &self.gate_values(key));
+        let s = self.variants.get(key);
+        for (r, spec) in results.iter_mut().zip(&set.gates) {
+            let gates::Status::NotApplicable(why) = &mut r.status else {
+                continue;
+            };
+            let Some(counter) = why.strip_prefix("not collected: ") else {
+                continue;
+            };
+            if counter.starts_with("attnscope:")
+                || !spec.value.iter().chain(&spec.per).any(|n| n == counter)
+            {
+                continue;
+            }
+            let refused = s
+                .and_then(|s| s.counters.as_ref())
+                .and_then(|c| c.refused.get(counter));
+            *why = match (refused, s.and_then(|s| s.counters_error.as_ref())) {
+                (Some(reason), _) => format!("refused: {counter}: {reason}"),
+                (None, Some(err)) => format!("counters failed: {err}"),
+                (None, None) if s.is_some_and(|s| s.counters.is_some()) => {
+                    format!("not collected: {counter} was not in the metric list")
+                }
+                (None, None) => format!("not collected: {counter} (press g to collect counters)"),
+            };
+        }
+        results
     }
 
     /// The telemetry reasons of the newest sample that mean real throttling.

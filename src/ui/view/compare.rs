@@ -56,9 +56,7 @@ fn gate_row(a: &GateResult, b: &GateResult) -> Row<'static> {
         let (text, style) = match (&g.status, g.value) {
             (Status::Pass, Some(v)) => (metric(v, &g.unit), theme::pass()),
             (Status::Fail, Some(v)) => (metric(v, &g.unit), theme::fail()),
-            (Status::NotApplicable(w), _) if w.starts_with("not collected") => {
-                ("pending".to_string(), theme::na())
-            }
+            (Status::NotApplicable(w), _) => (super::gates::na_label(w).to_string(), theme::na()),
             _ => ("—".to_string(), theme::na()),
         };
         Cell::from(text).style(style)

@@ -9,6 +9,18 @@ use crate::metrics::format::metric;
 use crate::metrics::gates::Status;
 use crate::ui::{app_state::UiState, theme};
 
+/// The value cell of a gate with no value: not yet collected, failed or
+/// refused, or not applicable to this variant.
+pub fn na_label(why: &str) -> &'static str {
+    if why.starts_with("not collected") {
+        "pending"
+    } else if why.starts_with("counters failed") || why.starts_with("refused") {
+        "error"
+    } else {
+        "—"
+    }
+}
+
 pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     let Some(key) = state.shown_key() else {
         super::panel(area, buf, " Gates ");
@@ -35,12 +47,35 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         theme::na(),
     ));
     if let Some(p) = &state.session.counter_progress {
-        title.push(ratatui::text::Span::styled(
-            format!("collecting pass {} of {} ", p.pass, p.passes),
-            theme::warn(),
-        ));
+        let text = if p.passes == 0 {
+            "collecting counters… ".to_string()
+        } else {
+            format!("collecting pass {} of {} ", p.pass, p.passes)
+        };
+        title.push(ratatui::text::Span::styled(text, theme::warn()));
     }
     let inner = super::panel(area, buf, Line::from(title));
+    // Why counters are missing, under the table, when it is not just "not yet".
+    let why = results.iter().find_map(|r| match &r.status {
+        Status::NotApplicable(w) if na_label(w) == "error" => Some(w.clone()),
+        _ => None,
+    });
+    let (inner, footer) = match why {
+        Some(_) if inner.height > results.len() as u16 => {
+            let spare = (inner.height - results.len() as u16).min(3);
+            let [t, f] =
+                ratatui::layout::Layout::vertical([Constraint::Fill(1), Constraint::Length(spare)])
+                    .areas(inner);
+            (t, Some(f))
+        }
+        _ => (inner, None),
+    };
+    if let (Some(f), Some(w)) = (footer, why) {
+        ratatui::widgets::Paragraph::new(w)
+            .style(theme::warn())
+            .wrap(ratatui::widgets::Wrap { trim: true })
+            .render(f, buf);
+    }
     let rows = results.iter().map(|r| {
         let (status_style, value) = match &r.status {
             Status::Pass => (
@@ -51,10 +86,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
                 theme::fail(),
                 r.value.map(|v| metric(v, &r.unit)).unwrap_or_default(),
             ),
-            Status::NotApplicable(why) if why.starts_with("not collected") => {
-                (theme::na(), "pending".to_string())
-            }
-            Status::NotApplicable(_) => (theme::na(), "—".to_string()),
+            Status::NotApplicable(why) => (theme::na(), na_label(why).to_string()),
         };
         Row::new(vec![
             Cell::from(r.name.clone()).style(theme::label()),

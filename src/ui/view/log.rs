@@ -1,4 +1,5 @@
-//! The event log: newest last, errors in red.
+//! The event log: newest last, errors in red and wrapped in full (an error is
+//! the line a user most needs to read to the end).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -8,26 +9,82 @@ use ratatui::widgets::{Paragraph, Widget};
 use crate::ui::state::Level;
 use crate::ui::{app_state::UiState, theme};
 
+/// Width of the "   12.34s " stamp column.
+const STAMP: usize = 9;
+
 pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     let s = &state.session;
     let title = format!(" Events ({} seen, {} errors) ", s.events, s.errors);
     let inner = super::panel(area, buf, title);
     let n = inner.height as usize;
-    let lines: Vec<Line> = s
-        .log
-        .iter()
-        .skip(s.log.len().saturating_sub(n))
-        .map(|l| {
-            let style = match l.level {
-                Level::Info => ratatui::style::Style::new(),
-                Level::Warn => theme::warn(),
-                Level::Error => theme::error(),
+    let width = (inner.width as usize).saturating_sub(STAMP).max(8);
+    let mut lines: Vec<Line> = Vec::new();
+    // Only the newest n entries can show; wrap just those.
+    for l in s.log.iter().skip(s.log.len().saturating_sub(n)) {
+        let style = match l.level {
+            Level::Info => ratatui::style::Style::new(),
+            Level::Warn => theme::warn(),
+            Level::Error => theme::error(),
+        };
+        let parts = if l.level == Level::Error {
+            wrap(&l.text, width)
+        } else {
+            vec![l.text.clone()]
+        };
+        for (i, part) in parts.into_iter().enumerate() {
+            let stamp = if i == 0 {
+                format!("{:>7.2}s ", l.t_us as f64 / 1e6)
+            } else {
+                " ".repeat(STAMP)
             };
-            Line::from(vec![
-                Span::styled(format!("{:>7.2}s ", l.t_us as f64 / 1e6), theme::dim()),
-                Span::styled(l.text.clone(), style),
-            ])
-        })
-        .collect();
-    Paragraph::new(lines).render(inner, buf);
+            lines.push(Line::from(vec![
+                Span::styled(stamp, theme::dim()),
+                Span::styled(part, style),
+            ]));
+        }
+    }
+    let skip = lines.len().saturating_sub(n);
+    Paragraph::new(lines.split_off(skip)).render(inner, buf);
+}
+
+/// Word wrap to `width` columns; words longer than a line are cut.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let mut word: Vec<char> = word.chars().collect();
+        while word.len() > width {
+            if !line.is_empty() {
+                out.push(std::mem::take(&mut line));
+            }
+            out.push(word.drain(..width).collect());
+        }
+        let word: String = word.into_iter().collect();
+        let len = line.chars().count();
+        if len > 0 && len + 1 + word.chars().count() > width {
+            out.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&word);
+    }
+    if !line.is_empty() || out.is_empty() {
+        out.push(line);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn wrap_keeps_every_word_within_width() {
+        let text = "GPU performance counters need permission (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES): run as root";
+        let lines = wrap(text, 20);
+        assert!(lines.iter().all(|l| l.chars().count() <= 20), "{lines:?}");
+        assert_eq!(lines.join(" ").replace(' ', ""), text.replace(' ', ""));
+        assert_eq!(wrap("", 10), vec![String::new()]);
+    }
 }

@@ -1,5 +1,7 @@
-//! The headless commands: bench, selftest, doctor. They drive the GPU room's
-//! engine and print tables or JSON.
+//! The headless commands: bench, selftest, doctor, gates. They drive the GPU
+//! room's engine and print tables or JSON.
+
+pub mod gates;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -237,6 +239,8 @@ struct Sink {
     recorder: Option<Recorder>,
     started: Instant,
     telemetry: mpsc::Receiver<Stamped>,
+    /// The dashboard's fold of what was written, for commands that judge it.
+    state: Option<crate::ui::state::SessionState>,
 }
 
 impl Sink {
@@ -254,6 +258,7 @@ impl Sink {
             recorder,
             started,
             telemetry,
+            state: None,
         })
     }
 
@@ -262,6 +267,9 @@ impl Sink {
     }
 
     fn stamped(&mut self, s: Stamped) {
+        if let Some(state) = self.state.as_mut() {
+            state.apply(&s);
+        }
         if let Some(r) = self.recorder.as_mut()
             && let Err(e) = r.append(&s)
         {

@@ -1,0 +1,223 @@
+//! `attnscope gates`: one variant's counters, correctness and speed judged by
+//! the same gate set and the same fold the dashboard uses, as a table or JSON,
+//! exit 1 on any FAIL. And `launch`, the bare target ncu profiles.
+
+use serde_json::json;
+
+use super::{Run, bench_one, fail};
+use crate::cli::{GatesArgs, LaunchArgs, exit};
+use crate::gpu::engine::{CounterFailure, Engine, Timer};
+use crate::gpu::measure::Plan;
+use crate::gpu::nvrtc::KERNEL_SOURCE;
+use crate::gpu::profiler::RangeMode;
+use crate::metrics::catalogue;
+use crate::metrics::format::metric;
+use crate::metrics::gates::{self, GateSet, Status};
+use crate::session::event::*;
+use crate::session::{Shape, Variant};
+use crate::ui::state::{Key, SessionState};
+
+pub fn run(args: GatesArgs) -> i32 {
+    let set = match GateSet::load(args.gates.as_deref()) {
+        Ok(s) => s,
+        Err(e) => return fail(exit::USAGE, e),
+    };
+    let defs = match catalogue::load(args.metrics.as_deref()) {
+        Ok(d) => d,
+        Err(e) => return fail(exit::USAGE, e),
+    };
+    let names = catalogue::collect_list(&defs, &set);
+    let shape = Shape {
+        causal: args.causal,
+        ..args.shape
+    };
+    let l2 = if args.l2 == "hot" {
+        L2Mode::Hot
+    } else {
+        L2Mode::Cold
+    };
+    let range = if args.range == "user" {
+        RangeMode::User
+    } else {
+        RangeMode::Auto
+    };
+    let Run {
+        mut engine,
+        mut sink,
+        ..
+    } = match Run::start(Timer::Cupti, 0.0, args.record.as_deref()) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    sink.state = Some(SessionState::default());
+    let plan = Plan {
+        max_s: args.max_seconds,
+        min_s: args.max_seconds.min(0.5),
+        ..Plan::default()
+    };
+    let variant = args.variant;
+    let mut timed = vec![variant];
+    let needs_scalar = set
+        .gates
+        .iter()
+        .any(|g| g.value.iter().any(|v| v == "attnscope:speedup_vs_scalar"));
+    let scalar = Variant {
+        tile: variant.tile,
+        ..Variant::SCALAR
+    };
+    if needs_scalar && variant != scalar {
+        timed.push(scalar);
+    }
+    for v in &timed {
+        if let Err(e) = bench_one(&mut engine, &mut sink, v, &shape, &plan, None) {
+            sink.event(Event::Error(ErrorReport {
+                source: "gpu".into(),
+                message: e.to_string(),
+                variant: Some(*v),
+            }));
+            eprintln!("attnscope: {v}: {e}");
+        }
+    }
+    sink.event(Event::VariantSelected(VariantSelected { variant, shape }));
+    let t = std::time::Instant::now();
+    let collected = engine.collect_counters(&variant, &shape, &names, l2, range, &mut |k, n| {
+        if !args.json {
+            eprint!("\rattnscope: counters pass {k} of {n}");
+        }
+        true
+    });
+    if !args.json {
+        eprintln!();
+    }
+    let wall_ms = t.elapsed().as_secs_f64() * 1e3;
+    let counter_error = match collected {
+        Ok(c) => {
+            sink.event(Event::Counters(CounterReport {
+                variant,
+                shape,
+                values: c.values,
+                passes: c.passes,
+                collection_ms: wall_ms,
+                l2,
+                chip: engine.counter_chip().unwrap_or_default(),
+                refused: c.refused,
+                setup_ms: c.setup_ms,
+                range: range.name().into(),
+            }));
+            None
+        }
+        Err(e) => {
+            let no_gpu = matches!(e, CounterFailure::Engine(_));
+            sink.event(Event::Error(ErrorReport {
+                source: if no_gpu { "gpu" } else { "cupti" }.into(),
+                message: e.to_string(),
+                variant: Some(variant),
+            }));
+            Some(e.to_string())
+        }
+    };
+    let state = sink.state.take().unwrap_or_default();
+    let key = Key { variant, shape };
+    let results = state.gates(&set, &key);
+    let counters = state.variants.get(&key).and_then(|s| s.counters.clone());
+    let failed = results.iter().filter(|r| r.status == Status::Fail).count();
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "gpu": engine.info,
+                "variant": variant.name(),
+                "shape": shape,
+                "counters": counters,
+                "counter_error": counter_error,
+                "gates": results,
+                "failed": failed,
+            }))
+            .unwrap_or_default()
+        );
+    } else {
+        print_table(
+            &engine,
+            &variant,
+            &shape,
+            &defs,
+            counters.as_ref(),
+            &results,
+        );
+        if let Some(e) = &counter_error {
+            eprintln!("attnscope: counters: {e}");
+        }
+    }
+    if failed > 0 { exit::CHECK_FAILED } else { 0 }
+}
+
+fn print_table(
+    engine: &Engine,
+    variant: &Variant,
+    shape: &Shape,
+    defs: &[catalogue::MetricDef],
+    counters: Option<&CounterReport>,
+    results: &[gates::GateResult],
+) {
+    println!(
+        "{} ({}), {variant} at {shape}{}",
+        engine.info.name,
+        engine.arch,
+        counters.map_or(String::new(), |c| format!(
+            ", counters on {} in {} passes, {:.0} ms ({:.0} ms setup), {} range, L2 {:?}",
+            c.chip, c.passes, c.collection_ms, c.setup_ms, c.range, c.l2
+        ))
+    );
+    println!(
+        "{:<22} {:>12} {:>12}  {:<4}  why",
+        "gate", "value", "threshold", ""
+    );
+    for r in results {
+        let why = match &r.status {
+            Status::NotApplicable(w) => w.as_str(),
+            _ => "",
+        };
+        println!(
+            "{:<22} {:>12} {:>12}  {:<4}  {why}",
+            r.name,
+            r.value
+                .map(|v| metric(v, &r.unit))
+                .unwrap_or_else(|| "—".into()),
+            format!("{} {}", r.op.symbol(), metric(r.threshold, &r.unit)),
+            r.status.to_string(),
+        );
+    }
+    if let Some(c) = counters {
+        println!(
+            "\n{:<68} {:>16}  unit",
+            "metric (Nsight Compute name)", "value"
+        );
+        for (name, v) in &c.values {
+            let unit = defs
+                .iter()
+                .find(|d| &d.name == name)
+                .map_or("", |d| d.unit.as_str());
+            println!("{name:<68} {v:>16.4}  {unit}");
+        }
+        for (name, why) in &c.refused {
+            println!("{name:<68} {:>16}  {why}", "refused");
+        }
+    }
+}
+
+/// Prepares and launches one variant `count` times, then exits: no CUPTI, no
+/// timing, nothing on the stream but the kernel (and its inputs' upload).
+pub fn launch(args: LaunchArgs) -> i32 {
+    let shape = Shape {
+        causal: args.causal,
+        ..args.shape
+    };
+    let mut engine = match Engine::new(KERNEL_SOURCE.to_string()) {
+        Ok(e) => e,
+        Err(e) => return fail(exit::NO_GPU, e),
+    };
+    match engine.launch_n(&args.variant, &shape, args.count as usize) {
+        Ok(()) => 0,
+        Err(e) => fail(exit::CHECK_FAILED, format!("{}: {e}", args.variant)),
+    }
+}
