@@ -5,12 +5,13 @@
 #   SIGTERM ends it) · selftest · compute-sanitizer memcheck + racecheck for
 #   every variant (parallel) · bench S=512 with CUPTI and with CUDA events ·
 #   telemetry on/off · bench causal and S=2048 · ab scalar vs full, A/A.
+#   sdpa: bench/sdpa_compare.py (PyTorch SDPA backends vs attnscope bench).
 #   counters: `gates` for every variant, an unknown metric, the ncu crosscheck.
 #   tour: a scripted live session (every toggle combination, a bookmark, the
 #   A/B race) recorded to $OUT/tour.jsonl, the session shipped in sessions/.
 # Usage (repo root, binary carried in .carry/):
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
-#   sanitize bench cold telemetry ab counters tour   (all = every section but tour)
+#   sanitize bench cold telemetry ab counters sdpa tour   (all = every section but tour)
 set -u
 SECTIONS=" ${*:-all} "
 want() { [[ "$SECTIONS" == *" all "* && "$1" != tour ]] || [[ "$SECTIONS" == *" $1 "* ]]; }
@@ -108,18 +109,25 @@ say "an unknown metric in --metrics: refused, the rest collected"
 printf '[[metric]]\nname = "sm__no_such_metric.sum"\nunit = ""\ndisplay = "bogus"\n' >"$LOGS/bogus.toml"
 "$BIN" gates --variant wmma --metrics "$LOGS/bogus.toml" --max-seconds 0.5 2>&1 | grep -E "refused|Tensor|passes" | head -5
 say "ncu crosscheck"
-OUT="$LOGS/xc" RANGES="${RANGES:-user auto}" bash scripts/ncu-crosscheck.sh scalar wmma+pv+async 2>&1 | tee "$LOGS/crosscheck.log"
+OUT="$LOGS/xc" RANGES="${RANGES:-auto}" bash scripts/ncu-crosscheck.sh scalar wmma+pv+async 2>&1 | tee "$LOGS/crosscheck.log"
+fi
+
+if want sdpa; then
+say "attnscope against PyTorch SDPA (bench/sdpa_compare.py)"
+python3 bench/sdpa_compare.py --bin "$BIN" --json "$OUT/sdpa.json" 2>&1 | tee "$LOGS/sdpa.log" | tail -12
 fi
 
 # A scripted tour in live mode: scalar, then a Gray-code walk over the three
 # toggles (w p w c w p w) so every combination is built, checked and timed,
-# a bookmark, then the A/B race (scalar vs wmma+pv+async).
+# counters (g) for every variant, a bookmark, then the A/B race (scalar vs
+# wmma+pv+async).
 if want tour && command -v script >/dev/null; then
   say "tour (live, pty 120x40)"
-  ( sleep 4; for k in w p w c w p w; do printf "$k"; sleep 2; done; printf 'm'; sleep 1; printf 'x'; sleep 60 ) \
+  ( sleep 4; printf g; sleep 2; for k in w p w c w p w; do printf "$k"; sleep 2; printf g; sleep 2; done
+    printf 'm'; sleep 1; printf 'x'; sleep 60 ) \
     | TERM=xterm-256color script -qfec \
       "stty cols 120 rows 40; exec $BIN live --variant scalar --record $OUT/tour.jsonl --ab-seconds 8" /dev/null >"$LOGS/tour-tty.log" 2>&1 &
-  sleep 33
+  sleep 50
   pkill -TERM -x attnscope; sleep 3
   pkill -KILL -x attnscope && say "  tour had to be SIGKILLed"
   pkill -f 'sleep 60'; wait 2>/dev/null

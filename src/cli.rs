@@ -45,6 +45,8 @@ pub enum Cmd {
     Ab(AbArgs),
     /// Check every variant against the f64 reference over a spread of shapes.
     Selftest(SelftestArgs),
+    /// Turn a session into PNG and SVG charts, CSV tables and a Chrome trace (Perfetto).
+    Export(ExportArgs),
     /// Collect hardware counters for one variant and print its Nsight-style
     /// gates; exits 1 when any gate fails (for a GPU CI runner).
     Gates(GatesArgs),
@@ -88,6 +90,21 @@ pub struct GatesArgs {
     /// Also record the run as a session file.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The session file (.jsonl).
+    pub file: PathBuf,
+    /// Folder for the files (created if missing; files of the same name are replaced).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Gate thresholds for the gates chart (TOML; default: assets/gates.toml).
+    #[arg(long, value_name = "FILE")]
+    pub gates: Option<PathBuf>,
+    /// Stop at the first corrupt line instead of skipping it.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 #[derive(Debug, Args)]

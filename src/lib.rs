@@ -5,6 +5,7 @@
 //! pure rendering; `gpu` is the only module that touches CUDA.
 
 pub mod cli;
+pub mod export;
 pub mod gpu;
 pub mod headless;
 pub mod metrics;

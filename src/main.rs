@@ -5,7 +5,7 @@ use std::sync::mpsc;
 
 use clap::Parser;
 
-use attnscope::cli::{Cli, Cmd, LiveArgs, ReplayArgs, exit};
+use attnscope::cli::{Cli, Cmd, ExportArgs, LiveArgs, ReplayArgs, exit};
 use attnscope::metrics::gates::GateSet;
 use attnscope::session::reader::{self, OnCorrupt};
 use attnscope::session::replay::spawn_replay;
@@ -22,6 +22,7 @@ fn main() -> ExitCode {
         Cmd::Bench(args) => attnscope::headless::bench(args),
         Cmd::Ab(args) => attnscope::headless::ab(args),
         Cmd::Selftest(args) => attnscope::headless::selftest(args),
+        Cmd::Export(args) => export(args),
         Cmd::Gates(args) => attnscope::headless::gates::run(args),
         Cmd::Doctor => attnscope::headless::doctor(),
         Cmd::Launch(args) => attnscope::headless::gates::launch(args),
@@ -36,6 +37,30 @@ fn load_gates(path: Option<&Path>) -> Result<GateSet, String> {
 fn fail(code: i32, message: impl std::fmt::Display) -> i32 {
     eprintln!("attnscope: {message}");
     code
+}
+
+fn export(args: ExportArgs) -> i32 {
+    let gates = match load_gates(args.gates.as_deref()) {
+        Ok(g) => g,
+        Err(e) => return fail(exit::USAGE, e),
+    };
+    let on_corrupt = if args.strict {
+        OnCorrupt::Stop
+    } else {
+        OnCorrupt::Skip
+    };
+    match attnscope::export::export(&args.file, &args.out, &gates, on_corrupt) {
+        Ok(w) => {
+            for s in &w.read.skipped {
+                eprintln!("attnscope: skipped line {}: {}", s.line, s.message);
+            }
+            for f in &w.files {
+                println!("{}", f.display());
+            }
+            0
+        }
+        Err(e) => fail(e.exit_code(), e),
+    }
 }
 
 fn replay(args: ReplayArgs) -> i32 {

@@ -205,3 +205,32 @@ fn gpu_commands_without_a_gpu_say_what_is_missing() {
         "{out}"
     );
 }
+
+#[test]
+fn export_errors_are_named() {
+    let (code, _, err) = run(&["export", "tests/fixtures/fixture_mission.jsonl"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--out"), "{err}");
+    let (code, _, err) = run(&["export", "/nonexistent/x.jsonl", "--out", "/tmp/x"]);
+    assert_eq!(code, 3);
+    assert!(err.contains("does not exist"), "{err}");
+    // --out names a file, not a folder.
+    let (code, _, err) = run(&[
+        "export",
+        "tests/fixtures/fixture_mission.jsonl",
+        "--out",
+        "Cargo.toml",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot write Cargo.toml"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pictures");
+    let (code, stdout, err) = run(&[
+        "export",
+        "tests/fixtures/fixture_mission.jsonl",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(stdout.lines().count(), 11, "{stdout}");
+}

@@ -74,6 +74,7 @@ impl Worker {
                 .map_or(0, |d| d.as_millis() as u64),
             gpu: Some(engine.info.clone()),
             driver_version: engine.driver_version(),
+            nvidia_driver: nvml.and_then(|n| n.sys_driver_version().ok()),
             cuda_version: super::nvrtc::nvrtc_version()
                 .ok()
                 .map(|(a, b)| format!("{a}.{b} (NVRTC)")),

@@ -62,7 +62,10 @@ pub struct SessionHeader {
     /// Wall-clock start, milliseconds since the Unix epoch.
     pub started_unix_ms: u64,
     pub gpu: Option<GpuInfo>,
+    /// The CUDA version the driver supports (cuDriverGetVersion), e.g. 13.0.
     pub driver_version: Option<String>,
+    /// The NVIDIA driver release from NVML, e.g. 580.159.04.
+    pub nvidia_driver: Option<String>,
     pub cuda_version: Option<String>,
     pub kernel_source_hash: Option<String>,
     pub clocks_at_start: Option<ClockInfo>,

@@ -92,8 +92,11 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
             h.tool_version, h.host
         ));
         line(format!(
-            "driver {} · CUDA {} · {} events over {:.1} s · {} errors",
-            h.driver_version.as_deref().unwrap_or("?"),
+            "driver {}{} · CUDA {} · {} events over {:.1} s · {} errors",
+            h.nvidia_driver.as_deref().unwrap_or("?"),
+            h.driver_version
+                .as_deref()
+                .map_or(String::new(), |v| format!(" (CUDA {v} API)")),
             h.cuda_version.as_deref().unwrap_or("?"),
             s.events,
             s.last_t_us as f64 / 1e6,

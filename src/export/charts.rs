@@ -1,0 +1,623 @@
+//! The four pictures, each drawn once per backend (PNG, SVG) by one generic
+//! function, so the two formats cannot disagree.
+
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::SegmentValue;
+use plotters::prelude::*;
+
+use super::{ExportError, Gathered, HEIGHT, WIDTH};
+use crate::metrics::gates::{GateSet, Status};
+use crate::metrics::histogram::fine_index;
+use crate::ui::state::Key;
+
+/// A font inside the binary: CI machines and servers often have none.
+static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSansMono.ttf");
+const FAMILY: &str = "sans-serif";
+
+const A_COLOR: RGBColor = RGBColor(0, 150, 190);
+const B_COLOR: RGBColor = RGBColor(200, 0, 150);
+const PASS: RGBColor = RGBColor(30, 150, 60);
+const FAIL: RGBColor = RGBColor(210, 40, 40);
+const NA: RGBColor = RGBColor(150, 150, 150);
+
+#[derive(Clone, Copy)]
+enum Chart {
+    Histogram,
+    OverTime,
+    Gates,
+    P50,
+}
+
+impl Chart {
+    const ALL: [Chart; 4] = [Chart::Histogram, Chart::OverTime, Chart::Gates, Chart::P50];
+
+    fn file_stem(self) -> &'static str {
+        match self {
+            Chart::Histogram => "latency_histogram",
+            Chart::OverTime => "latency_over_time",
+            Chart::Gates => "gates",
+            Chart::P50 => "p50_per_variant",
+        }
+    }
+}
+
+fn register_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // The bundled font parses (tested); a failure would only mean boxes for glyphs.
+        let _ = plotters::style::register_font(FAMILY, FontStyle::Normal, FONT);
+    });
+}
+
+pub fn draw_all(g: &Gathered, gates: &GateSet, out: &Path) -> Result<Vec<PathBuf>, ExportError> {
+    register_font();
+    let mut files = Vec::new();
+    for chart in Chart::ALL {
+        let png = out.join(format!("{}.png", chart.file_stem()));
+        let root = BitMapBackend::new(&png, (WIDTH, HEIGHT)).into_drawing_area();
+        draw(chart, &root, g, gates)
+            .and_then(|_| root.present().map_err(text))
+            .map_err(|message| ExportError::Draw {
+                path: png.clone(),
+                message,
+            })?;
+        drop(root);
+        files.push(png);
+        let svg = out.join(format!("{}.svg", chart.file_stem()));
+        let root = SVGBackend::new(&svg, (WIDTH, HEIGHT)).into_drawing_area();
+        draw(chart, &root, g, gates)
+            .and_then(|_| root.present().map_err(text))
+            .map_err(|message| ExportError::Draw {
+                path: svg.clone(),
+                message,
+            })?;
+        drop(root);
+        files.push(svg);
+    }
+    Ok(files)
+}
+
+fn text(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+fn draw<DB: DrawingBackend>(
+    chart: Chart,
+    root: &DrawingArea<DB, Shift>,
+    g: &Gathered,
+    gates: &GateSet,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(text)?;
+    match chart {
+        Chart::Histogram => histogram(root, g),
+        Chart::OverTime => over_time(root, g),
+        Chart::Gates => gate_bars(root, g, gates),
+        Chart::P50 => p50_bars(root, g),
+    }
+}
+
+fn gpu_name(g: &Gathered) -> String {
+    g.state
+        .header
+        .as_ref()
+        .and_then(|h| h.gpu.as_ref())
+        .map_or("unknown GPU".into(), |gpu| gpu.name.clone())
+}
+
+fn font(size: u32) -> TextStyle<'static> {
+    (FAMILY, size).into_font().into()
+}
+
+fn histogram<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, g: &Gathered) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let (a, b) = g.pair().ok_or("no timed variant")?;
+    let mut sides: Vec<(&str, Key, RGBColor)> = vec![("A", a, A_COLOR)];
+    if let Some(b) = b {
+        sides.push(("B", b, B_COLOR));
+    }
+    sides.retain(|(_, k, _)| {
+        g.state
+            .variants
+            .get(k)
+            .is_some_and(|s| s.latency.count() > 0)
+    });
+    let body = root
+        .titled(
+            &format!("Latency per launch, {} · {}", a.shape, gpu_name(g)),
+            font(24),
+        )
+        .map_err(text)?;
+    let body = match g.state.ab.as_ref().filter(|ab| ab.done) {
+        Some(ab) => {
+            let (top, rest) = body.split_vertically(30);
+            top.draw(&Text::new(
+                format!(
+                    "A/B race: speedup p50(A)/p50(B) {:.3}× [{:.3}, {:.3}] 95% CI · {}",
+                    ab.speedup, ab.ci_low, ab.ci_high, ab.verdict
+                ),
+                (20, 5),
+                font(16),
+            ))
+            .map_err(text)?;
+            rest
+        }
+        None => body,
+    };
+    // The middle 99.8% of each side: one stray launch must not squash the picture.
+    let span = |k: &Key| {
+        let s = &g.state.variants[k].latency;
+        (s.percentile(0.001), s.percentile(0.999))
+    };
+    let spans: Vec<(f64, f64)> = sides.iter().map(|(_, k, _)| span(k)).collect();
+    let apart = spans.len() == 2 && (spans[0].1 < spans[1].0 || spans[1].1 < spans[0].0);
+    if apart {
+        // Far apart and each narrow: one shared axis would show two spikes,
+        // so each side gets its own zoomed axis, the y axis in common.
+        let ymax = sides
+            .iter()
+            .zip(&spans)
+            .flat_map(|((_, k, _), sp)| side_bins(g, k, *sp))
+            .map(|b| b.2)
+            .fold(0.0, f64::max);
+        let halves = body.split_evenly((1, 2));
+        for ((side, span), half) in sides.iter().zip(&spans).zip(&halves) {
+            draw_hist(half, g, &[*side], &[*span], ymax)?;
+        }
+        Ok(())
+    } else {
+        let joint = spans.iter().fold((f64::INFINITY, 0.0f64), |acc, s| {
+            (acc.0.min(s.0), acc.1.max(s.1))
+        });
+        let all: Vec<(f64, f64)> = sides.iter().map(|_| joint).collect();
+        let ymax = sides
+            .iter()
+            .flat_map(|(_, k, _)| side_bins(g, k, joint))
+            .map(|b| b.2)
+            .fold(0.0, f64::max);
+        draw_hist(&body, g, &sides, &all, ymax)
+    }
+}
+
+/// (lo µs, hi µs, % of that side's launches) over the span's fine buckets.
+fn side_bins(g: &Gathered, key: &Key, span: (f64, f64)) -> Vec<(f64, f64, f64)> {
+    let s = &g.state.variants[key].latency;
+    let lo = fine_index(span.0 as u64);
+    let range = (lo, fine_index(span.1 as u64).max(lo));
+    let n = s.count().max(1) as f64;
+    s.bins(range, 80)
+        .into_iter()
+        .map(|b| (b.lo_ns / 1e3, b.hi_ns / 1e3, b.count as f64 * 100.0 / n))
+        .collect()
+}
+
+fn draw_hist<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    g: &Gathered,
+    sides: &[(&str, Key, RGBColor)],
+    spans: &[(f64, f64)],
+    ymax: f64,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let bins: Vec<_> = sides
+        .iter()
+        .zip(spans)
+        .map(|((_, k, _), sp)| side_bins(g, k, *sp))
+        .collect();
+    let x0 = bins
+        .iter()
+        .flatten()
+        .map(|b| b.0)
+        .fold(f64::INFINITY, f64::min);
+    let x1 = bins.iter().flatten().map(|b| b.1).fold(0.0, f64::max);
+    let pad = (x1 - x0).max(0.01) * 0.05;
+    let ymax = ymax.max(1e-9);
+    let mut chart = ChartBuilder::on(area)
+        .margin(20)
+        .x_label_area_size(50)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x0 - pad..x1 + pad, 0.0..ymax * 1.25)
+        .map_err(text)?;
+    chart
+        .configure_mesh()
+        .x_desc("GPU time per launch (µs)")
+        .y_desc("share of launches (%)")
+        .x_labels(6)
+        .label_style(font(14))
+        .axis_desc_style(font(16))
+        .draw()
+        .map_err(text)?;
+    for ((side, key, color), bins) in sides.iter().zip(&bins) {
+        let p = g.state.variants[key]
+            .latency
+            .percentiles()
+            .unwrap_or_default();
+        let c = *color;
+        chart
+            .draw_series(bins.iter().map(move |&(l, h, pct)| {
+                Rectangle::new([(l, 0.0), (h, pct)], c.mix(0.45).filled())
+            }))
+            .map_err(text)?
+            .label(format!(
+                "{side} {}: p50 {:.2} µs, p99 {:.2} µs, n {}",
+                key.variant,
+                p.p50_ns / 1e3,
+                p.p99_ns / 1e3,
+                p.count
+            ))
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], c.filled()));
+        let p50 = p.p50_ns / 1e3;
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(p50, 0.0), (p50, ymax * 1.05)],
+                c.stroke_width(2),
+            )))
+            .map_err(text)?;
+    }
+    chart
+        .configure_series_labels()
+        .label_font(font(14))
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.85))
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .map_err(text)
+}
+
+fn palette(i: usize) -> RGBColor {
+    const COLORS: [RGBColor; 8] = [
+        A_COLOR,
+        B_COLOR,
+        RGBColor(230, 140, 0),
+        RGBColor(90, 90, 220),
+        RGBColor(20, 160, 120),
+        RGBColor(160, 90, 40),
+        RGBColor(120, 0, 200),
+        RGBColor(60, 60, 60),
+    ];
+    COLORS[i % COLORS.len()]
+}
+
+fn over_time<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, g: &Gathered) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let tmax = g
+        .batches
+        .iter()
+        .map(|b| b.t_s)
+        .chain(g.sm_clock.iter().map(|c| c.0))
+        .fold(1e-3, f64::max);
+    let ylo = g
+        .batches
+        .iter()
+        .map(|b| b.median_us)
+        .fold(f64::INFINITY, f64::min);
+    let yhi = g.batches.iter().map(|b| b.median_us).fold(0.0, f64::max);
+    let pad = ((yhi - ylo) * 0.08).max(0.5);
+    let (clo, chi) = g
+        .sm_clock
+        .iter()
+        .fold((u32::MAX, 0), |(l, h), c| (l.min(c.1), h.max(c.1)));
+    let (clo, chi) = if clo > chi {
+        (0.0, 1.0)
+    } else {
+        (clo as f64 * 0.9, chi as f64 * 1.05)
+    };
+    let mut chart = ChartBuilder::on(root)
+        .caption(
+            format!(
+                "Batch median latency over the session, SM clock overlaid · {}",
+                gpu_name(g)
+            ),
+            font(22),
+        )
+        .margin(20)
+        .x_label_area_size(50)
+        .y_label_area_size(70)
+        .right_y_label_area_size(80)
+        .build_cartesian_2d(0.0..tmax * 1.02, (ylo - pad).max(0.0)..yhi + pad)
+        .map_err(text)?
+        .set_secondary_coord(0.0..tmax * 1.02, clo..chi);
+    chart
+        .configure_mesh()
+        .x_desc("session time (s)")
+        .y_desc("batch median GPU time (µs)")
+        .label_style(font(14))
+        .axis_desc_style(font(16))
+        .draw()
+        .map_err(text)?;
+    chart
+        .configure_secondary_axes()
+        .y_desc("SM clock (MHz, NVML)")
+        .label_style(font(14))
+        .axis_desc_style(font(16))
+        .draw()
+        .map_err(text)?;
+    if !g.sm_clock.is_empty() {
+        chart
+            .draw_secondary_series(LineSeries::new(
+                g.sm_clock.iter().map(|&(t, c)| (t, c as f64)),
+                NA.stroke_width(1),
+            ))
+            .map_err(text)?
+            .label("SM clock (right axis)")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], NA.stroke_width(2)));
+    }
+    let mut keys: Vec<Key> = g.batches.iter().map(|b| b.key).collect();
+    keys.sort();
+    keys.dedup();
+    let one_shape = keys.iter().all(|k| k.shape == keys[0].shape);
+    for (i, key) in keys.iter().enumerate() {
+        let c = palette(i);
+        let label = if one_shape {
+            key.variant.to_string()
+        } else {
+            format!("{} {}", key.variant, key.shape)
+        };
+        chart
+            .draw_series(
+                g.batches
+                    .iter()
+                    .filter(|b| b.key == *key)
+                    .map(move |b| Circle::new((b.t_s, b.median_us), 3, c.filled())),
+            )
+            .map_err(text)?
+            .label(label)
+            .legend(move |(x, y)| Circle::new((x + 8, y), 4, c.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .label_font(font(14))
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.85))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(text)
+}
+
+/// A gate's value as a multiple of its threshold, for a bar: 1 is the line.
+fn ratio(value: f64, threshold: f64) -> f64 {
+    let r = if threshold != 0.0 {
+        value / threshold
+    } else if value == 0.0 {
+        1.0
+    } else {
+        3.0
+    };
+    r.clamp(0.0, 3.0)
+}
+
+fn gate_bars<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    g: &Gathered,
+    gates: &GateSet,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let (a, b) = g.pair().ok_or("no timed variant")?;
+    let sides: Vec<(&str, Key, RGBColor)> = std::iter::once(("A", a, A_COLOR))
+        .chain(b.map(|b| ("B", b, B_COLOR)))
+        .collect();
+    let results: Vec<_> = sides
+        .iter()
+        .map(|(_, k, _)| g.state.gates(gates, k))
+        .collect();
+    let n_gates = gates.gates.len();
+    let rows = (n_gates * sides.len()) as i32;
+    // Rows count from the bottom; the first gate goes on top.
+    let labels: Vec<String> = (0..rows as usize)
+        .map(|y| {
+            let r = rows as usize - 1 - y;
+            let (gi, si) = (r / sides.len(), r % sides.len());
+            format!("{} {}", sides[si].0, gates.gates[gi].name)
+        })
+        .collect();
+    let title = sides
+        .iter()
+        .map(|(s, k, _)| format!("{s} = {}", k.variant))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut chart = ChartBuilder::on(root)
+        .caption(
+            format!("Gates: value against threshold · {title} · {}", a.shape),
+            font(22),
+        )
+        .margin(20)
+        .x_label_area_size(50)
+        .y_label_area_size(260)
+        // A segmented a..b has a slot for b too: the last slot is rows - 1.
+        .build_cartesian_2d(0.0..3.3, (0..rows - 1).into_segmented())
+        .map_err(text)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .x_desc("value ÷ threshold (bars clamp at 3)")
+        .y_labels(rows as usize)
+        .y_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
+                labels.get(*i as usize).cloned().unwrap_or_default()
+            }
+            SegmentValue::Last => String::new(),
+        })
+        .label_style(font(13))
+        .axis_desc_style(font(16))
+        .draw()
+        .map_err(text)?;
+    chart
+        .draw_series(std::iter::once(PathElement::new(
+            vec![(1.0, SegmentValue::Exact(0)), (1.0, SegmentValue::Last)],
+            BLACK.stroke_width(2),
+        )))
+        .map_err(text)?;
+    for (si, res) in results.iter().enumerate() {
+        for (gi, r) in res.iter().enumerate() {
+            let row = rows - 1 - (gi * sides.len() + si) as i32;
+            let (len, color, note) = match (&r.status, r.value) {
+                (Status::Pass, Some(v)) => (ratio(v, r.threshold), PASS, fmt_value(v, &r.unit)),
+                (Status::Fail, Some(v)) => (ratio(v, r.threshold), FAIL, fmt_value(v, &r.unit)),
+                (Status::NotApplicable(why), _) => (0.0, NA, format!("n/a: {}", short(why))),
+                (_, None) => (0.0, NA, "n/a".into()),
+            };
+            let label = format!(
+                "{note}  ({} {})",
+                r.op.symbol(),
+                fmt_value(r.threshold, &r.unit)
+            );
+            let mut bar = Rectangle::new(
+                [
+                    (0.0, SegmentValue::Exact(row)),
+                    (len, SegmentValue::Exact(row + 1)),
+                ],
+                color.mix(0.8).filled(),
+            );
+            bar.set_margin(3, 3, 0, 0);
+            chart.draw_series(std::iter::once(bar)).map_err(text)?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    label,
+                    (len + 0.03, SegmentValue::CenterOf(row)),
+                    font(12).pos(plotters::style::text_anchor::Pos::new(
+                        plotters::style::text_anchor::HPos::Left,
+                        plotters::style::text_anchor::VPos::Center,
+                    )),
+                )))
+                .map_err(text)?;
+        }
+    }
+    Ok(())
+}
+
+fn fmt_value(v: f64, unit: &str) -> String {
+    crate::metrics::format::metric(v, unit)
+}
+
+fn short(why: &str) -> String {
+    let s: String = why.chars().take(48).collect();
+    if why.chars().count() > 48 {
+        format!("{s}…")
+    } else {
+        s
+    }
+}
+
+fn p50_bars<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, g: &Gathered) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let shape = g.main_shape();
+    let rows: Vec<(String, f64, f64)> = g
+        .state
+        .variants
+        .iter()
+        .filter(|(k, s)| k.shape == shape && s.latency.count() > 0)
+        .map(|(k, s)| {
+            (
+                k.variant.to_string(),
+                s.latency.percentile(0.5) / 1e3,
+                s.latency.percentile(0.9) / 1e3,
+            )
+        })
+        .collect();
+    let n = rows.len().max(1) as i32;
+    let ymax = rows.iter().map(|r| r.2).fold(1e-3, f64::max) * 1.18;
+    let names: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
+    let mut chart = ChartBuilder::on(root)
+        .caption(
+            format!(
+                "p50 per variant (whisker to p90), {shape} · {}",
+                gpu_name(g)
+            ),
+            font(22),
+        )
+        .margin(20)
+        .x_label_area_size(60)
+        .y_label_area_size(70)
+        .build_cartesian_2d((0..n - 1).into_segmented(), 0.0..ymax)
+        .map_err(text)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(rows.len().max(1))
+        .x_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
+                names.get(*i as usize).cloned().unwrap_or_default()
+            }
+            SegmentValue::Last => String::new(),
+        })
+        .y_desc("GPU time per launch (µs)")
+        .label_style(font(13))
+        .axis_desc_style(font(16))
+        .draw()
+        .map_err(text)?;
+    for (i, (name, p50, p90)) in rows.iter().enumerate() {
+        let i = i as i32;
+        let c = if name.contains("wmma") {
+            B_COLOR
+        } else {
+            A_COLOR
+        };
+        let mut bar = Rectangle::new(
+            [
+                (SegmentValue::Exact(i), 0.0),
+                (SegmentValue::Exact(i + 1), *p50),
+            ],
+            c.mix(0.8).filled(),
+        );
+        bar.set_margin(0, 0, 12, 12);
+        chart.draw_series(std::iter::once(bar)).map_err(text)?;
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![
+                    (SegmentValue::CenterOf(i), *p50),
+                    (SegmentValue::CenterOf(i), *p90),
+                ],
+                BLACK.stroke_width(1),
+            )))
+            .map_err(text)?;
+        chart
+            .draw_series(std::iter::once(Text::new(
+                format!("{p50:.2}"),
+                (SegmentValue::CenterOf(i), *p90 + ymax * 0.02),
+                font(14).pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Center,
+                    plotters::style::text_anchor::VPos::Bottom,
+                )),
+            )))
+            .map_err(text)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_bundled_font_parses() {
+        assert!(
+            plotters::style::register_font(
+                super::FAMILY,
+                plotters::style::FontStyle::Normal,
+                super::FONT
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn ratio_puts_the_threshold_at_one() {
+        assert_eq!(super::ratio(45.0, 40.0), 45.0 / 40.0);
+        assert_eq!(super::ratio(0.0, 0.0), 1.0);
+        assert_eq!(super::ratio(5.0, 0.0), 3.0);
+        assert_eq!(super::ratio(1e9, 1.0), 3.0);
+    }
+}

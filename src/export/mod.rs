@@ -1,0 +1,199 @@
+//! `attnscope export FILE --out DIR`: a session turned into pictures (PNG and
+//! SVG through plotters), CSV tables and a Chrome trace Perfetto opens. Pure:
+//! it reads the event stream like replay does and never touches a GPU.
+
+mod charts;
+mod tables;
+mod trace;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::metrics::gates::GateSet;
+use crate::session::event::{Event, Stamped};
+use crate::session::reader::{self, OnCorrupt, ReadReport, SessionError};
+use crate::session::{Shape, Variant};
+use crate::ui::state::{Key, SessionState};
+
+/// Picture size in pixels (SVG uses the same user units).
+pub const WIDTH: u32 = 1200;
+pub const HEIGHT: u32 = 700;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot draw {path}: {message}")]
+    Draw { path: PathBuf, message: String },
+    #[error("{0} holds no latency samples: nothing to plot")]
+    Empty(PathBuf),
+}
+
+impl ExportError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            ExportError::Session(e) => e.exit_code(),
+            ExportError::Empty(_) => crate::cli::exit::SESSION,
+            _ => crate::cli::exit::USAGE,
+        }
+    }
+}
+
+/// One latency batch, reduced to what the time chart needs.
+#[derive(Clone, Debug)]
+pub struct BatchPoint {
+    pub t_s: f64,
+    pub key: Key,
+    pub median_us: f64,
+}
+
+/// What one pass over a session gathers beyond the dashboard's fold.
+#[derive(Default)]
+pub struct Gathered {
+    pub state: SessionState,
+    pub batches: Vec<BatchPoint>,
+    /// (seconds, SM clock MHz) of every telemetry sample.
+    pub sm_clock: Vec<(f64, u32)>,
+}
+
+impl Gathered {
+    /// The two variants the pictures compare: the A/B race's, else scalar
+    /// against the fastest other variant at the same shape, else the first two.
+    pub fn pair(&self) -> Option<(Key, Option<Key>)> {
+        if let Some(ab) = &self.state.ab {
+            return Some((
+                Key {
+                    variant: ab.a,
+                    shape: ab.shape,
+                },
+                Some(Key {
+                    variant: ab.b,
+                    shape: ab.shape,
+                }),
+            ));
+        }
+        let timed: Vec<Key> = self
+            .state
+            .variants
+            .iter()
+            .filter(|(_, s)| s.latency.count() > 0)
+            .map(|(k, _)| *k)
+            .collect();
+        let scalar = timed.iter().find(|k| k.variant == Variant::SCALAR).copied();
+        let p50 = |k: &Key| self.state.variants[k].latency.percentile(0.5);
+        match scalar {
+            Some(a) => {
+                let b = timed
+                    .iter()
+                    .filter(|k| k.shape == a.shape && **k != a)
+                    .min_by(|x, y| p50(x).total_cmp(&p50(y)))
+                    .copied();
+                Some((a, b))
+            }
+            None => Some((*timed.first()?, timed.get(1).copied())),
+        }
+    }
+
+    /// The shape most of the session is about: the pair's.
+    pub fn main_shape(&self) -> Shape {
+        self.pair().map_or(Shape::MISSION, |(a, _)| a.shape)
+    }
+}
+
+/// Files written, in order.
+#[derive(Debug, Default)]
+pub struct Written {
+    pub files: Vec<PathBuf>,
+    pub read: ReadReport,
+}
+
+/// Reads `file` once, streaming samples into CSV and the trace, then draws.
+pub fn export(
+    file: &Path,
+    out: &Path,
+    gates: &GateSet,
+    on_corrupt: OnCorrupt,
+) -> Result<Written, ExportError> {
+    // The header check first, so a bad file leaves no half-written folder.
+    reader::read_file(file, on_corrupt, |_| false)?;
+    std::fs::create_dir_all(out).map_err(|e| write_err(out, e))?;
+    let samples_path = out.join("samples.csv");
+    let trace_path = out.join("trace.json");
+    let mut samples =
+        tables::SamplesCsv::create(&samples_path).map_err(|e| write_err(&samples_path, e))?;
+    let mut trace =
+        trace::TraceWriter::create(&trace_path).map_err(|e| write_err(&trace_path, e))?;
+    let mut g = Gathered::default();
+    let mut io_error: Option<(PathBuf, std::io::Error)> = None;
+    let read = reader::read_file(file, on_corrupt, |s| {
+        if let Err(e) = samples.event(&s) {
+            io_error = Some((samples_path.clone(), e));
+            return false;
+        }
+        if let Err(e) = trace.event(&s) {
+            io_error = Some((trace_path.clone(), e));
+            return false;
+        }
+        gather(&mut g, &s);
+        true
+    })?;
+    if let Some((p, e)) = io_error {
+        return Err(write_err(&p, e));
+    }
+    samples.finish().map_err(|e| write_err(&samples_path, e))?;
+    trace.finish().map_err(|e| write_err(&trace_path, e))?;
+    if g.batches.is_empty() {
+        return Err(ExportError::Empty(file.to_path_buf()));
+    }
+    let mut files = vec![samples_path, trace_path];
+    let counters_path = out.join("counters.csv");
+    write_file(&counters_path, |w| tables::counters_csv(&g.state, w))?;
+    files.push(counters_path);
+    files.extend(charts::draw_all(&g, gates, out)?);
+    Ok(Written { files, read })
+}
+
+fn gather(g: &mut Gathered, s: &Stamped) {
+    let t_s = s.t_us as f64 / 1e6;
+    match &s.event {
+        Event::Latency(b) if !b.samples_ns.is_empty() => {
+            let mut v = b.samples_ns.clone();
+            let mid = v.len() / 2;
+            let (_, m, _) = v.select_nth_unstable(mid);
+            g.batches.push(BatchPoint {
+                t_s,
+                key: Key {
+                    variant: b.variant,
+                    shape: b.shape,
+                },
+                median_us: *m as f64 / 1e3,
+            });
+        }
+        Event::Telemetry(t) if t.sm_clock_mhz > 0 => g.sm_clock.push((t_s, t.sm_clock_mhz)),
+        _ => {}
+    }
+    g.state.apply(s);
+}
+
+fn write_err(path: &Path, source: std::io::Error) -> ExportError {
+    ExportError::Write {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn write_file(
+    path: &Path,
+    body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), ExportError> {
+    let f = std::fs::File::create(path).map_err(|e| write_err(path, e))?;
+    let mut w = std::io::BufWriter::new(f);
+    body(&mut w)
+        .and_then(|_| w.flush())
+        .map_err(|e| write_err(path, e))
+}

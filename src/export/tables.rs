@@ -1,0 +1,99 @@
+//! CSV: every latency sample, and the counters one row per variant and metric
+//! (the long form of `ncu --csv --page raw`: every field quoted).
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use crate::session::event::{Event, Stamped};
+use crate::ui::state::SessionState;
+
+pub const SAMPLE_COLUMNS: &str =
+    "t_us,variant,shape,l2,timer,sm_clock_mhz,throttled,index,latency_ns";
+pub const COUNTER_COLUMNS: &str =
+    "\"variant\",\"shape\",\"metric\",\"unit\",\"value\",\"passes\",\"l2\",\"chip\"";
+
+pub struct SamplesCsv(BufWriter<File>);
+
+impl SamplesCsv {
+    pub fn create(path: &Path) -> std::io::Result<SamplesCsv> {
+        let mut w = BufWriter::new(File::create(path)?);
+        writeln!(w, "{SAMPLE_COLUMNS}")?;
+        Ok(SamplesCsv(w))
+    }
+
+    /// One row per sample of a latency batch; other events write nothing.
+    pub fn event(&mut self, s: &Stamped) -> std::io::Result<()> {
+        let Event::Latency(b) = &s.event else {
+            return Ok(());
+        };
+        let clock = b.sm_clock_mhz.map_or(String::new(), |c| c.to_string());
+        let throttled = b.throttled.map_or(String::new(), |t| t.to_string());
+        let shape = shape_field(&b.shape);
+        for (i, ns) in b.samples_ns.iter().enumerate() {
+            writeln!(
+                self.0,
+                "{},{},{shape},{},{},{clock},{throttled},{i},{ns}",
+                s.t_us,
+                b.variant,
+                l2_name(b.l2),
+                b.timer
+            )?;
+        }
+        Ok(())
+    }
+
+    pub fn finish(mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+fn l2_name(l2: crate::session::event::L2Mode) -> &'static str {
+    match l2 {
+        crate::session::event::L2Mode::Hot => "hot",
+        crate::session::event::L2Mode::Cold => "cold",
+    }
+}
+
+/// `b2h8s512d64` (plus `c` when causal): no commas, no spaces.
+pub fn shape_field(s: &crate::session::Shape) -> String {
+    format!(
+        "b{}h{}s{}d{}{}",
+        s.b,
+        s.h,
+        s.s,
+        s.d,
+        if s.causal { "c" } else { "" }
+    )
+}
+
+fn quote(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
+pub fn counters_csv(state: &SessionState, w: &mut dyn Write) -> std::io::Result<()> {
+    let defs = crate::metrics::catalogue::builtin();
+    writeln!(w, "{COUNTER_COLUMNS}")?;
+    for (key, vs) in &state.variants {
+        let Some(c) = &vs.counters else { continue };
+        for (metric, value) in &c.values {
+            let unit = defs
+                .iter()
+                .find(|d| &d.name == metric)
+                .map_or("", |d| d.unit.as_str());
+            writeln!(
+                w,
+                "{},{},{},{},{},{},{},{}",
+                quote(&key.variant.to_string()),
+                quote(&shape_field(&key.shape)),
+                quote(metric),
+                quote(unit),
+                quote(&value.to_string()),
+                quote(&c.passes.to_string()),
+                quote(l2_name(c.l2)),
+                quote(&c.chip)
+            )?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,161 @@
+//! `attnscope export` of the fixture: every file there, each decodes as what
+//! it claims, with the expected size, columns and events.
+
+use std::path::Path;
+
+use attnscope::export::{HEIGHT, WIDTH, export};
+use attnscope::metrics::gates::GateSet;
+use attnscope::session::event::Event;
+use attnscope::session::reader::{OnCorrupt, read_file};
+
+const FIXTURE: &str = "tests/fixtures/fixture_mission.jsonl";
+
+fn png_size(path: &Path) -> (u32, u32) {
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(
+        &bytes[..8],
+        b"\x89PNG\r\n\x1a\n",
+        "{} is not a PNG",
+        path.display()
+    );
+    assert_eq!(&bytes[12..16], b"IHDR");
+    let be = |i: usize| u32::from_be_bytes(bytes[i..i + 4].try_into().unwrap());
+    (be(16), be(20))
+}
+
+fn svg_size(path: &Path) -> (u32, u32) {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(
+        text.trim_end().ends_with("</svg>"),
+        "{} is cut short",
+        path.display()
+    );
+    let attr = |name: &str| -> u32 {
+        let at = text.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+        text[at..].split('"').next().unwrap().parse().unwrap()
+    };
+    (attr("width"), attr("height"))
+}
+
+#[test]
+fn export_of_the_fixture_writes_every_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let written = export(
+        Path::new(FIXTURE),
+        &out,
+        &GateSet::default_set(),
+        OnCorrupt::Stop,
+    )
+    .unwrap();
+    let names: Vec<String> = written
+        .files
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    for chart in [
+        "latency_histogram",
+        "latency_over_time",
+        "gates",
+        "p50_per_variant",
+    ] {
+        let png = out.join(format!("{chart}.png"));
+        let svg = out.join(format!("{chart}.svg"));
+        assert!(names.contains(&format!("{chart}.png")), "{names:?}");
+        assert_eq!(png_size(&png), (WIDTH, HEIGHT), "{chart}");
+        assert_eq!(svg_size(&svg), (WIDTH, HEIGHT), "{chart}");
+        // A blank picture compresses to almost nothing; a drawn one does not.
+        assert!(
+            std::fs::metadata(&png).unwrap().len() > 10_000,
+            "{chart}.png looks empty"
+        );
+        assert!(
+            std::fs::read_to_string(&svg).unwrap().contains("<text"),
+            "{chart}.svg has no text"
+        );
+    }
+
+    // What the fixture holds, counted independently of the exporter.
+    let (mut samples, mut batches, mut telemetry, mut counter_rows) =
+        (0usize, 0usize, 0usize, 0usize);
+    let mut variants = std::collections::BTreeSet::new();
+    read_file(Path::new(FIXTURE), OnCorrupt::Stop, |s| {
+        match &s.event {
+            Event::Latency(b) => {
+                samples += b.samples_ns.len();
+                batches += 1;
+                variants.insert(b.variant.to_string());
+            }
+            Event::Telemetry(_) => telemetry += 1,
+            Event::Counters(c) => counter_rows += c.values.len(),
+            _ => {}
+        }
+        true
+    })
+    .unwrap();
+
+    let csv = std::fs::read_to_string(out.join("samples.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "t_us,variant,shape,l2,timer,sm_clock_mhz,throttled,index,latency_ns"
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), samples);
+    assert!(
+        rows.iter()
+            .all(|r| r.len() == 9 && r[8].parse::<u64>().is_ok())
+    );
+
+    let csv = std::fs::read_to_string(out.join("counters.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "\"variant\",\"shape\",\"metric\",\"unit\",\"value\",\"passes\",\"l2\",\"chip\""
+    );
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), counter_rows);
+    assert!(counter_rows > 0, "the fixture has counters");
+    assert!(
+        rows.iter().all(|r| r.split("\",\"").count() == 8),
+        "{rows:?}"
+    );
+
+    let trace: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("trace.json")).unwrap()).unwrap();
+    let events = trace["traceEvents"].as_array().unwrap();
+    let count = |ph: &str| events.iter().filter(|e| e["ph"] == ph).count();
+    assert_eq!(count("X"), batches, "a slice per latency batch");
+    let threads: std::collections::BTreeSet<String> = events
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+        .map(|e| e["args"]["name"].as_str().unwrap().to_string())
+        .collect();
+    for v in &variants {
+        assert!(threads.contains(v), "no track for {v}: {threads:?}");
+    }
+    let clock = events
+        .iter()
+        .filter(|e| e["ph"] == "C" && e["name"] == "SM clock (MHz)")
+        .count();
+    assert_eq!(
+        clock, telemetry,
+        "a counter-track point per telemetry sample"
+    );
+    assert!(
+        events
+            .iter()
+            .all(|e| e["ph"] == "M" || e["ts"].as_f64().is_some())
+    );
+}
+
+#[test]
+fn a_corrupt_session_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, "this is not a session\n").unwrap();
+    let out = dir.path().join("out");
+    let err = export(&bad, &out, &GateSet::default_set(), OnCorrupt::Skip).unwrap_err();
+    assert_eq!(err.exit_code(), 3, "{err}");
+    assert!(!out.exists(), "no folder for a file that is not a session");
+}
