@@ -10,6 +10,9 @@ pub struct MetricDef {
     pub name: String,
     pub unit: String,
     pub display: String,
+    /// The id of the default gate that reads it, if one does.
+    #[serde(default)]
+    pub gate: Option<String>,
 }
 
 fn def(name: &str, unit: &str, display: &str) -> MetricDef {
@@ -17,11 +20,26 @@ fn def(name: &str, unit: &str, display: &str) -> MetricDef {
         name: name.into(),
         unit: unit.into(),
         display: display.into(),
+        gate: None,
     }
 }
 
-/// The built-in list: what the default gates read, plus time and DRAM bytes.
+/// The built-in list: what the default gates read, plus time and DRAM bytes,
+/// each with the id of the default gate that reads it (from assets/gates.toml).
 pub fn builtin() -> Vec<MetricDef> {
+    let gates = crate::metrics::gates::GateSet::default_set();
+    let mut defs = metric_list();
+    for d in &mut defs {
+        d.gate = gates
+            .gates
+            .iter()
+            .find(|g| g.value.iter().chain(&g.per).any(|n| *n == d.name))
+            .map(|g| g.id.clone());
+    }
+    defs
+}
+
+fn metric_list() -> Vec<MetricDef> {
     vec![
         def(
             "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
@@ -173,6 +191,18 @@ mod tests {
         assert_eq!(all.len(), builtin().len() + 1);
         assert_eq!(display_name(&all, "dram__bytes_read.sum"), "HBM read");
         assert_eq!(display_name(&all, "nope"), "nope");
+        let tensor = all
+            .iter()
+            .find(|d| d.name.starts_with("sm__pipe_tensor_cycles"))
+            .unwrap();
+        assert_eq!(tensor.gate.as_deref(), Some("tensor_pipe"));
+        assert_eq!(
+            all.iter()
+                .find(|d| d.name == "gpu__time_duration.sum")
+                .unwrap()
+                .gate,
+            None
+        );
         assert!(with_user_file("[[metric]]\nname='a b'\nunit=''\ndisplay=''").is_err());
         assert!(with_user_file("[[metric]]\nname='x'").is_err());
     }
