@@ -45,6 +45,11 @@
 #ifndef USE_CP_ASYNC
 #define USE_CP_ASYNC 0
 #endif
+// Test-only: one store far out of bounds, so the GPU reports an illegal
+// address (attnscope's fault-injection variant, `+fault`).
+#ifndef INJECT_FAULT
+#define INJECT_FAULT 0
+#endif
 
 #include <cuda_fp16.h>
 #ifndef INFINITY
@@ -393,5 +398,8 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
             *reinterpret_cast<half2*>(Oh + (size_t)qrow * HEAD_DIM + 2 * lane + 64 * c) = __float22half2_rn(o);
         }
     }
+#endif
+#if INJECT_FAULT
+    if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) O[(size_t)1 << 40] = O[0];
 #endif
 }

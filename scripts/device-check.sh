@@ -6,12 +6,13 @@
 #   every variant (parallel) · bench S=512 with CUPTI and with CUDA events ·
 #   telemetry on/off · bench causal and S=2048 · ab scalar vs full, A/A.
 #   sdpa: bench/sdpa_compare.py (PyTorch SDPA backends vs attnscope bench).
+#   fault: live with the test-only fault variant and a worker crash (recorded).
 #   counters: `gates` for every variant, an unknown metric, the ncu crosscheck.
 #   tour: a scripted live session (every toggle combination, a bookmark, the
 #   A/B race) recorded to $OUT/tour.jsonl, the session shipped in sessions/.
 # Usage (repo root, binary carried in .carry/):
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
-#   sanitize bench cold telemetry ab counters sdpa tour   (all = every section but tour)
+#   sanitize bench cold telemetry ab fault counters sdpa tour   (all = every section but tour)
 set -u
 SECTIONS=" ${*:-all} "
 want() { [[ "$SECTIONS" == *" all "* && "$1" != tour ]] || [[ "$SECTIONS" == *" $1 "* ]]; }
@@ -88,6 +89,27 @@ if want ab; then
 say "ab scalar vs wmma+pv+async (recorded)"; "$BIN" ab --a scalar --b wmma+pv+async --record "$OUT/ab.jsonl"; echo "  rc=$?"
 say "A/A wmma+pv+async vs itself"; "$BIN" ab --a wmma+pv+async --b wmma+pv+async; echo "  rc=$?"
 say "replay --summary of the A/B session (tail)"; "$BIN" replay "$OUT/ab.jsonl" --summary | tail -6
+fi
+
+# Fault injection: live on scalar, F turns on the test-only out-of-bounds store
+# (an illegal address kills the worker process, the dashboard restarts it on
+# scalar), then SIGKILL to the worker process (a crash or an OOM kill: an
+# external SIGSEGV would be swallowed by Rust's stack-overflow handler), then
+# SIGTERM to the dashboard alone.
+if want fault && command -v script >/dev/null; then
+  say "fault injection (live, pty 120x40: F at 6 s, SIGKILL to the worker at 14 s, SIGTERM at 22 s)"
+  ( sleep 6; printf 'F'; sleep 40 ) | ATTNSCOPE_TEST_FAULTS=1 TERM=xterm-256color script -qfec \
+      "stty cols 120 rows 40; exec $BIN live --variant scalar --record $OUT/fault.jsonl" /dev/null >"$LOGS/fault-tty.log" 2>&1 &
+  # The worker runs as the binary's absolute path: match "attnscope worker".
+  sleep 14; say "  SIGKILL to $(pgrep -f 'attnscope worker' | tr '\n' ' ')"; pkill -KILL -f "attnscope worker"; sleep 8
+  say "  processes before SIGTERM: $(pgrep -fa 'attnscope (live|worker)' | grep -v script | cut -c1-70 | tr '\n' ';')"
+  pkill -TERM -f "^$BIN live"; sleep 3
+  left=$(pgrep -fa 'attnscope (live|worker)' | grep -v script | cut -c1-70 | tr '\n' ';')
+  [ -n "$left" ] && { say "  still running 3 s after SIGTERM: $left"; pkill -KILL -x attnscope; }
+  pkill -f 'sleep 40'; wait 2>/dev/null
+  say "  terminal restored: $(grep -c $'\e\[?1049l' "$LOGS/fault-tty.log")"
+  "$BIN" replay "$OUT/fault.jsonl" --summary --strict 2>&1 | head -12
+  grep -o '"source":"[a-z]*","message":"[^"]*"' "$OUT/fault.jsonl" | cut -c1-400
 fi
 
 if want counters; then

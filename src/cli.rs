@@ -52,6 +52,10 @@ pub enum Cmd {
     Gates(GatesArgs),
     /// Which libraries, GPU, driver and CUDA versions; what is missing and how to fix it.
     Doctor,
+    /// The GPU worker process the dashboard runs: commands as JSON lines on
+    /// stdin, events as JSON lines on stdout.
+    #[command(hide = true)]
+    Worker(crate::gpu::worker_process::WorkerArgs),
     /// Launch one variant N times and exit, nothing else: a clean target for
     /// `ncu` (scripts/ncu-crosscheck.sh).
     #[command(hide = true)]

@@ -25,6 +25,7 @@ fn main() -> ExitCode {
         Cmd::Export(args) => export(args),
         Cmd::Gates(args) => attnscope::headless::gates::run(args),
         Cmd::Doctor => attnscope::headless::doctor(),
+        Cmd::Worker(args) => attnscope::gpu::worker_process::serve(args),
         Cmd::Launch(args) => attnscope::headless::gates::launch(args),
     };
     ExitCode::from(code as u8)

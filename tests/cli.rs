@@ -234,3 +234,21 @@ fn export_errors_are_named() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(stdout.lines().count(), 11, "{stdout}");
 }
+
+#[test]
+fn worker_without_a_gpu_says_why_on_its_event_stream() {
+    if attnscope::gpu::probe().is_ok() {
+        return;
+    }
+    let (code, out, _) = run(&["worker", "--telemetry-hz", "0"]);
+    assert_eq!(code, 4);
+    let line: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(line["event"]["type"], "error");
+    assert!(
+        line["event"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the GPU worker cannot start"),
+        "{line}"
+    );
+}

@@ -128,6 +128,16 @@ fn helper_kernels_compile() {
 }
 
 #[test]
+fn the_fault_injection_variant_compiles() {
+    if !nvrtc_available() {
+        return;
+    }
+    let v: Variant = "wmma+fault".parse().unwrap();
+    let b = nvrtc::compile(KERNEL_SOURCE, &defines(&v, 64), "sm_90").unwrap();
+    assert!(!b.cubin.is_empty());
+}
+
+#[test]
 fn compile_errors_carry_the_log() {
     if !nvrtc_available() {
         return;

@@ -294,6 +294,12 @@ impl Engine {
         Ok(collected)
     }
 
+    /// Whether the context still works: after an illegal address or a launch
+    /// failure every call fails with the same sticky error.
+    pub fn context_ok(&self) -> bool {
+        self.stream.synchronize().is_ok() && cudarc::driver::result::mem_get_info().is_ok()
+    }
+
     /// The chip name CUPTI profiles, once counters have been collected.
     pub fn counter_chip(&self) -> Option<String> {
         self.profiler.as_ref().map(|p| p.chip().to_string())

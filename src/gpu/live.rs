@@ -1,47 +1,26 @@
-//! Live mode: the worker on its own thread feeding the dashboard.
+//! Live mode: the dashboard in this process, the GPU worker in a child
+//! process (supervisor.rs), so a faulting kernel never takes the screen down.
 
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Instant;
 
-use std::sync::Arc;
-
-use super::engine::Engine;
-use super::nvrtc::KERNEL_SOURCE;
-use super::telemetry::Sampler;
-use super::worker::Worker;
+use super::supervisor;
 use crate::cli::LiveArgs;
 use crate::metrics::gates::GateSet;
 use crate::session::command::Command;
 use crate::session::event::{Event, Stamped};
 use crate::session::recorder::Recorder;
 use crate::session::{Shape, Variant};
-use crate::ui::app::{self, Outlets, UiMsg};
+use crate::ui::app::{self, Outlets};
 use crate::ui::app_state::UiState;
 
 pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
     let defs =
         crate::metrics::catalogue::load(args.metrics.as_deref()).map_err(anyhow::Error::msg)?;
+    let names = crate::metrics::catalogue::collect_list(&defs, &gates);
     let started = Instant::now();
-    let mut engine = Engine::new(KERNEL_SOURCE.to_string())?;
-    engine.use_timer(super::engine::Timer::Cupti);
-    let mut worker = Worker::new(engine, started);
-    worker.ab_seconds = args.ab_seconds;
-    worker.metric_names = crate::metrics::catalogue::collect_list(&defs, &gates);
-    let nvml = if args.telemetry_hz > 0.0 {
-        Some(super::telemetry::open())
-    } else {
-        None
-    };
-    let header = Stamped {
-        t_us: 0,
-        event: Event::Header(worker.header(
-            std::env::args().collect(),
-            nvml.as_ref().and_then(|n| n.as_ref().ok()),
-        )),
-    };
     let (tx, rx) = mpsc::channel();
-    let (cmd_tx, cmd_rx) = mpsc::channel();
     let recorder = match &args.record {
         Some(p) => Some(
             Recorder::create(p)
@@ -49,42 +28,22 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
         ),
         None => None,
     };
-    tx.send(UiMsg::Stream(Box::new(header.clone())))?;
     let variant = args.variant.unwrap_or(Variant::FULL);
     let shape = args.shape.unwrap_or(Shape::MISSION);
-    cmd_tx.send(Command::Select { variant, shape })?;
-    let _sampler = match nvml {
-        Some(Ok(nvml)) => {
-            let (ttx, etx) = (tx.clone(), tx.clone());
-            let sampler = Sampler::spawn(
-                nvml,
-                args.telemetry_hz,
-                move |t| {
-                    ttx.send(UiMsg::Stream(Box::new(Stamped::since(
-                        started,
-                        Event::Telemetry(t),
-                    ))))
-                    .is_ok()
-                },
-                move |e| {
-                    let _ = etx.send(UiMsg::Stream(Box::new(nvml_error(started, e))));
-                },
-            );
-            worker.set_telemetry(Arc::clone(&sampler.shared));
-            Some(sampler)
-        }
-        Some(Err(e)) => {
-            tx.send(UiMsg::Stream(Box::new(nvml_error(started, e))))?;
-            None
-        }
-        None => None,
-    };
-    let stream_tx = tx.clone();
-    let worker_thread = std::thread::spawn(move || {
-        worker.run(cmd_rx, |s| {
-            stream_tx.send(UiMsg::Stream(Box::new(s))).is_ok()
-        });
-    });
+    let worker_args = vec![
+        "--telemetry-hz".to_string(),
+        args.telemetry_hz.to_string(),
+        "--ab-seconds".into(),
+        args.ab_seconds.to_string(),
+        "--metric-names".into(),
+        names.join(","),
+    ];
+    let cmd_tx = supervisor::spawn(
+        worker_args,
+        Command::Select { variant, shape },
+        started,
+        tx.clone(),
+    );
     let mut state = UiState::live(gates);
     if let (Some(p), crate::ui::app_state::Mode::Live { recording, .. }) =
         (&args.record, &mut state.mode)
@@ -96,7 +55,12 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
         let mut rec = Recorder::create(&path)?;
         // A recording started mid-session opens with the header and the
         // current variant, so it replays on its own.
-        rec.append(&header)?;
+        if let Some(h) = &ui.session.header {
+            rec.append(&Stamped {
+                t_us: 0,
+                event: Event::Header(h.clone()),
+            })?;
+        }
         if let Some(key) = ui.session.current {
             let event = Event::VariantSelected(crate::session::event::VariantSelected {
                 variant: key.variant,
@@ -117,19 +81,7 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
         ..Outlets::default()
     };
     app::run(state, rx, tx, outlets)?;
-    let _ = worker_thread.join();
     Ok(0)
-}
-
-fn nvml_error(started: Instant, message: String) -> Stamped {
-    Stamped::since(
-        started,
-        Event::Error(crate::session::event::ErrorReport {
-            source: "nvml".into(),
-            message,
-            variant: None,
-        }),
-    )
 }
 
 /// `sessions/<date>_<gpu>_<shape>.jsonl` under the working directory.

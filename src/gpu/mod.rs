@@ -11,8 +11,10 @@ pub mod nvrtc;
 pub mod profiler;
 pub mod ptxas;
 pub mod race;
+pub mod supervisor;
 pub mod telemetry;
 pub mod worker;
+pub mod worker_process;
 
 /// Whether live mode can start here: the driver library and at least one device.
 pub fn probe() -> Result<(), String> {

@@ -24,6 +24,10 @@ pub struct Worker {
     seed: u64,
     /// Metric names `g` collects (the catalogue and every gate's counters).
     pub metric_names: Vec<String>,
+    /// A fault was reported since the context was last checked.
+    faulted: bool,
+    /// The CUDA context died: the process must end.
+    pub poisoned: bool,
 }
 
 impl Worker {
@@ -42,6 +46,8 @@ impl Worker {
                 &crate::metrics::catalogue::builtin(),
                 &crate::metrics::gates::GateSet::default_set(),
             ),
+            faulted: false,
+            poisoned: false,
         }
     }
 
@@ -102,6 +108,9 @@ impl Worker {
                     Command::Shutdown => return,
                     other => measuring = self.handle(other, &mut emit) || measuring,
                 }
+                if self.context_lost(&mut emit) {
+                    return;
+                }
                 continue;
             }
             let Some((variant, shape)) = self.current else {
@@ -109,7 +118,7 @@ impl Worker {
                 continue;
             };
             measuring = false;
-            if !self.measure(variant, shape, &mut emit) {
+            if !self.measure(variant, shape, &mut emit) || self.context_lost(&mut emit) {
                 return;
             }
         }
@@ -423,7 +432,29 @@ impl Worker {
         }
     }
 
-    fn fault(&self, variant: &Variant, message: String, emit: &mut impl FnMut(Stamped) -> bool) {
+    /// After a fault: true when the CUDA context is gone for good (an illegal
+    /// address or launch failure is sticky), said once; the worker then ends
+    /// so that a fresh process can take over.
+    fn context_lost(&mut self, emit: &mut impl FnMut(Stamped) -> bool) -> bool {
+        if !std::mem::take(&mut self.faulted) || self.engine.context_ok() {
+            return false;
+        }
+        self.poisoned = true;
+        emit(self.stamp(Event::Error(ErrorReport {
+            source: "worker".into(),
+            message: "the CUDA context is unusable after this fault; the worker process ends so a fresh one can take over".into(),
+            variant: self.current.map(|c| c.0),
+        })));
+        true
+    }
+
+    fn fault(
+        &mut self,
+        variant: &Variant,
+        message: String,
+        emit: &mut impl FnMut(Stamped) -> bool,
+    ) {
+        self.faulted = true;
         emit(self.stamp(Event::Error(ErrorReport {
             source: "gpu".into(),
             message,

@@ -292,6 +292,7 @@ mod tests {
             wmma: true,
             wmma_pv: true,
             cp_async: true,
+            fault: false,
         };
         let v = values(&[
             (

@@ -15,6 +15,10 @@ pub struct Toggles {
     pub wmma: bool,
     pub wmma_pv: bool,
     pub cp_async: bool,
+    /// Test-only: the kernel also stores out of bounds (`+fault`), to prove
+    /// a faulting kernel takes down only the worker process.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fault: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -83,6 +87,7 @@ impl Variant {
             wmma: false,
             wmma_pv: false,
             cp_async: false,
+            fault: false,
         },
         tile: TileConfig {
             block_m: 64,
@@ -96,6 +101,7 @@ impl Variant {
             wmma: true,
             wmma_pv: true,
             cp_async: true,
+            fault: false,
         },
         tile: TileConfig {
             block_m: 64,
@@ -109,11 +115,16 @@ impl Variant {
     /// with `@64x64s2w4` appended when the tile is not the default.
     pub fn name(&self) -> String {
         let t = self.toggles;
-        let parts: Vec<&str> = [(t.wmma, "wmma"), (t.wmma_pv, "pv"), (t.cp_async, "async")]
-            .iter()
-            .filter(|(on, _)| *on)
-            .map(|(_, n)| *n)
-            .collect();
+        let parts: Vec<&str> = [
+            (t.wmma, "wmma"),
+            (t.wmma_pv, "pv"),
+            (t.cp_async, "async"),
+            (t.fault, "fault"),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, n)| *n)
+        .collect();
         let mut name = if parts.is_empty() {
             "scalar".to_string()
         } else {
@@ -137,6 +148,7 @@ impl Variant {
                     wmma: bits & 1 != 0,
                     wmma_pv: bits & 2 != 0,
                     cp_async: bits & 4 != 0,
+                    fault: false,
                 },
                 tile: TileConfig::default(),
             })
@@ -249,6 +261,7 @@ impl FromStr for Variant {
                     "wmma" => v.toggles.wmma = true,
                     "pv" | "wmma_pv" => v.toggles.wmma_pv = true,
                     "async" | "cp_async" => v.toggles.cp_async = true,
+                    "fault" => v.toggles.fault = true,
                     other => {
                         return Err(format!(
                             "unknown variant '{text}': '{other}' is not a toggle (known: scalar, wmma, pv, async, joined by '+', e.g. wmma+pv+async)"

@@ -151,6 +151,11 @@ impl UiState {
     }
 
     fn live_action(&mut self, action: Action) -> Vec<Effect> {
+        if action == Action::ToggleFault && std::env::var_os("ATTNSCOPE_TEST_FAULTS").is_none() {
+            self.notice =
+                Some("F is test-only: start attnscope with ATTNSCOPE_TEST_FAULTS=1".into());
+            return Vec::new();
+        }
         let base = self.shown_key().unwrap_or(Key {
             variant: Variant::SCALAR,
             shape: Shape::MISSION,
@@ -171,6 +176,7 @@ impl UiState {
             Action::ToggleWmma => next.variant.toggles.wmma ^= true,
             Action::TogglePv => next.variant.toggles.wmma_pv ^= true,
             Action::ToggleAsync => next.variant.toggles.cp_async ^= true,
+            Action::ToggleFault => next.variant.toggles.fault ^= true,
             Action::NextTile => next.variant.tile = cycle(&TileConfig::PRESETS, base.variant.tile),
             Action::NextShape => {
                 let plain = Shape {

@@ -25,6 +25,7 @@ pub enum Action {
     Slower,
     SkipAhead,
     ToEnd,
+    ToggleFault,
 }
 
 /// Where a binding is active. Global bindings work everywhere except over help.
@@ -154,6 +155,14 @@ pub const KEYS: &[Binding] = &[
         CollectCounters,
         "collect hardware counters for the gates",
         true,
+    ),
+    bind(
+        Live,
+        Char('F'),
+        "F",
+        ToggleFault,
+        "test-only: out-of-bounds store (ATTNSCOPE_TEST_FAULTS=1)",
+        false,
     ),
     bind(
         Live,
@@ -309,6 +318,7 @@ mod tests {
             Slower,
             SkipAhead,
             ToEnd,
+            ToggleFault,
         ];
         for a in all {
             assert!(KEYS.iter().any(|b| b.action == a), "{a:?} has no key");

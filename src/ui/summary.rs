@@ -238,5 +238,17 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
             t["samples_kept"]
         ));
     }
+    let errors: Vec<_> = s
+        .log
+        .iter()
+        .filter(|l| l.level == crate::ui::state::Level::Error)
+        .collect();
+    if !errors.is_empty() {
+        line(String::new());
+        line(format!("errors ({} in the session):", s.errors));
+        for e in errors {
+            line(format!("  {:>8.2}s {}", e.t_us as f64 / 1e6, e.text));
+        }
+    }
     out
 }

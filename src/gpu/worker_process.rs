@@ -1,0 +1,149 @@
+//! `attnscope worker`: the GPU worker as a child process. Commands arrive as
+//! JSON lines on stdin, events leave as JSON lines on stdout (the session
+//! file's own line format). A kernel that faults kills this process, never
+//! the dashboard; see supervisor.rs for the other side.
+
+use std::io::{BufRead, Write};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Instant;
+
+use super::engine::{Engine, Timer};
+use super::nvrtc::KERNEL_SOURCE;
+use super::telemetry::{self, Sampler};
+use super::worker::Worker;
+use crate::session::command::Command;
+use crate::session::event::{ErrorReport, Event, Stamped};
+
+/// Exit code after the CUDA context died (the supervisor restarts on any exit).
+pub const EXIT_CONTEXT_LOST: i32 = 70;
+
+/// How the worker process is started.
+#[derive(Clone, Debug, clap::Args)]
+pub struct WorkerArgs {
+    /// NVML telemetry samples per second, 0 (off) to 100.
+    #[arg(long, default_value_t = 10.0, value_parser = crate::cli::parse_hz)]
+    pub telemetry_hz: f64,
+    /// Longest A/B race, seconds.
+    #[arg(long, default_value_t = 10.0, value_parser = crate::cli::parse_seconds)]
+    pub ab_seconds: f64,
+    /// Metric names for `g`, comma-separated (default: the catalogue and the default gates').
+    #[arg(long)]
+    pub metric_names: Option<String>,
+}
+
+/// Parses one command line; the error names the line and what was wrong.
+pub fn parse_command(line: &str) -> Result<Command, String> {
+    serde_json::from_str(line).map_err(|e| format!("not a command: {e}"))
+}
+
+pub fn serve(args: WorkerArgs) -> i32 {
+    let started = Instant::now();
+    let out = Arc::new(Mutex::new(std::io::BufWriter::new(std::io::stdout())));
+    let emit_to = |out: &Arc<Mutex<std::io::BufWriter<std::io::Stdout>>>, s: &Stamped| -> bool {
+        let mut w = out.lock().unwrap_or_else(|e| e.into_inner());
+        serde_json::to_writer(&mut *w, s).is_ok() && w.write_all(b"\n").is_ok() && w.flush().is_ok()
+    };
+    let error = |message: String| {
+        Stamped::since(
+            started,
+            Event::Error(ErrorReport {
+                source: "worker".into(),
+                message,
+                variant: None,
+            }),
+        )
+    };
+    let mut engine = match Engine::new(KERNEL_SOURCE.to_string()) {
+        Ok(e) => e,
+        Err(e) => {
+            emit_to(&out, &error(format!("the GPU worker cannot start: {e}")));
+            return crate::cli::exit::NO_GPU;
+        }
+    };
+    engine.use_timer(Timer::Cupti);
+    let nvml = (args.telemetry_hz > 0.0).then(telemetry::open);
+    let header = Stamped {
+        t_us: 0,
+        event: Event::Header(Worker::new_header(
+            &engine,
+            std::env::args().collect(),
+            nvml.as_ref().and_then(|n| n.as_ref().ok()),
+        )),
+    };
+    emit_to(&out, &header);
+    let mut worker = Worker::new(engine, started);
+    worker.ab_seconds = args.ab_seconds;
+    if let Some(names) = &args.metric_names {
+        worker.metric_names = names.split(',').map(str::to_string).collect();
+    }
+    let _sampler = match nvml {
+        Some(Ok(nvml)) => {
+            let (o1, o2) = (Arc::clone(&out), Arc::clone(&out));
+            let sampler = Sampler::spawn(
+                nvml,
+                args.telemetry_hz,
+                move |t| emit_to(&o1, &Stamped::since(started, Event::Telemetry(t))),
+                move |e| {
+                    emit_to(&o2, &nvml_error(started, e));
+                },
+            );
+            worker.set_telemetry(Arc::clone(&sampler.shared));
+            Some(sampler)
+        }
+        Some(Err(e)) => {
+            emit_to(&out, &nvml_error(started, e));
+            None
+        }
+        None => None,
+    };
+    let (tx, rx) = mpsc::channel();
+    let commands_out = Arc::clone(&out);
+    std::thread::spawn(move || {
+        for (i, line) in std::io::stdin().lock().lines().enumerate() {
+            let Ok(line) = line else { break };
+            if line.trim().is_empty() {
+                continue;
+            }
+            match parse_command(&line) {
+                Ok(c) => {
+                    if tx.send(c).is_err() {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    emit_to(
+                        &commands_out,
+                        &Stamped::since(
+                            started,
+                            Event::Error(ErrorReport {
+                                source: "protocol".into(),
+                                message: format!("command line {}: {e}", i + 1),
+                                variant: None,
+                            }),
+                        ),
+                    );
+                }
+            }
+        }
+        // The dashboard went away: stop.
+        let _ = tx.send(Command::Shutdown);
+    });
+    let run_out = Arc::clone(&out);
+    worker.run(rx, move |s| emit_to(&run_out, &s));
+    if worker.poisoned {
+        EXIT_CONTEXT_LOST
+    } else {
+        0
+    }
+}
+
+fn nvml_error(started: Instant, message: String) -> Stamped {
+    Stamped::since(
+        started,
+        Event::Error(ErrorReport {
+            source: "nvml".into(),
+            message,
+            variant: None,
+        }),
+    )
+}
