@@ -7,15 +7,18 @@
 #   telemetry on/off · bench causal and S=2048 · ab scalar vs full, A/A.
 #   sdpa: bench/sdpa_compare.py (PyTorch SDPA backends vs attnscope bench).
 #   fault: live with the test-only fault variant and a worker crash (recorded).
+#   kernels: live --kernels DIR with the file broken and fixed while running.
+#   busy: bench while a PyTorch loop holds the GPU (the shared-GPU warning).
+#   soak: live for SOAK_S s (default 240): RSS and events over time.
 #   counters: `gates` for every variant, an unknown metric, the ncu crosscheck.
 #   tour: a scripted live session (every toggle combination, a bookmark, the
 #   A/B race) recorded to $OUT/tour.jsonl, the session shipped in sessions/.
 # Usage (repo root, binary carried in .carry/):
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
-#   sanitize bench cold telemetry ab fault counters sdpa tour   (all = every section but tour)
+#   sanitize bench cold telemetry ab fault kernels busy soak counters sdpa tour   (all = every section but tour)
 set -u
 SECTIONS=" ${*:-all} "
-want() { [[ "$SECTIONS" == *" all "* && "$1" != tour ]] || [[ "$SECTIONS" == *" $1 "* ]]; }
+want() { [[ "$SECTIONS" == *" all "* && "$1" != tour && "$1" != soak ]] || [[ "$SECTIONS" == *" $1 "* ]]; }
 BIN=${BIN:-.carry/attnscope}
 OUT=${OUT:-/tmp/attnscope-out}
 LOGS=$(mktemp -d)
@@ -39,6 +42,10 @@ if want live && command -v script >/dev/null; then
   pkill -f 'sleep 40'; wait 2>/dev/null
   say "  terminal restored (alternate screen left): $(grep -c $'\e\[?1049l' "$LOGS/live-tty.log")"
   "$BIN" replay "$OUT/live.jsonl" --summary >"$LOGS/live-summary.log" 2>&1
+  written=$(grep -ao 'closed: [0-9]* events written' "$LOGS/live-tty.log" | grep -o '[0-9]*' | tail -1)
+  replayed=$("$BIN" replay "$OUT/live.jsonl" --summary --json --strict | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
+  say "  after SIGTERM: ${written:-?} events written, ${replayed:-?} replayed with --strict"
+
   sed 's/^/  /' "$LOGS/live-summary.log" | grep -vE '^\s+(l1tex|sm__|smsp|dram)' | head -40
   grep -o '"type":"counters"[^{]*\|"collection_ms":[0-9.]*\|"setup_ms":[0-9.]*' "$OUT/live.jsonl" | tr '\n' ' '; echo
 fi
@@ -110,6 +117,59 @@ if want fault && command -v script >/dev/null; then
   say "  terminal restored: $(grep -c $'\e\[?1049l' "$LOGS/fault-tty.log")"
   "$BIN" replay "$OUT/fault.jsonl" --summary --strict 2>&1 | head -12
   grep -o '"source":"[a-z]*","message":"[^"]*"' "$OUT/fault.jsonl" | cut -c1-400
+fi
+
+# --kernels: a copy of kernels/ edited while live: a syntax error at 6 s
+# (BUILD FAILED, the last good build keeps running), the original back at 11 s.
+if want kernels && command -v script >/dev/null; then
+  say "kernels (live --kernels DIR: broken at 6 s, fixed at 11 s, SIGTERM at 16 s)"
+  K=$(mktemp -d); cp kernels/attention.cu "$K/"
+  ( sleep 40 ) | TERM=xterm-256color script -qfec \
+      "stty cols 120 rows 40; exec $BIN live --variant wmma --kernels $K --record $OUT/kernels.jsonl" /dev/null >"$LOGS/kernels-tty.log" 2>&1 &
+  sleep 6; echo 'this is not C++;' >>"$K/attention.cu"
+  sleep 5; cp kernels/attention.cu "$K/attention.cu"; echo '// saved again' >>"$K/attention.cu"
+  sleep 5; pkill -TERM -f "^$BIN live"; sleep 3; pkill -f 'sleep 40'; wait 2>/dev/null
+  python3 - "$OUT/kernels.jsonl" <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    d = json.loads(l); e = d["event"]; t = d["t_us"] / 1e6
+    if e["type"] == "build_finished": print(f"  {t:6.2f}s built, source {e.get('source_hash')}, cached={e['cached']}")
+    elif e["type"] == "build_failed": print(f"  {t:6.2f}s BUILD FAILED: {next((x for x in e['log'].splitlines() if 'error' in x), '?')}")
+    elif e["type"] == "measurement_done": print(f"  {t:6.2f}s measured: median {e.get('median_ns', 0)/1e3:.2f} µs, {e.get('samples')} samples")
+    elif e["type"] == "error": print(f"  {t:6.2f}s error: {e['message'][:150]}")
+PY
+fi
+
+# A GPU already busy: a PyTorch matmul loop in the background during a bench.
+if want busy; then
+  say "busy GPU (PyTorch matmul loop in the background)"
+  python3 -c "import torch,time; a=torch.randn(8192,8192,device='cuda',dtype=torch.half); t=time.time()
+while time.time()-t<30: a@a" & BUSY=$!
+  sleep 12
+  say "  nvidia-smi sees: $(nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader | tr '\n' ';') util $(nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader)"
+  "$BIN" bench --variants wmma+pv+async --max-seconds 2 2>&1 | grep -E "warning|wmma" | cut -c1-300
+  kill $BUSY 2>/dev/null; wait $BUSY 2>/dev/null
+fi
+
+# Load: live for SOAK_S seconds (default 240), recorded, telemetry at its
+# 100 Hz maximum, the worker kept busy (w toggles a rebuild, check and
+# measurement every 4 s, x races A/B in between); RSS every 30 s.
+if want soak && command -v script >/dev/null; then
+  S=${SOAK_S:-240}
+  say "soak: live for $S s (pty 120x40, recorded)"
+  ( sleep 3; end=$((SECONDS+S)); while [ $SECONDS -lt $end ]; do printf w; sleep 4; printf x; sleep 4; done; sleep 60 ) \
+    | TERM=xterm-256color script -qfec \
+      "stty cols 120 rows 40; exec $BIN live --telemetry-hz 100 --ab-seconds 3 --record $OUT/soak.jsonl" /dev/null >"$LOGS/soak-tty.log" 2>&1 &
+  for i in $(seq 0 30 $S); do
+    sleep $([ $i -eq 0 ] && echo 3 || echo 30)
+    ui=$(pgrep -f "^$BIN live"); wk=$(pgrep -f "attnscope worker" | head -1)
+    say "  t=${i}s RSS dashboard $(awk '/VmRSS/{print $2}' /proc/$ui/status 2>/dev/null) kB, worker $(awk '/VmRSS/{print $2}' /proc/$wk/status 2>/dev/null) kB, file $(stat -c %s $OUT/soak.jsonl 2>/dev/null) B"
+  done
+  pkill -TERM -f "^$BIN live"; sleep 3; pkill -f "sleep 60"; wait 2>/dev/null
+  written=$(grep -ao 'closed: [0-9]* events written' "$LOGS/soak-tty.log" | grep -o '[0-9]*' | tail -1)
+  "$BIN" replay "$OUT/soak.jsonl" --summary --json --strict | python3 -c "
+import json,sys; d=json.load(sys.stdin); print(f'  {d[\"events\"]} events replayed ({\"$written\"} written) over {d[\"duration_s\"] if \"duration_s\" in d else \"?\"} s')"
+  rm -f "$OUT/soak.jsonl"
 fi
 
 if want counters; then

@@ -254,6 +254,10 @@ pub struct LiveArgs {
     /// Extra metrics for `g` to collect (TOML `[[metric]]` tables: name, unit, display).
     #[arg(long, value_name = "FILE")]
     pub metrics: Option<PathBuf>,
+    /// Your copy of the kernels folder: its attention.cu is built instead of
+    /// the bundled one and rebuilt whenever you save it.
+    #[arg(long, value_name = "DIR")]
+    pub kernels: Option<PathBuf>,
 }
 
 impl Default for LiveArgs {
@@ -267,6 +271,7 @@ impl Default for LiveArgs {
             ab_seconds: 10.0,
             telemetry_hz: 10.0,
             metrics: None,
+            kernels: None,
         }
     }
 }

@@ -174,6 +174,17 @@ fn live(args: LiveArgs) -> i32 {
         Ok(g) => g,
         Err(e) => return fail(exit::USAGE, e),
     };
+    // Bad files are usage errors, said before anything starts.
+    if let Err(e) = attnscope::metrics::catalogue::load(args.metrics.as_deref()) {
+        return fail(exit::USAGE, e);
+    }
+    if let Some(Err(e)) = args
+        .kernels
+        .as_deref()
+        .map(attnscope::gpu::kernel_watch::read_source)
+    {
+        return fail(exit::USAGE, e);
+    }
     let why_not_live = attnscope::gpu::probe().err();
     let Some(reason) = why_not_live else {
         if !std::io::stdout().is_terminal() {

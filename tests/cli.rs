@@ -138,7 +138,7 @@ fn bundled_real_session_replays() {
 
 #[test]
 fn gpu_commands_validate_before_touching_the_gpu() {
-    let cases: [(&[&str], &str); 10] = [
+    let cases: [(&[&str], &str); 13] = [
         (
             &["gates", "--variant", "wmma+fast"],
             "'fast' is not a toggle",
@@ -169,6 +169,18 @@ fn gpu_commands_validate_before_touching_the_gpu() {
         (
             &["live", "--telemetry-hz", "1000"],
             "1000 Hz is out of range",
+        ),
+        (
+            &["live", "--kernels", "/nonexistent/k"],
+            "--kernels /nonexistent/k: not a folder",
+        ),
+        (
+            &["live", "--kernels", "tests"],
+            "cannot read tests/attention.cu",
+        ),
+        (
+            &["live", "--metrics", "/nonexistent/m.toml"],
+            "cannot read metrics file",
         ),
     ];
     for (args, want) in cases {

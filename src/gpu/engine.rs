@@ -24,6 +24,12 @@ use crate::session::{Shape, Variant};
 /// output over inputs in [-1, 1] can equal it, so any left means unwritten.
 pub const POISON: u16 = 0xFBFF;
 
+/// The builder and loaded modules of the source a reload replaced.
+pub struct PreviousSource {
+    builder: Builder,
+    loaded: HashMap<(Variant, u32), Loaded>,
+}
+
 /// Why counters were not collected: the engine failed (build, launch) or CUPTI did.
 #[derive(Debug, thiserror::Error)]
 pub enum CounterFailure {
@@ -178,6 +184,20 @@ impl Engine {
         } else {
             (v[0] as f64 * 1e3 / v[1] as f64).round() as u32
         })
+    }
+
+    /// Builds from `source` from now on; returns what to restore if it fails.
+    pub fn swap_source(&mut self, source: String) -> PreviousSource {
+        PreviousSource {
+            builder: std::mem::replace(&mut self.builder, Builder::new(source)),
+            loaded: std::mem::take(&mut self.loaded),
+        }
+    }
+
+    /// Back to the builds of the source before `swap_source`.
+    pub fn restore_source(&mut self, previous: PreviousSource) {
+        self.builder = previous.builder;
+        self.loaded = previous.loaded;
     }
 
     /// `n` plain launches, then a wait: no timing, no flush (a profiler's target).

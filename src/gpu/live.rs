@@ -19,6 +19,13 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
     let defs =
         crate::metrics::catalogue::load(args.metrics.as_deref()).map_err(anyhow::Error::msg)?;
     let names = crate::metrics::catalogue::collect_list(&defs, &gates);
+    let kernels = match &args.kernels {
+        Some(dir) => Some((
+            dir.canonicalize().unwrap_or_else(|_| dir.clone()),
+            super::kernel_watch::read_source(dir).map_err(anyhow::Error::msg)?,
+        )),
+        None => None,
+    };
     let started = Instant::now();
     let (tx, rx) = mpsc::channel();
     let recorder = match &args.record {
@@ -30,7 +37,7 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
     };
     let variant = args.variant.unwrap_or(Variant::FULL);
     let shape = args.shape.unwrap_or(Shape::MISSION);
-    let worker_args = vec![
+    let mut worker_args = vec![
         "--telemetry-hz".to_string(),
         args.telemetry_hz.to_string(),
         "--ab-seconds".into(),
@@ -38,12 +45,19 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
         "--metric-names".into(),
         names.join(","),
     ];
+    if let Some((dir, _)) = &kernels {
+        worker_args.push("--kernels".into());
+        worker_args.push(dir.display().to_string());
+    }
     let cmd_tx = supervisor::spawn(
         worker_args,
         Command::Select { variant, shape },
         started,
         tx.clone(),
     );
+    if let Some((dir, source)) = kernels {
+        super::kernel_watch::spawn(dir, source, cmd_tx.clone());
+    }
     let mut state = UiState::live(gates);
     if let (Some(p), crate::ui::app_state::Mode::Live { recording, .. }) =
         (&args.record, &mut state.mode)

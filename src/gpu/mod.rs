@@ -4,6 +4,7 @@
 
 pub mod cupti_timer;
 pub mod engine;
+pub mod kernel_watch;
 pub mod libs;
 pub mod live;
 pub mod measure;

@@ -77,6 +77,7 @@ fn supervise(
     let track = Arc::new(Mutex::new(Track::default()));
     let mut deaths: VecDeque<Instant> = VecDeque::new();
     let mut next_select = Some(first);
+    let mut pending_after_select: Option<Command> = None;
     loop {
         let exe = std::env::current_exe().unwrap_or_else(|_| "attnscope".into());
         let mut child = match Process::new(&exe)
@@ -104,6 +105,9 @@ fn supervise(
         let readers = start_readers(&mut child, offset_us, &ui, &track, &stderr_tail, done_tx);
         let mut stdin = child.stdin.take();
         if let Some(cmd) = next_select.take() {
+            send(&mut stdin, &cmd);
+        }
+        if let Some(cmd) = pending_after_select.take() {
             send(&mut stdin, &cmd);
         }
         // Forward commands until the worker ends or the dashboard quits.
@@ -136,6 +140,22 @@ fn supervise(
         let status = child.wait();
         for r in readers {
             let _ = r.join();
+        }
+        // `pkill attnscope`, a closed terminal, Ctrl-C to the process group:
+        // the dashboard is going too. Give it a moment to say so before
+        // calling this a crash.
+        let mut held = None;
+        if status
+            .as_ref()
+            .ok()
+            .and_then(|s| std::os::unix::process::ExitStatusExt::signal(s))
+            .is_some_and(|sig| [libc::SIGTERM, libc::SIGINT, libc::SIGHUP].contains(&sig))
+        {
+            match commands.recv_timeout(Duration::from_millis(500)) {
+                Ok(Command::Shutdown) | Err(RecvTimeoutError::Disconnected) => return,
+                Ok(other) => held = Some(other),
+                Err(RecvTimeoutError::Timeout) => {}
+            }
         }
         let (current, last_good) = {
             let t = track.lock().unwrap_or_else(|e| e.into_inner());
@@ -193,6 +213,10 @@ fn supervise(
             return;
         }
         next_select = back.map(|(variant, shape)| Command::Select { variant, shape });
+        if let Some(cmd) = held {
+            // Not lost: it goes to the new worker after the selection.
+            pending_after_select = Some(cmd);
+        }
     }
 }
 

@@ -127,6 +127,43 @@ impl Poller {
 }
 
 /// One full sample of GPU 0 (every query once).
+/// Other processes computing on GPU 0 right now ("python3 (PID 4242, 1.2 GiB)"):
+/// their kernels share the SMs with ours, so timings are not clean.
+pub fn other_processes(nvml: &Nvml) -> Vec<String> {
+    let Ok(d) = nvml.device_by_index(0) else {
+        return Vec::new();
+    };
+    let me = std::process::id();
+    d.running_compute_processes()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| p.pid != me)
+        .map(|p| {
+            let name = nvml
+                .sys_process_name(p.pid, 64)
+                .unwrap_or_else(|_| "a process".into());
+            let mem = match p.used_gpu_memory {
+                nvml_wrapper::enums::device::UsedGpuMemory::Used(b) => {
+                    format!(", {:.1} GiB", b as f64 / (1u64 << 30) as f64)
+                }
+                _ => String::new(),
+            };
+            format!("{name} (PID {}{mem})", p.pid)
+        })
+        .collect()
+}
+
+/// The warning for a shared GPU, if it is shared.
+pub fn shared_gpu_warning(nvml: &Nvml) -> Option<String> {
+    let others = other_processes(nvml);
+    (!others.is_empty()).then(|| {
+        format!(
+            "GPU 0 is also running {}: their kernels compete with ours, so latencies and counters are not clean; free the GPU for numbers you can quote",
+            others.join(", ")
+        )
+    })
+}
+
 pub fn sample(nvml: &Nvml) -> Result<TelemetrySample, String> {
     let d = nvml
         .device_by_index(0)

@@ -224,6 +224,7 @@ impl Worker {
                 false
             }
             Command::StopRace => false,
+            Command::Reload { source } => self.reload(source, emit),
             Command::Shutdown => false,
         }
     }
@@ -348,6 +349,42 @@ impl Worker {
             cached: b.cached,
             families: b.families.clone(),
             ptxas_log: b.log.clone(),
+            source_hash: engine.source_hash(),
+        }
+    }
+
+    /// New kernel source: rebuild the current variant from it; on a compile
+    /// error say why and go on with the previous source's builds.
+    fn reload(&mut self, source: String, emit: &mut impl FnMut(Stamped) -> bool) -> bool {
+        let previous = self.engine.swap_source(source);
+        let Some((variant, shape)) = self.current else {
+            return false;
+        };
+        match self.engine.prepare(&variant, &shape) {
+            Ok(b) => {
+                emit(self.stamp(Event::BuildFinished(Worker::build_report(
+                    &self.engine,
+                    &variant,
+                    &shape,
+                    &b,
+                ))));
+                self.check(variant, shape, emit);
+                true
+            }
+            Err(super::engine::EngineError::Build(super::nvrtc::BuildError::Compile {
+                log,
+                arch,
+                ..
+            })) => {
+                self.engine.restore_source(previous);
+                emit(self.stamp(Event::BuildFailed(BuildFailure { variant, arch, log })));
+                true
+            }
+            Err(e) => {
+                self.engine.restore_source(previous);
+                self.fault(&variant, e.to_string(), emit);
+                true
+            }
         }
     }
 

@@ -29,6 +29,9 @@ pub struct WorkerArgs {
     /// Metric names for `g`, comma-separated (default: the catalogue and the default gates').
     #[arg(long)]
     pub metric_names: Option<String>,
+    /// Build DIR/attention.cu instead of the bundled kernel.
+    #[arg(long, value_name = "DIR")]
+    pub kernels: Option<std::path::PathBuf>,
 }
 
 /// Parses one command line; the error names the line and what was wrong.
@@ -53,7 +56,17 @@ pub fn serve(args: WorkerArgs) -> i32 {
             }),
         )
     };
-    let mut engine = match Engine::new(KERNEL_SOURCE.to_string()) {
+    let source = match &args.kernels {
+        None => KERNEL_SOURCE.to_string(),
+        Some(dir) => match super::kernel_watch::read_source(dir) {
+            Ok(s) => s,
+            Err(e) => {
+                emit_to(&out, &error(e));
+                return crate::cli::exit::USAGE;
+            }
+        },
+    };
+    let mut engine = match Engine::new(source) {
         Ok(e) => e,
         Err(e) => {
             emit_to(&out, &error(format!("the GPU worker cannot start: {e}")));
@@ -71,6 +84,21 @@ pub fn serve(args: WorkerArgs) -> i32 {
         )),
     };
     emit_to(&out, &header);
+    if let Some(Ok(n)) = &nvml
+        && let Some(w) = telemetry::shared_gpu_warning(n)
+    {
+        emit_to(
+            &out,
+            &Stamped::since(
+                started,
+                Event::Error(ErrorReport {
+                    source: "gpu".into(),
+                    message: w,
+                    variant: None,
+                }),
+            ),
+        );
+    }
     let mut worker = Worker::new(engine, started);
     worker.ab_seconds = args.ab_seconds;
     if let Some(names) = &args.metric_names {

@@ -306,6 +306,18 @@ impl Run {
         }
         let started = Instant::now();
         let (sampler, nvml, telemetry_rx) = start_telemetry(&mut engine, telemetry_hz, started);
+        let shared = nvml
+            .as_ref()
+            .map(telemetry::shared_gpu_warning)
+            .or_else(|| {
+                telemetry::open()
+                    .ok()
+                    .map(|n| telemetry::shared_gpu_warning(&n))
+            })
+            .flatten();
+        if let Some(w) = &shared {
+            eprintln!("attnscope: warning: {w}");
+        }
         let mut sink =
             Sink::new(record, started, telemetry_rx).map_err(|e| fail(exit::USAGE, e))?;
         sink.event(Event::Header(Worker::new_header(
@@ -313,6 +325,13 @@ impl Run {
             std::env::args().collect(),
             nvml.as_ref(),
         )));
+        if let Some(w) = shared {
+            sink.event(Event::Error(ErrorReport {
+                source: "gpu".into(),
+                message: w,
+                variant: None,
+            }));
+        }
         Ok(Run {
             engine,
             sink,

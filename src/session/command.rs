@@ -25,4 +25,9 @@ pub enum Command {
     },
     StopRace,
     Shutdown,
+    /// The kernel source changed on disk (`--kernels DIR`): rebuild the
+    /// current variant from it, keeping the last good build if it fails.
+    Reload {
+        source: String,
+    },
 }

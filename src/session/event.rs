@@ -116,6 +116,8 @@ pub struct BuildReport {
     /// Instruction families found in the PTX: `wmma`, `mma`, `cp.async`, `ldmatrix`.
     pub families: Vec<String>,
     pub ptxas_log: String,
+    /// Hash of the kernel source it was built from (changes with `--kernels` edits).
+    pub source_hash: String,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

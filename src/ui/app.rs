@@ -122,6 +122,15 @@ pub fn run(
     if let Some(w) = &outlets.worker {
         let _ = w.send(Command::Shutdown);
     }
+    // Every event is flushed as it is written; this line lets a script check
+    // the file replays to exactly as many.
+    if let Some(r) = &outlets.recorder {
+        eprintln!(
+            "attnscope: recording {} closed: {} events written",
+            r.path().display(),
+            r.events_written()
+        );
+    }
     result.map(|_| state)
 }
 
