@@ -40,16 +40,21 @@ fn fail(code: i32, message: impl std::fmt::Display) -> i32 {
     code
 }
 
+/// `--strict` stops at the first corrupt line; otherwise it is skipped and named.
+fn on_corrupt(strict: bool) -> OnCorrupt {
+    if strict {
+        OnCorrupt::Stop
+    } else {
+        OnCorrupt::Skip
+    }
+}
+
 fn export(args: ExportArgs) -> i32 {
     let gates = match load_gates(args.gates.as_deref()) {
         Ok(g) => g,
         Err(e) => return fail(exit::USAGE, e),
     };
-    let on_corrupt = if args.strict {
-        OnCorrupt::Stop
-    } else {
-        OnCorrupt::Skip
-    };
+    let on_corrupt = on_corrupt(args.strict);
     match attnscope::export::export(&args.file, &args.out, &gates, on_corrupt) {
         Ok(w) => {
             for s in &w.read.skipped {
@@ -69,11 +74,7 @@ fn replay(args: ReplayArgs) -> i32 {
         Ok(g) => g,
         Err(e) => return fail(exit::USAGE, e),
     };
-    let on_corrupt = if args.strict {
-        OnCorrupt::Stop
-    } else {
-        OnCorrupt::Skip
-    };
+    let on_corrupt = on_corrupt(args.strict);
     if args.summary {
         let mut state = SessionState::default();
         let report = match reader::read_file(&args.file, on_corrupt, |s| {

@@ -56,8 +56,17 @@ fn bad_lines_are_named_not_fatal() {
     }
 }
 
+/// Cases per property: 5,000 by default, more for a long fuzz run
+/// (`ATTNSCOPE_FUZZ_CASES=1000000 cargo test --release --test protocol`).
+fn cases(default: u32) -> u32 {
+    std::env::var("ATTNSCOPE_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(5000))]
+    #![proptest_config(ProptestConfig::with_cases(cases(5000)))]
 
     #[test]
     fn no_string_panics_the_parser(s in ".{0,300}") {

@@ -164,8 +164,17 @@ fn sink_can_stop_early() {
     assert!(r.stopped_early);
 }
 
+/// Cases per property: 2,000 by default, more for a long fuzz run
+/// (`ATTNSCOPE_FUZZ_CASES=1000000 cargo test --release --test session_files`).
+fn cases(default: u32) -> u32 {
+    std::env::var("ATTNSCOPE_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(2000), ..ProptestConfig::default() })]
 
     #[test]
     fn no_byte_string_makes_the_reader_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {

@@ -57,27 +57,45 @@ pub fn draw_all(g: &Gathered, gates: &GateSet, out: &Path) -> Result<Vec<PathBuf
     let mut files = Vec::new();
     for chart in Chart::ALL {
         let png = out.join(format!("{}.png", chart.file_stem()));
-        let root = BitMapBackend::new(&png, (WIDTH, HEIGHT)).into_drawing_area();
-        draw(chart, &root, g, gates)
-            .and_then(|_| root.present().map_err(text))
-            .map_err(|message| ExportError::Draw {
-                path: png.clone(),
-                message,
-            })?;
-        drop(root);
+        write(
+            chart,
+            BitMapBackend::new(&png, (WIDTH, HEIGHT)),
+            &png,
+            g,
+            gates,
+        )?;
         files.push(png);
         let svg = out.join(format!("{}.svg", chart.file_stem()));
-        let root = SVGBackend::new(&svg, (WIDTH, HEIGHT)).into_drawing_area();
-        draw(chart, &root, g, gates)
-            .and_then(|_| root.present().map_err(text))
-            .map_err(|message| ExportError::Draw {
-                path: svg.clone(),
-                message,
-            })?;
-        drop(root);
+        write(
+            chart,
+            SVGBackend::new(&svg, (WIDTH, HEIGHT)),
+            &svg,
+            g,
+            gates,
+        )?;
         files.push(svg);
     }
     Ok(files)
+}
+
+/// Draws `chart` on `backend` and finishes the file at `path`.
+fn write<DB: DrawingBackend>(
+    chart: Chart,
+    backend: DB,
+    path: &Path,
+    g: &Gathered,
+    gates: &GateSet,
+) -> Result<(), ExportError>
+where
+    DB::ErrorType: 'static,
+{
+    let root = backend.into_drawing_area();
+    draw(chart, &root, g, gates)
+        .and_then(|_| root.present().map_err(text))
+        .map_err(|message| ExportError::Draw {
+            path: path.to_path_buf(),
+            message,
+        })
 }
 
 fn text(e: impl std::fmt::Display) -> String {

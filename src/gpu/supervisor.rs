@@ -148,7 +148,7 @@ fn supervise(
         if status
             .as_ref()
             .ok()
-            .and_then(|s| std::os::unix::process::ExitStatusExt::signal(s))
+            .and_then(std::os::unix::process::ExitStatusExt::signal)
             .is_some_and(|sig| [libc::SIGTERM, libc::SIGINT, libc::SIGHUP].contains(&sig))
         {
             match commands.recv_timeout(Duration::from_millis(500)) {

@@ -244,27 +244,8 @@ impl Worker {
             return false;
         }
         emit(self.stamp(Event::VariantSelected(VariantSelected { variant, shape })));
-        match self.engine.prepare(&variant, &shape) {
-            Ok(b) => {
-                emit(self.stamp(Event::BuildFinished(Worker::build_report(
-                    &self.engine,
-                    &variant,
-                    &shape,
-                    &b,
-                ))));
-            }
-            Err(super::engine::EngineError::Build(super::nvrtc::BuildError::Compile {
-                log,
-                arch,
-                ..
-            })) => {
-                emit(self.stamp(Event::BuildFailed(BuildFailure { variant, arch, log })));
-                return self.back_to_last_good(emit);
-            }
-            Err(e) => {
-                self.fault(&variant, e.to_string(), emit);
-                return self.back_to_last_good(emit);
-            }
+        if !self.build(variant, shape, emit) {
+            return self.back_to_last_good(emit);
         }
         self.current = Some((variant, shape));
         if self.check(variant, shape, emit) {
@@ -282,16 +263,8 @@ impl Worker {
         emit: &mut impl FnMut(Stamped) -> bool,
     ) {
         for v in [a, b] {
-            match self.engine.prepare(&v, &shape) {
-                Ok(build) => {
-                    emit(self.stamp(Event::BuildFinished(Worker::build_report(
-                        &self.engine,
-                        &v,
-                        &shape,
-                        &build,
-                    ))));
-                }
-                Err(e) => return self.fault(&v, e.to_string(), emit),
+            if !self.build(v, shape, emit) {
+                return;
             }
         }
         let started = self.started;
@@ -360,6 +333,22 @@ impl Worker {
         let Some((variant, shape)) = self.current else {
             return false;
         };
+        if self.build(variant, shape, emit) {
+            self.check(variant, shape, emit);
+        } else {
+            self.engine.restore_source(previous);
+        }
+        true
+    }
+
+    /// Builds and loads `variant`, saying how it went; false when it failed
+    /// (a compile error with its log, or a fault).
+    fn build(
+        &mut self,
+        variant: Variant,
+        shape: Shape,
+        emit: &mut impl FnMut(Stamped) -> bool,
+    ) -> bool {
         match self.engine.prepare(&variant, &shape) {
             Ok(b) => {
                 emit(self.stamp(Event::BuildFinished(Worker::build_report(
@@ -368,7 +357,6 @@ impl Worker {
                     &shape,
                     &b,
                 ))));
-                self.check(variant, shape, emit);
                 true
             }
             Err(super::engine::EngineError::Build(super::nvrtc::BuildError::Compile {
@@ -376,14 +364,12 @@ impl Worker {
                 arch,
                 ..
             })) => {
-                self.engine.restore_source(previous);
                 emit(self.stamp(Event::BuildFailed(BuildFailure { variant, arch, log })));
-                true
+                false
             }
             Err(e) => {
-                self.engine.restore_source(previous);
                 self.fault(&variant, e.to_string(), emit);
-                true
+                false
             }
         }
     }
