@@ -39,6 +39,12 @@ pub fn builtin() -> Vec<MetricDef> {
     defs
 }
 
+/// The built-in list, made once (the screen asks for it every frame).
+pub fn builtin_cached() -> &'static [MetricDef] {
+    static DEFS: std::sync::OnceLock<Vec<MetricDef>> = std::sync::OnceLock::new();
+    DEFS.get_or_init(builtin)
+}
+
 fn metric_list() -> Vec<MetricDef> {
     vec![
         def(

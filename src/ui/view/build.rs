@@ -110,6 +110,9 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             theme::dim(),
         ));
     }
+    if let Some(c) = &s.counters {
+        counter_lines(c, inner.width as usize, &mut lines);
+    }
     if let Some(f) = &s.build_failure {
         for l in f.log.lines().filter(|l| !l.trim().is_empty()).take(6) {
             let style = if l.contains("error") {
@@ -123,4 +126,68 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })
         .render(inner, buf);
+}
+
+/// The counters under the build: a title, then `name value` pairs, two to a
+/// line when they fit, in catalogue order (the names the gates read first).
+fn counter_lines(c: &crate::session::event::CounterReport, width: usize, lines: &mut Vec<Line>) {
+    use crate::metrics::catalogue;
+    lines.push(Line::styled(
+        format!(
+            "counters · {} passes · {:.0} ms · L2 {}",
+            c.passes,
+            c.collection_ms,
+            if c.l2 == crate::session::event::L2Mode::Cold {
+                "emptied per pass"
+            } else {
+                "hot"
+            }
+        ),
+        theme::label(),
+    ));
+    let defs = catalogue::builtin_cached();
+    let mut names: Vec<&String> = defs
+        .iter()
+        .map(|d| &d.name)
+        .filter(|n| c.values.contains_key(*n))
+        .collect();
+    names.extend(
+        c.values
+            .keys()
+            .filter(|n| !defs.iter().any(|d| &&d.name == n)),
+    );
+    let cells: Vec<(String, String)> = names
+        .into_iter()
+        .map(|n| {
+            let def = defs.iter().find(|d| &d.name == n);
+            let unit = def.map_or("", |d| d.unit.as_str());
+            (
+                catalogue::display_name(defs, n).to_string(),
+                crate::metrics::format::metric(c.values[n], unit),
+            )
+        })
+        .collect();
+    let half = width / 2;
+    let fits = |(k, v): &(String, String)| k.chars().count() + v.chars().count() + 2 <= half;
+    let pairs_fit = cells.iter().all(fits);
+    let per_line = if pairs_fit { 2 } else { 1 };
+    let cell_width = if pairs_fit { half } else { width };
+    for chunk in cells.chunks(per_line) {
+        let mut spans = Vec::new();
+        for (k, v) in chunk {
+            let pad = cell_width.saturating_sub(k.chars().count() + v.chars().count() + 1);
+            spans.push(Span::styled(format!("{k} "), theme::label()));
+            spans.push(Span::styled(
+                format!("{v}{}", " ".repeat(pad)),
+                theme::value(),
+            ));
+        }
+        lines.push(Line::from(spans));
+    }
+    for (name, why) in &c.refused {
+        lines.push(Line::styled(
+            format!("{name}: refused ({why})"),
+            theme::dim(),
+        ));
+    }
 }
