@@ -65,16 +65,19 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
         *recording = Some(p.display().to_string());
     }
     let make = move |ui: &UiState| -> std::io::Result<Recorder> {
+        // A recording started mid-session opens with the header and the
+        // current variant, so it replays on its own; no header, no file.
+        let Some(h) = &ui.session.header else {
+            return Err(std::io::Error::other(
+                "the GPU worker has not said hello yet: press r again in a moment",
+            ));
+        };
         let path = default_recording_path(ui);
         let mut rec = Recorder::create(&path)?;
-        // A recording started mid-session opens with the header and the
-        // current variant, so it replays on its own.
-        if let Some(h) = &ui.session.header {
-            rec.append(&Stamped {
-                t_us: 0,
-                event: Event::Header(h.clone()),
-            })?;
-        }
+        rec.append(&Stamped {
+            t_us: 0,
+            event: Event::Header(h.clone()),
+        })?;
         if let Some(key) = ui.session.current {
             let event = Event::VariantSelected(crate::session::event::VariantSelected {
                 variant: key.variant,
