@@ -251,3 +251,24 @@ fn open_global(path: &Path) -> Result<(), String> {
     std::mem::forget(lib);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn has_symbol_tells_present_from_missing() {
+        // libc stands in for a CUDA library: the lookup is the same dlsym.
+        let libc = Found {
+            lib: Lib::Cupti,
+            path: Some(PathBuf::from("libc.so.6")),
+        };
+        assert!(has_symbol(&libc, "malloc"));
+        assert!(!has_symbol(&libc, "cuptiRangeProfilerEnable"));
+        let nowhere = Found {
+            lib: Lib::Cupti,
+            path: Some(PathBuf::from("/nonexistent/libcupti.so.13")),
+        };
+        assert!(!has_symbol(&nowhere, "cuptiRangeProfilerEnable"));
+    }
+}

@@ -102,26 +102,31 @@ pub fn classify(call: &'static str, r: CUptiResult) -> Result<(), CounterError> 
     }
 }
 
-/// libcupti found, new enough for the range profiler, profiler initialized:
-/// once per process, the error kept.
+/// libcupti found and new enough for the range profiler (no GPU needed).
+pub fn library_ok() -> Result<(), CounterError> {
+    let found = libs::ensure(Lib::Cupti).map_err(|e| CounterError::Library(e.to_string()))?;
+    // cudarc panics on a missing symbol; an older CUPTI lacks these.
+    for sym in ["cuptiRangeProfilerEnable", "cuptiProfilerHostInitialize"] {
+        if !libs::has_symbol(&found, sym) {
+            return Err(CounterError::Library(format!(
+                "{} has no {sym}: the range profiler needs CUPTI from CUDA 12.6 or newer; {}",
+                found
+                    .path
+                    .as_ref()
+                    .map_or(Lib::Cupti.name().to_string(), |p| p.display().to_string()),
+                Lib::Cupti.remedy()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// libcupti ready and the profiler initialized: once per process, the error kept.
 fn ready() -> Result<(), CounterError> {
     static READY: OnceLock<Result<(), CounterError>> = OnceLock::new();
     READY
         .get_or_init(|| {
-            let found = libs::ensure(Lib::Cupti).map_err(|e| CounterError::Library(e.to_string()))?;
-            // cudarc panics on a missing symbol; an older CUPTI lacks these.
-            for sym in ["cuptiRangeProfilerEnable", "cuptiProfilerHostInitialize"] {
-                if !libs::has_symbol(&found, sym) {
-                    return Err(CounterError::Library(format!(
-                        "{} has no {sym}: the range profiler needs CUPTI from CUDA 12.6 or newer; {}",
-                        found
-                            .path
-                            .as_ref()
-                            .map_or(Lib::Cupti.name().to_string(), |p| p.display().to_string()),
-                        Lib::Cupti.remedy()
-                    )));
-                }
-            }
+            library_ok()?;
             let mut p = params!(CUpti_Profiler_Initialize_Params, pPriv);
             // SAFETY: p is a valid, sized parameter struct.
             classify("cuptiProfilerInitialize", unsafe {

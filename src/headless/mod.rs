@@ -644,6 +644,12 @@ pub fn doctor() -> i32 {
         }
         None => println!("  --   profiling permission unknown (no /proc/driver/nvidia/params)"),
     }
+    match crate::gpu::profiler::library_ok() {
+        Ok(()) => println!(
+            "  ok   CUPTI range profiler and profiler host API present (g, attnscope gates)"
+        ),
+        Err(e) => println!("  --   no hardware counters: {e}"),
+    }
     if problems == 0 {
         println!("live mode is available");
         0
