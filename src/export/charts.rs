@@ -281,12 +281,24 @@ where
             )))
             .map_err(text)?;
     }
+    legend(&mut chart, SeriesLabelPosition::UpperLeft)
+}
+
+/// The series legend, styled alike on every chart (a dual-axis chart passes
+/// its primary context, whose legend lists both axes' series).
+fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
     chart
         .configure_series_labels()
         .label_font(font(14))
         .border_style(BLACK)
         .background_style(WHITE.mix(0.85))
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(position)
         .draw()
         .map_err(text)
 }
@@ -393,14 +405,7 @@ where
             .label(label)
             .legend(move |(x, y)| Circle::new((x + 8, y), 4, c.filled()));
     }
-    chart
-        .configure_series_labels()
-        .label_font(font(14))
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.85))
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(text)
+    legend(&mut chart, SeriesLabelPosition::UpperRight)
 }
 
 /// A gate's value as a multiple of its threshold, for a bar: 1 is the line.

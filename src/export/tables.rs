@@ -72,7 +72,7 @@ fn quote(s: &str) -> String {
 }
 
 pub fn counters_csv(state: &SessionState, w: &mut dyn Write) -> std::io::Result<()> {
-    let defs = crate::metrics::catalogue::builtin();
+    let defs = crate::metrics::catalogue::builtin_cached();
     writeln!(w, "{COUNTER_COLUMNS}")?;
     for (key, vs) in &state.variants {
         let Some(c) = &vs.counters else { continue };

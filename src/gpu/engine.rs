@@ -150,16 +150,27 @@ impl Engine {
         })
     }
 
+    /// Compiles and loads one of the small helper kernels (no defines).
+    fn load_helper(
+        &self,
+        source: &str,
+        entry: &str,
+        name: &str,
+    ) -> Result<CudaFunction, EngineError> {
+        let build = super::nvrtc::compile(source, &[], &self.arch)?;
+        let what = format!("load {name}");
+        let module = cuda(self.ctx.load_module(Ptx::from_binary(build.cubin)), &what)?;
+        cuda(module.load_function(entry), &what)
+    }
+
     /// The SM clock right now, MHz, from clock64() over %globaltimer.
     pub fn probe_clock(&mut self) -> Result<u32, EngineError> {
         if self.clock_probe.is_none() {
-            let src = include_str!("../../kernels/clock_probe.cu");
-            let build = super::nvrtc::compile(src, &[], &self.arch)?;
-            let module = cuda(
-                self.ctx.load_module(Ptx::from_binary(build.cubin)),
-                "load clock probe",
+            let func = self.load_helper(
+                include_str!("../../kernels/clock_probe.cu"),
+                "clock_probe",
+                "clock probe",
             )?;
-            let func = cuda(module.load_function("clock_probe"), "load clock probe")?;
             let out = cuda(self.stream.alloc_zeros::<u64>(2), "allocate clock probe")?;
             self.clock_probe = Some((func, out));
         }
@@ -219,13 +230,11 @@ impl Engine {
     /// (see kernels/l2_scrub.cu); enqueued on the launch stream.
     pub fn flush_l2(&mut self) -> Result<(), EngineError> {
         if self.flush.is_none() {
-            let src = include_str!("../../kernels/l2_scrub.cu");
-            let build = super::nvrtc::compile(src, &[], &self.arch)?;
-            let module = cuda(
-                self.ctx.load_module(Ptx::from_binary(build.cubin)),
-                "load L2 scrub",
+            let func = self.load_helper(
+                include_str!("../../kernels/l2_scrub.cu"),
+                "l2_scrub",
+                "L2 scrub",
             )?;
-            let func = cuda(module.load_function("l2_scrub"), "load L2 scrub")?;
             // Twice the L2, as nvbench does, so nothing of the inputs survives.
             let bytes = (self.info.l2_bytes as usize * 2)
                 .max(1 << 20)

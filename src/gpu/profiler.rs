@@ -380,11 +380,6 @@ impl Profiler {
         Ok(config)
     }
 
-    /// How many passes `metrics` take, without collecting.
-    pub fn passes(&mut self, metrics: &[String]) -> Result<u32, CounterError> {
-        Ok(self.config(metrics)?.passes)
-    }
-
     /// Collects `metrics` over one launch per pass. `step` is called with
     /// `Prepare` before each pass opens (flush caches there: nothing it runs
     /// is counted), `Launch` inside it (enqueue the kernel) and `Wait` before

@@ -46,22 +46,12 @@ pub fn serve(args: WorkerArgs) -> i32 {
         let mut w = out.lock().unwrap_or_else(|e| e.into_inner());
         serde_json::to_writer(&mut *w, s).is_ok() && w.write_all(b"\n").is_ok() && w.flush().is_ok()
     };
-    let error = |message: String| {
-        Stamped::since(
-            started,
-            Event::Error(ErrorReport {
-                source: "worker".into(),
-                message,
-                variant: None,
-            }),
-        )
-    };
     let source = match &args.kernels {
         None => KERNEL_SOURCE.to_string(),
         Some(dir) => match super::kernel_watch::read_source(dir) {
             Ok(s) => s,
             Err(e) => {
-                emit_to(&out, &error(e));
+                emit_to(&out, &error(started, "worker", e));
                 return crate::cli::exit::USAGE;
             }
         },
@@ -69,7 +59,14 @@ pub fn serve(args: WorkerArgs) -> i32 {
     let mut engine = match Engine::new(source) {
         Ok(e) => e,
         Err(e) => {
-            emit_to(&out, &error(format!("the GPU worker cannot start: {e}")));
+            emit_to(
+                &out,
+                &error(
+                    started,
+                    "worker",
+                    format!("the GPU worker cannot start: {e}"),
+                ),
+            );
             return crate::cli::exit::NO_GPU;
         }
     };
@@ -87,17 +84,7 @@ pub fn serve(args: WorkerArgs) -> i32 {
     if let Some(Ok(n)) = &nvml
         && let Some(w) = telemetry::shared_gpu_warning(n)
     {
-        emit_to(
-            &out,
-            &Stamped::since(
-                started,
-                Event::Error(ErrorReport {
-                    source: "gpu".into(),
-                    message: w,
-                    variant: None,
-                }),
-            ),
-        );
+        emit_to(&out, &error(started, "gpu", w));
     }
     let mut worker = Worker::new(engine, started);
     worker.ab_seconds = args.ab_seconds;
@@ -112,14 +99,14 @@ pub fn serve(args: WorkerArgs) -> i32 {
                 args.telemetry_hz,
                 move |t| emit_to(&o1, &Stamped::since(started, Event::Telemetry(t))),
                 move |e| {
-                    emit_to(&o2, &nvml_error(started, e));
+                    emit_to(&o2, &error(started, "nvml", e));
                 },
             );
             worker.set_telemetry(Arc::clone(&sampler.shared));
             Some(sampler)
         }
         Some(Err(e)) => {
-            emit_to(&out, &nvml_error(started, e));
+            emit_to(&out, &error(started, "nvml", e));
             None
         }
         None => None,
@@ -139,17 +126,8 @@ pub fn serve(args: WorkerArgs) -> i32 {
                     }
                 }
                 Err(e) => {
-                    emit_to(
-                        &commands_out,
-                        &Stamped::since(
-                            started,
-                            Event::Error(ErrorReport {
-                                source: "protocol".into(),
-                                message: format!("command line {}: {e}", i + 1),
-                                variant: None,
-                            }),
-                        ),
-                    );
+                    let message = format!("command line {}: {e}", i + 1);
+                    emit_to(&commands_out, &error(started, "protocol", message));
                 }
             }
         }
@@ -165,11 +143,12 @@ pub fn serve(args: WorkerArgs) -> i32 {
     }
 }
 
-fn nvml_error(started: Instant, message: String) -> Stamped {
+/// An error event from `source` (worker, gpu, nvml, protocol), not tied to a variant.
+fn error(started: Instant, source: &str, message: String) -> Stamped {
     Stamped::since(
         started,
         Event::Error(ErrorReport {
-            source: "nvml".into(),
+            source: source.into(),
             message,
             variant: None,
         }),
