@@ -95,7 +95,7 @@ def attnscope(binary, shape, variants):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=".carry/attnscope")
-    ap.add_argument("--variants", default="scalar,wmma+pv+async")
+    ap.add_argument("--variants", default="scalar,wmma+pv+async,mma+async@tuned")
     ap.add_argument("--json", help="also write the table as JSON here")
     args = ap.parse_args()
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, cuDNN {torch.backends.cudnn.version()}")
@@ -117,9 +117,24 @@ def main():
             table.append({"shape": label, "variant": v, "p50_us": r["p50_us"], "best_sdpa": best[0],
                           "best_sdpa_us": best[1]["kernel_us"] if best[0] else None, "ratio": ratio,
                           "flash_us": ref.get("flash", {}).get("kernel_us"), "correct": r["correct"]})
-    print(f"\n{'shape':<24} {'variant':<16} {'attnscope µs':>12} {'best SDPA':>16} {'ratio':>7}")
+    print(f"\n{'shape':<24} {'variant':<26} {'attnscope µs':>12} {'best SDPA':>16} {'ratio':>7} {'vs flash thr.':>13}")
     for t in table:
-        print(f"{t['shape']:<24} {t['variant']:<16} {t['p50_us']:12.2f} {t['best_sdpa'] or '-':>8} {t['best_sdpa_us'] or float('nan'):7.2f} {t['ratio']:7.2f}")
+        flash = t["flash_us"] / t["p50_us"] if t["flash_us"] else float("nan")
+        print(f"{t['shape']:<24} {t['variant']:<26} {t['p50_us']:12.2f} {t['best_sdpa'] or '-':>8} {t['best_sdpa_us'] or float('nan'):7.2f} "
+              f"{t['ratio']:7.2f} {flash:12.2f}×")
+    print("\nissue 9 targets (GPU time per call, this run):")
+    for shape in sorted({t["shape"] for t in table}, key=[t["shape"] for t in table].index):
+        rows = [t for t in table if t["shape"] == shape and t["correct"]]
+        if not rows:
+            continue
+        best = min(rows, key=lambda t: t["p50_us"])
+        by = {t["variant"]: t for t in rows}
+        line = f"  {shape:<24} best {best['variant']} = {best['ratio']:.3f}× {best['best_sdpa']} (target ≤ 0.9)"
+        if best["flash_us"]:
+            line += f", {best['flash_us'] / best['p50_us']:.2f}× flash throughput (S=4096 target ≥ 0.8)"
+        if "scalar" in by and "wmma+pv+async" in by:
+            line += f"; wmma+pv+async {by['scalar']['p50_us'] / by['wmma+pv+async']['p50_us']:.2f}× scalar (target ≥ 3)"
+        print(line)
     if args.json:
         json.dump(table, open(args.json, "w"), indent=1)
 

@@ -1,19 +1,26 @@
 // FlashAttention-2-style forward pass: O = softmax(Q·Kᵀ / √D) · V, one pass
 // over K/V with an online softmax, fp16 in and out, fp32 accumulation.
 // Layout [B, H, S, D]. Compiled at run time by NVRTC; the toggles are -D
-// defines (seeds 000-004):
+// defines (seeds 000-004, then issue 9):
 //   USE_WMMA      Q·Kᵀ on tensor cores; Q is staged in shared memory because
 //                 WMMA fragments must load from shared or global memory, never
 //                 from a register array (seed 000: those spilled to local
 //                 memory and failed the sanitizer).
 //   USE_WMMA_PV   P·V on tensor cores; the unnormalized P is staged in shared
-//                 memory as half and O lives in shared memory as fp32, because
-//                 a WMMA accumulator's row mapping is opaque and the online
-//                 softmax must rescale O by row (seed 002).
+//                 memory as half. O stays in WMMA accumulators: their row
+//                 mapping is opaque, so a row can only be rescaled through
+//                 shared memory, and that is done only when a row's maximum
+//                 grows by more than 2^RESCALE_LOG2 (seed 002 rescaled every
+//                 tile).
 //   USE_CP_ASYNC  K/V tiles arrive by 16-byte cp.async, STAGES deep, with
 //                 commit/wait groups (seeds 001, 003: 8-byte cp.async is
 //                 refused on sm_89, so only 16-byte copies are issued).
-// Each warp owns 16 query rows (WMMA's M), so WARPS = BLOCK_M / 16.
+//   USE_MMA       a separate tensor-core path (issue 9): mma.sync m16n8k16
+//                 with ldmatrix, whose fragment layouts are specified, so S,
+//                 P and O never leave registers. Replaces USE_WMMA/USE_WMMA_PV.
+// Each warp owns 16 query rows (WMMA's M); the mma path also allows 32, and
+// splits each K/V tile over SPLIT groups of warps (merged at the end), so
+// WARPS = BLOCK_M / ROWS_PER_WARP * SPLIT.
 
 #ifndef HEAD_DIM
 #define HEAD_DIM 64
@@ -27,8 +34,14 @@
 #ifndef STAGES
 #define STAGES 2
 #endif
+#ifndef SPLIT
+#define SPLIT 1
+#endif
+#ifndef CLUSTER
+#define CLUSTER 1
+#endif
 #ifndef WARPS
-#define WARPS (BLOCK_M / 16)
+#define WARPS (BLOCK_M / 16 * SPLIT)
 #endif
 // Minimum resident blocks per SM that ptxas plans registers for. Without it
 // ptxas picked 72-96 registers and spilled in several variants; with it each
@@ -45,6 +58,9 @@
 #ifndef USE_CP_ASYNC
 #define USE_CP_ASYNC 0
 #endif
+#ifndef USE_MMA
+#define USE_MMA 0
+#endif
 // Test-only: one store far out of bounds, so the GPU reports an illegal
 // address (attnscope's fault-injection variant, `+fault`).
 #ifndef INJECT_FAULT
@@ -60,15 +76,33 @@
 using namespace nvcuda;
 #endif
 
-static_assert(WARPS * 16 == BLOCK_M, "each warp owns 16 query rows: WARPS must be BLOCK_M / 16");
 static_assert(BLOCK_N % 32 == 0 && BLOCK_N <= 128, "BLOCK_N must be 32, 64, 96 or 128");
 static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "HEAD_DIM must be 64 or 128");
-static_assert(STAGES == 1 || STAGES == 2, "STAGES must be 1 or 2");
+static_assert(STAGES >= 1 && STAGES <= 3, "STAGES must be 1, 2 or 3");
+static_assert(!(USE_MMA && (USE_WMMA || USE_WMMA_PV)), "USE_MMA replaces USE_WMMA and USE_WMMA_PV");
+static_assert(SPLIT >= 1 && WARPS % SPLIT == 0, "WARPS must be a multiple of SPLIT");
+static_assert(CLUSTER == 1 || (USE_MMA && USE_CP_ASYNC && STAGES == 2 && (CLUSTER == 2 || CLUSTER == 4)),
+              "K/V multicast over a cluster of 2 or 4 needs the mma path with cp.async and 2 stages");
+#if CLUSTER > 1 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "K/V multicast over a thread-block cluster needs sm_90 or newer"
+#endif
+#if USE_MMA
+#define ROWS_PER_WARP (BLOCK_M * SPLIT / WARPS)
+static_assert(BLOCK_M * SPLIT % WARPS == 0 && (ROWS_PER_WARP == 16 || ROWS_PER_WARP == 32),
+              "the mma path gives each warp 16 or 32 query rows: BLOCK_M * SPLIT / WARPS must be 16 or 32");
+#else
+#define ROWS_PER_WARP 16
+static_assert(SPLIT == 1, "only the mma path splits K/V tiles over warps");
+static_assert(WARPS * 16 == BLOCK_M, "each warp owns 16 query rows: WARPS must be BLOCK_M / 16");
+#endif
 
 #define THREADS (WARPS * 32)
-#define ROWS_PER_WARP 16
-// Padding keeps 16-byte row alignment (cp.async, uint4) and 32-byte WMMA
-// fragment alignment while spreading rows over banks.
+#define FULL_MASK 0xffffffffu
+// K/V rows one pipeline stage holds: a sub-tile of BLOCK_N rows per group.
+#define KV_ROWS (BLOCK_N * SPLIT)
+// Padding keeps 16-byte row alignment (cp.async, uint4, ldmatrix) and 32-byte
+// WMMA fragment alignment, and shifts consecutive rows by 4 banks, so eight
+// 16-byte row reads (ldmatrix, a quarter warp of uint4) hit 32 distinct banks.
 #define LDH (HEAD_DIM + 8)   // half row stride of Q, K, V tiles
 #define LDS (BLOCK_N + 4)    // float row stride of the score tile
 #define LDP (BLOCK_N + 8)    // half row stride of the P tile
@@ -78,13 +112,20 @@ static_assert(STAGES == 1 || STAGES == 2, "STAGES must be 1 or 2");
 #else
 #define KV_STAGES 1
 #endif
-#define COLS_PER_LANE (BLOCK_N / 32)
-#define DCHUNKS (HEAD_DIM / 64)  // half2 columns per lane = 2 * DCHUNKS... see o_acc
 
 // Shared-memory carve-up, in bytes; every region starts 128-byte aligned.
 #define ALIGN128(x) (((x) + 127) / 128 * 128)
 #define SQ_BYTES ALIGN128(BLOCK_M * LDH * 2)
-#define SKV_BYTES ALIGN128(KV_STAGES * BLOCK_N * LDH * 2)
+#define SKV_BYTES ALIGN128(KV_STAGES * KV_ROWS * LDH * 2)
+#if USE_MMA
+// The split groups' partial results are merged through shared memory that
+// the K/V tiles no longer need: per warp, each lane's O, m and l registers.
+#define MERGE_REGS (ROWS_PER_WARP / 16 * (HEAD_DIM / 8 * 4 + 4))
+#define MERGE_BYTES ((SPLIT - 1) * (WARPS / SPLIT) * 32 * MERGE_REGS * 4)
+#define BARRIER_BYTES (CLUSTER > 1 ? 128 : 0)  // one mbarrier per stage
+#define TILE_BYTES (SQ_BYTES + 2 * SKV_BYTES + BARRIER_BYTES)
+#define SMEM_BYTES (TILE_BYTES > MERGE_BYTES ? TILE_BYTES : MERGE_BYTES)
+#else
 #define SS_BYTES ALIGN128(BLOCK_M * LDS * 4)
 #if USE_WMMA_PV
 #define SP_BYTES ALIGN128(BLOCK_M * LDP * 2)
@@ -94,31 +135,65 @@ static_assert(STAGES == 1 || STAGES == 2, "STAGES must be 1 or 2");
 #define SO_BYTES 0
 #endif
 #define SMEM_BYTES (SQ_BYTES + 2 * SKV_BYTES + SS_BYTES + SP_BYTES + SO_BYTES)
+#endif
+// A row's running maximum is raised (and O rescaled) only past this many
+// powers of two; until then P ≤ 2^8, well inside half's range.
+#define RESCALE_LOG2 8.f
 
 extern "C" __constant__ int attn_smem_bytes = SMEM_BYTES;
 extern "C" __constant__ int attn_threads = THREADS;
 extern "C" __constant__ int attn_block_m = BLOCK_M;
+// The grid's x extent must be a multiple of this (the launcher rounds it up).
+extern "C" __constant__ int attn_cluster = CLUSTER;
 // The whole configuration, so every define set yields distinct PTX: NVRTC
 // 13.0 on the GPU machine printed no PTXAS report for a PTX it had already
 // assembled in the same process (single-stage variants equal the default).
-extern "C" __constant__ int attn_config[8] = {HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, WARPS,
-                                              USE_WMMA, USE_WMMA_PV, USE_CP_ASYNC};
+extern "C" __constant__ int attn_config[11] = {HEAD_DIM,     BLOCK_M, BLOCK_N, STAGES, WARPS,  USE_WMMA,
+                                               USE_WMMA_PV, USE_CP_ASYNC, USE_MMA, SPLIT,  CLUSTER};
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
-// Copies rows [row0, row0 + BLOCK_N) of one head's K or V into a tile,
+// Copies rows [row0, row0 + ROWS) of one head's Q, K or V into a tile,
 // zero-filling rows at or past S so partial tiles read zeros, never memory
 // outside the tensor.
-__device__ __forceinline__ void load_kv_tile(half* tile, const half* __restrict__ src, int row0, int S) {
+// The trip count is a compile-time constant so the loop unrolls into straight
+// copies with constant offsets (a runtime-bounded loop cost ~15 instructions
+// per 16 bytes on sm_90, a fifth of the mma path's instructions).
+// Whole tiles (all but a ragged last one) take the first branch, where every
+// address is the thread's base plus a constant: one instruction per 16 bytes.
+template <int ROWS>
+__device__ __forceinline__ void load_rows(half* tile, const half* __restrict__ src, int row0, int S) {
     constexpr int VEC_PER_ROW = HEAD_DIM / 8;  // 16-byte vectors
-    for (int i = threadIdx.x; i < BLOCK_N * VEC_PER_ROW; i += THREADS) {
-        const int r = i / VEC_PER_ROW;
-        const int c = (i % VEC_PER_ROW) * 8;
+    constexpr int VECS = ROWS * VEC_PER_ROW;
+    constexpr int ROW_STEP = THREADS / VEC_PER_ROW;  // rows one pass of the block covers
+    static_assert(THREADS % VEC_PER_ROW == 0, "a pass of the block covers whole rows");
+    const int r0 = threadIdx.x / VEC_PER_ROW;
+    const int c = (threadIdx.x % VEC_PER_ROW) * 8;
+    const half* base = src + ((size_t)row0 + r0) * HEAD_DIM + c;
+    half* sbase = tile + r0 * LDH + c;
+    if (row0 + ROWS <= S) {
+#pragma unroll
+        for (int j = 0; j < (VECS + THREADS - 1) / THREADS; ++j) {
+            if (VECS % THREADS != 0 && r0 + j * ROW_STEP >= ROWS) break;
+            const half* g = base + j * ROW_STEP * HEAD_DIM;
+            half* s = sbase + j * ROW_STEP * LDH;
+#if USE_CP_ASYNC
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(s)), "l"(g));
+#else
+            *reinterpret_cast<uint4*>(s) = *reinterpret_cast<const uint4*>(g);
+#endif
+        }
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < (VECS + THREADS - 1) / THREADS; ++j) {
+        const int r = r0 + j * ROW_STEP;
+        if (VECS % THREADS != 0 && r >= ROWS) break;
         const bool valid = row0 + r < S;
-        const half* g = src + (size_t)(valid ? row0 + r : 0) * HEAD_DIM + c;
-        half* s = tile + r * LDH + c;
+        const half* g = valid ? base + j * ROW_STEP * HEAD_DIM : src;
+        half* s = sbase + j * ROW_STEP * LDH;
 #if USE_CP_ASYNC
         // src-size 0 makes cp.async write 16 zero bytes and read nothing.
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(s)), "l"(g),
@@ -142,17 +217,525 @@ __device__ __forceinline__ void cp_async_wait() {
 #endif
 }
 
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
+__device__ __forceinline__ void load_kv(half* sK, half* sV, const half* __restrict__ Kh,
+                                        const half* __restrict__ Vh, int t, int S) {
+    const int stage = t % KV_STAGES;
+    load_rows<KV_ROWS>(sK + stage * KV_ROWS * LDH, Kh, t * KV_ROWS, S);
+    load_rows<KV_ROWS>(sV + stage * KV_ROWS * LDH, Vh, t * KV_ROWS, S);
 }
 
-__device__ __forceinline__ float warp_sum(float v) {
+// With three stages, tile 1 also goes out before the loop (tile 0 goes with
+// Q), one commit group per tile.
+__device__ __forceinline__ void prefetch_kv(half* sK, half* sV, const half* __restrict__ Kh,
+                                            const half* __restrict__ Vh, int n_tiles, int S) {
+#if USE_CP_ASYNC && STAGES > 2
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
+    for (int t = 1; t < STAGES - 1; ++t) {
+        if (t < n_tiles) load_kv(sK, sV, Kh, Vh, t, S);
+        cp_async_commit();
+    }
+#endif
 }
+
+// Makes K/V tile t resident in stage t % KV_STAGES; multi-buffered, it also
+// starts tile t + STAGES - 1. The caller syncs the block after this and again
+// before a stage is refilled.
+__device__ __forceinline__ void fetch_kv(half* sK, half* sV, const half* __restrict__ Kh,
+                                         const half* __restrict__ Vh, int t, int n_tiles, int S) {
+#if USE_CP_ASYNC && STAGES >= 2
+    if (t + STAGES - 1 < n_tiles) load_kv(sK, sV, Kh, Vh, t + STAGES - 1, S);
+    // Committed even when empty, so STAGES - 1 groups always follow tile t's.
+    cp_async_commit();
+    cp_async_wait<STAGES - 1>();
+#else
+    // One stage: tile t replaces tile t-1 once every warp is done with it.
+    if (t > 0) {
+        load_rows<KV_ROWS>(sK, Kh, t * KV_ROWS, S);
+        load_rows<KV_ROWS>(sV, Vh, t * KV_ROWS, S);
+        cp_async_commit();
+    }
+    cp_async_wait<0>();
+#endif
+}
+
+#if USE_MMA
+// ---------------------------------------------------------------------------
+// mma.sync path. Fragment layouts (PTX ISA, m16n8k16 f16): with g = lane / 4
+// and q = lane % 4, an accumulator holds rows g and g + 8, columns 2q and
+// 2q + 1; so a row's values live in the 4 lanes of a quad, and the S
+// accumulators of two adjacent 8-key blocks are, packed to half, exactly the
+// A fragment of P for the next mma. No shared-memory round trip for S or P.
+
+#define MI (ROWS_PER_WARP / 16)  // 16-row m-tiles per warp
+#define NB (BLOCK_N / 8)         // 8-key blocks of a sub-tile
+#define DB (HEAD_DIM / 8)        // 8-column blocks of O
+// Three stages let Q·Kᵀ of the next tile overlap this tile's softmax.
+#define PIPELINE (USE_CP_ASYNC && STAGES == 3)
+
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const half* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr(p)));
+}
+
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const half* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr(p)));
+}
+
+__device__ __forceinline__ void mma_16816(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Two floats as a half2 register, the first in the low half.
+__device__ __forceinline__ unsigned pack_half2(float lo, float hi) {
+    unsigned r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+// 2^x in one MUFU instruction; the scale is folded into the exponent's FMA.
+__device__ __forceinline__ float fast_exp2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+#if CLUSTER > 1
+// ---- K/V multicast (sm_90). The CLUSTER CTAs of a cluster work on
+// neighbouring query blocks of one head and need the same K/V tiles: each
+// CTA copies every CLUSTER-th row of a tile with a bulk copy that lands in
+// all of their shared memories, so L2 serves each tile once per cluster
+// instead of once per CTA. A stage's arrival is an mbarrier counting bytes;
+// a stage is refilled only after the whole cluster has passed a cluster
+// barrier (every CTA is done reading it).
+__device__ __forceinline__ unsigned cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+
+__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory"); }
+
+__device__ __forceinline__ void mbar_init(unsigned long long* bar) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_addr(bar)));
+}
+
+__device__ __forceinline__ void mbar_expect_tx(unsigned long long* bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)),
+                 "r"(bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity) {
+    asm volatile(
+        "{\n"
+        ".reg .pred done;\n"
+        "WAIT_%=:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra WAIT_%=;\n"
+        "}\n" ::"r"(smem_addr(bar)),
+        "r"(parity)
+        : "memory");
+}
+
+__device__ __forceinline__ void bulk_multicast(void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
+    const unsigned short mask = (1u << CLUSTER) - 1;
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], %2, [%3], "
+        "%4;\n" ::"r"(smem_addr(dst)),
+        "l"(src), "r"(bytes), "r"(smem_addr(bar)), "h"(mask)
+        : "memory");
+}
+
+// Starts tile t into its stage: this CTA's share of the rows, multicast; rows
+// at or past S are zeroed locally by every CTA (a bulk copy cannot zero-fill).
+__device__ __forceinline__ void multicast_kv(half* sK, half* sV, const half* __restrict__ Kh,
+                                             const half* __restrict__ Vh, unsigned long long* bars, int t, int S,
+                                             unsigned rank) {
+    const int stage = t % KV_STAGES;
+    const int row0 = t * KV_ROWS;
+    const int valid = min(KV_ROWS, S - row0);
+    half* tK = sK + stage * KV_ROWS * LDH;
+    half* tV = sV + stage * KV_ROWS * LDH;
+    if (threadIdx.x == 0) mbar_expect_tx(&bars[stage], (unsigned)valid * HEAD_DIM * 2 * 2);
+    constexpr int SHARE = KV_ROWS / CLUSTER;
+    for (int i = threadIdx.x; i < 2 * SHARE; i += THREADS) {
+        const int r = (i % SHARE) * CLUSTER + rank;
+        if (r >= valid) continue;
+        const bool is_v = i >= SHARE;
+        bulk_multicast((is_v ? tV : tK) + r * LDH, (is_v ? Vh : Kh) + (size_t)(row0 + r) * HEAD_DIM, HEAD_DIM * 2,
+                       &bars[stage]);
+    }
+    for (int i = threadIdx.x; i < (KV_ROWS - valid) * (HEAD_DIM / 8) * 2; i += THREADS) {
+        const int per = (KV_ROWS - valid) * (HEAD_DIM / 8);
+        const int r = valid + (i % per) / (HEAD_DIM / 8);
+        const int c = ((i % per) % (HEAD_DIM / 8)) * 8;
+        *reinterpret_cast<uint4*>((i >= per ? tV : tK) + r * LDH + c) = make_uint4(0, 0, 0, 0);
+    }
+}
+#endif
+
+// This warp's Q rows as A fragments, once (Q never changes).
+__device__ __forceinline__ void load_q_fragments(unsigned (&qf)[MI][HEAD_DIM / 16][4], const half* sQ, int wrow,
+                                                 int lane) {
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int k = 0; k < HEAD_DIM / 16; ++k)
+            ldmatrix_x4(qf[mi][k], sQ + (wrow + mi * 16 + (lane % 16)) * LDH + k * 16 + (lane / 16) * 8);
+}
+
+// S = Q·Kᵀ for BLOCK_N keys at tK: one ldmatrix.x4 gives an 8-key block's B
+// fragments for 32 columns of D.
+__device__ __forceinline__ void mma_qk(float (&s)[MI][NB][4], const unsigned (&qf)[MI][HEAD_DIM / 16][4],
+                                       const half* tK, int lane) {
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int n = 0; n < NB; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) s[mi][n][e] = 0.f;
+#pragma unroll
+    for (int n = 0; n < NB; ++n) {
+#pragma unroll
+        for (int k2 = 0; k2 < HEAD_DIM / 32; ++k2) {
+            unsigned b[4];
+            ldmatrix_x4(b, tK + (n * 8 + (lane % 8)) * LDH + k2 * 32 + (lane / 8) * 8);
+#pragma unroll
+            for (int mi = 0; mi < MI; ++mi) {
+                mma_16816(s[mi][n], qf[mi][2 * k2], b[0], b[1]);
+                mma_16816(s[mi][n], qf[mi][2 * k2 + 1], b[2], b[3]);
+            }
+        }
+    }
+}
+
+// -inf for keys past S, and past the query row when causal; only tiles on
+// an edge pay for the compares.
+__device__ __forceinline__ void mask_scores(float (&s)[MI][NB][4], int key0, int row0, int S, int causal, int lane) {
+    const bool edge = key0 + BLOCK_N > S || (causal && key0 + BLOCK_N - 1 > row0);
+    if (!edge) return;
+    const int g = lane / 4;
+    const int q = lane % 4;
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int n = 0; n < NB; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int key = key0 + n * 8 + 2 * q + (e % 2);
+                const int row = row0 + mi * 16 + g + (e / 2) * 8;
+                if (key >= S || (causal && key > row)) s[mi][n][e] = -INFINITY;
+            }
+}
+
+// The online softmax of one tile's scores, in registers (a row reduces over
+// its quad), then O += P·V with P straight from the S registers and V's B
+// fragments by ldmatrix.trans. The running max is raised only when a score
+// passes it by 2^RESCALE_LOG2 (or it is still -inf), so most tiles leave O
+// and the row sums alone (alpha = 1) and skip the rescale entirely.
+__device__ __forceinline__ void softmax_pv(float (&s)[MI][NB][4], float (&o)[MI][DB][4], float (&l_acc)[MI][4],
+                                           float (&m_r)[MI][2], const half* tV, float scale_log2, int lane) {
+    constexpr unsigned ONES = 0x3c003c00u;  // half2(1, 1)
+    float alpha[MI][2];
+    bool raised = false;
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            float mx = -INFINITY;
+#pragma unroll
+            for (int n = 0; n < NB; ++n) mx = fmaxf(mx, fmaxf(s[mi][n][2 * h], s[mi][n][2 * h + 1]));
+            mx = fmaxf(mx, __shfl_xor_sync(FULL_MASK, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(FULL_MASK, mx, 2));
+            const float mx_scaled = mx * scale_log2;
+            const bool raise = mx_scaled > m_r[mi][h] + RESCALE_LOG2;
+            const float m_new = raise ? mx_scaled : m_r[mi][h];
+            // A row with nothing unmasked yet keeps p = 0 rather than NaN.
+            const float base = m_new == -INFINITY ? 0.f : m_new;
+            alpha[mi][h] = raise ? fast_exp2(m_r[mi][h] - base) : 1.f;
+            raised |= raise;
+            m_r[mi][h] = m_new;
+#pragma unroll
+            for (int n = 0; n < NB; ++n)
+#pragma unroll
+                for (int e = 2 * h; e < 2 * h + 2; ++e) s[mi][n][e] = fast_exp2(fmaf(s[mi][n][e], scale_log2, -base));
+        }
+    }
+    if (__any_sync(FULL_MASK, raised)) {
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                l_acc[mi][e] *= alpha[mi][e / 2];
+#pragma unroll
+                for (int d = 0; d < DB; ++d) o[mi][d][e] *= alpha[mi][e / 2];
+            }
+    }
+#pragma unroll
+    for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
+        unsigned pa[MI][4];
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) {
+            pa[mi][0] = pack_half2(s[mi][2 * kk][0], s[mi][2 * kk][1]);
+            pa[mi][1] = pack_half2(s[mi][2 * kk][2], s[mi][2 * kk][3]);
+            pa[mi][2] = pack_half2(s[mi][2 * kk + 1][0], s[mi][2 * kk + 1][1]);
+            pa[mi][3] = pack_half2(s[mi][2 * kk + 1][2], s[mi][2 * kk + 1][3]);
+            mma_16816(l_acc[mi], pa[mi], ONES, ONES);
+        }
+#pragma unroll
+        for (int d2 = 0; d2 < HEAD_DIM / 16; ++d2) {
+            unsigned b[4];
+            ldmatrix_x4_trans(b, tV + (kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8) * LDH + d2 * 16 + (lane / 16) * 8);
+#pragma unroll
+            for (int mi = 0; mi < MI; ++mi) {
+                mma_16816(o[mi][2 * d2], pa[mi], b[0], b[1]);
+                mma_16816(o[mi][2 * d2 + 1], pa[mi], b[2], b[3]);
+            }
+        }
+    }
+}
+
+#if CLUSTER > 1
+#define CLUSTER_ATTR __cluster_dims__(CLUSTER, 1, 1)
+#else
+#define CLUSTER_ATTR
+#endif
+extern "C" __global__ void CLUSTER_ATTR __launch_bounds__(THREADS, MIN_BLOCKS)
+attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half* __restrict__ V,
+              half* __restrict__ O, int S, float scale_log2, int causal) {
+    extern __shared__ __align__(128) unsigned char smem[];
+    half* sQ = reinterpret_cast<half*>(smem);
+    half* sK = reinterpret_cast<half*>(smem + SQ_BYTES);
+    half* sV = reinterpret_cast<half*>(smem + SQ_BYTES + SKV_BYTES);
+
+    constexpr int WARPS_PER_GROUP = WARPS / SPLIT;
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    const int group = warp / WARPS_PER_GROUP;  // which BLOCK_N rows of a stage this warp takes
+    const int wrow = (warp % WARPS_PER_GROUP) * ROWS_PER_WARP;
+    const int g = lane / 4;
+    const int q = lane % 4;
+    const int q0 = blockIdx.x * BLOCK_M;
+    const size_t head = (size_t)blockIdx.y * S * HEAD_DIM;
+    const half* Kh = K + head;
+    const half* Vh = V + head;
+
+#if CLUSTER > 1
+    // Every CTA of a cluster walks the tiles its last CTA needs (causal masks
+    // the extra keys), since each one carries a share of every tile.
+    const int kv_end = causal ? min(S, (blockIdx.x / CLUSTER + 1) * CLUSTER * BLOCK_M) : S;
+#else
+    const int kv_end = causal ? min(S, q0 + BLOCK_M) : S;
+#endif
+    const int n_tiles = (kv_end + KV_ROWS - 1) / KV_ROWS;
+
+#if CLUSTER > 1
+    unsigned long long* bars = reinterpret_cast<unsigned long long*>(smem + SQ_BYTES + 2 * SKV_BYTES);
+    const unsigned rank = cluster_rank();
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < KV_STAGES; ++s) mbar_init(&bars[s]);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    cluster_arrive();  // no multicast reaches a barrier before it is initialized
+    cluster_wait();
+    load_rows<BLOCK_M>(sQ, Q + head, q0, S);
+    cp_async_commit();
+    multicast_kv(sK, sV, Kh, Vh, bars, 0, S, rank);
+#else
+    // Q, K0 and V0 travel in the first group.
+    load_rows<BLOCK_M>(sQ, Q + head, q0, S);
+    load_rows<KV_ROWS>(sK, Kh, 0, S);
+    load_rows<KV_ROWS>(sV, Vh, 0, S);
+    cp_async_commit();
+    prefetch_kv(sK, sV, Kh, Vh, n_tiles, S);
+#endif
+
+    unsigned qf[MI][HEAD_DIM / 16][4];
+    float o[MI][DB][4];
+    float m_r[MI][2];  // running max of (score · scale_log2), rows g and g + 8
+    // Row sums of P, by mma against a column of ones: every column of this
+    // accumulator holds its row's sum (the sum of the same fp16 P that meets
+    // V), for 1 mma per 16 keys instead of 16 adds and a quad reduction.
+    float l_acc[MI][4];
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) m_r[mi][h] = -INFINITY;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) l_acc[mi][e] = 0.f;
+#pragma unroll
+        for (int d = 0; d < DB; ++d)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) o[mi][d][e] = 0.f;
+    }
+
+    const int key_off = group * BLOCK_N;  // this group's rows within a stage
+#if CLUSTER > 1
+    for (int t = 0; t < n_tiles; ++t) {
+        // Stage (t + 1) % 2 held tile t - 1: refill it once the whole cluster
+        // is past iteration t - 1 (its arrive ended that iteration).
+        if (t > 0) cluster_wait();
+        if (t + 1 < n_tiles) multicast_kv(sK, sV, Kh, Vh, bars, t + 1, S, rank);
+        if (t == 0) {
+            cp_async_wait<0>();
+            __syncthreads();
+            load_q_fragments(qf, sQ, wrow, lane);
+        }
+        const int stage = t % KV_STAGES;
+        mbar_wait(&bars[stage], (t / KV_STAGES) & 1);
+        float s[MI][NB][4];
+        mma_qk(s, qf, sK + (stage * KV_ROWS + key_off) * LDH, lane);
+        mask_scores(s, t * KV_ROWS + key_off, q0 + wrow, S, causal, lane);
+        softmax_pv(s, o, l_acc, m_r, sV + (stage * KV_ROWS + key_off) * LDH, scale_log2, lane);
+        cluster_arrive();
+    }
+    // Nothing is in flight to this CTA now; the wait pairs the last arrive and
+    // keeps every CTA's shared memory alive until the cluster is done with it.
+    cluster_wait();
+#elif PIPELINE
+    // Software-pipelined: while a warp runs the softmax and P·V of tile t,
+    // Q·Kᵀ of tile t + 1 is issued from the same basic block, so the tensor
+    // pipe and the MUFU/ALU chains overlap inside one warp. Tiles t + 1 and
+    // t + 2 are in flight, hence three stages.
+    cp_async_wait<1>();
+    __syncthreads();
+    load_q_fragments(qf, sQ, wrow, lane);
+    float s[MI][NB][4];
+    mma_qk(s, qf, sK + key_off * LDH, lane);
+    mask_scores(s, key_off, q0 + wrow, S, causal, lane);
+    for (int t = 0; t < n_tiles; ++t) {
+        if (t + 2 < n_tiles) load_kv(sK, sV, Kh, Vh, t + 2, S);
+        cp_async_commit();
+        cp_async_wait<1>();  // tile t + 1 is resident
+        __syncthreads();
+        // Past the last tile this reads a stale stage; the result is dropped.
+        float s_next[MI][NB][4];
+        mma_qk(s_next, qf, sK + (((t + 1) % KV_STAGES) * KV_ROWS + key_off) * LDH, lane);
+        softmax_pv(s, o, l_acc, m_r, sV + ((t % KV_STAGES) * KV_ROWS + key_off) * LDH, scale_log2, lane);
+        mask_scores(s_next, (t + 1) * KV_ROWS + key_off, q0 + wrow, S, causal, lane);
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int n = 0; n < NB; ++n)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) s[mi][n][e] = s_next[mi][n][e];
+        // Every warp is done with tile t before its stage is refilled.
+        __syncthreads();
+    }
+#else
+    for (int t = 0; t < n_tiles; ++t) {
+        fetch_kv(sK, sV, Kh, Vh, t, n_tiles, S);
+        __syncthreads();
+        if (t == 0) load_q_fragments(qf, sQ, wrow, lane);
+        const int stage = t % KV_STAGES;
+        const int key0 = t * KV_ROWS + key_off;
+        if (key0 < kv_end) {  // warp-uniform: a causal tail may leave a group nothing
+            float s[MI][NB][4];
+            mma_qk(s, qf, sK + (stage * KV_ROWS + key_off) * LDH, lane);
+            mask_scores(s, key0, q0 + wrow, S, causal, lane);
+            softmax_pv(s, o, l_acc, m_r, sV + (stage * KV_ROWS + key_off) * LDH, scale_log2, lane);
+        }
+        // Every warp is done with this stage before it is refilled.
+        __syncthreads();
+    }
+#endif
+    float l_r[MI][2];  // full row sums, rows g and g + 8
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+        l_r[mi][0] = l_acc[mi][0];
+        l_r[mi][1] = l_acc[mi][2];
+    }
+
+#if SPLIT > 1
+    // ---- Merge the groups: each lane of group k > 0 hands its registers to
+    // the same lane of the matching warp of group 0 (same rows, same columns;
+    // the row sums are already whole in every lane).
+    {
+        float* merge = reinterpret_cast<float*>(smem);
+        const int wi = warp % WARPS_PER_GROUP;
+        if (group > 0) {
+            float* dst = merge + (((group - 1) * WARPS_PER_GROUP + wi) * MERGE_REGS) * 32 + lane;
+            int r = 0;
+#pragma unroll
+            for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    dst[32 * r++] = m_r[mi][h];
+                    dst[32 * r++] = l_r[mi][h];
+                }
+#pragma unroll
+                for (int d = 0; d < DB; ++d)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) dst[32 * r++] = o[mi][d][e];
+            }
+        }
+        __syncthreads();
+        if (group > 0) return;
+#pragma unroll 1
+        for (int k = 1; k < SPLIT; ++k) {
+            const float* src = merge + (((k - 1) * WARPS_PER_GROUP + wi) * MERGE_REGS) * 32 + lane;
+            int r = 0;
+#pragma unroll
+            for (int mi = 0; mi < MI; ++mi) {
+                float a_self[2], a_other[2];
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const float m_other = src[32 * r++];
+                    const float l_other = src[32 * r++];
+                    const float m_new = fmaxf(m_r[mi][h], m_other);
+                    const float base = m_new == -INFINITY ? 0.f : m_new;
+                    a_self[h] = fast_exp2(m_r[mi][h] - base);
+                    a_other[h] = fast_exp2(m_other - base);
+                    m_r[mi][h] = m_new;
+                    l_r[mi][h] = l_r[mi][h] * a_self[h] + l_other * a_other[h];
+                }
+#pragma unroll
+                for (int d = 0; d < DB; ++d)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) o[mi][d][e] = o[mi][d][e] * a_self[e / 2] + src[32 * r++] * a_other[e / 2];
+            }
+        }
+    }
+#endif
+
+    // ---- Normalize and write the rows that exist.
+    half* Oh = O + head;
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float l = l_r[mi][h];
+            const float inv = l > 0.f ? 1.f / l : 0.f;
+            const int row = q0 + wrow + mi * 16 + g + h * 8;
+            if (row < S) {
+#pragma unroll
+                for (int d = 0; d < DB; ++d)
+                    *reinterpret_cast<unsigned*>(Oh + (size_t)row * HEAD_DIM + d * 8 + 2 * q) =
+                        pack_half2(o[mi][d][2 * h] * inv, o[mi][d][2 * h + 1] * inv);
+            }
+        }
+    }
+#if INJECT_FAULT
+    if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) O[(size_t)1 << 40] = O[0];
+#endif
+}
+
+#else  // !USE_MMA
+// ---------------------------------------------------------------------------
+// The seeds' paths: S goes through shared memory (the scalar loop or WMMA
+// write it there), the softmax reads it with two lanes per row, and P·V is
+// scalar or WMMA.
+
+#define COLS_PER_LANE (BLOCK_N / 32)
+#define HALF_N (BLOCK_N / 2)     // score columns per lane in the softmax
+#define DCHUNKS (HEAD_DIM / 64)  // half2 output columns per lane: 2 * DCHUNKS
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half* __restrict__ V,
@@ -176,6 +759,10 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     const half* Vh = V + head;
     half* Oh = O + head;
     const int wrow = warp * ROWS_PER_WARP;  // first tile row of this warp
+    // The softmax's view: lane % 16 is the row, lane / 16 the column half.
+    // Lanes 0-7 then read rows 0-7 of one half, 4 banks apart (conflict-free).
+    const int sr = lane % 16;
+    const int sh = lane / 16;
 
     // Q tile: rows past S are zeros (their outputs are never written).
     {
@@ -189,19 +776,13 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
         }
     }
 
-    // Online-softmax state, replicated in every lane of the warp; indices are
-    // compile-time after unrolling, so these stay in registers.
-    float m_i[ROWS_PER_WARP];
-    float l_i[ROWS_PER_WARP];
-#pragma unroll
-    for (int r = 0; r < ROWS_PER_WARP; ++r) {
-        m_i[r] = -INFINITY;
-        l_i[r] = 0.f;
-    }
+    // Online-softmax state of row sr, the same in both lanes of the row.
+    float m_i = -INFINITY;
+    float l_i = 0.f;
 #if USE_WMMA_PV
-    for (int i = lane; i < ROWS_PER_WARP * HEAD_DIM; i += 32) {
-        sO[(wrow + i / HEAD_DIM) * LDO + i % HEAD_DIM] = 0.f;
-    }
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> o_frag[HEAD_DIM / 16];
+#pragma unroll
+    for (int d = 0; d < HEAD_DIM / 16; ++d) wmma::fill_fragment(o_frag[d], 0.f);
 #else
     // Lane owns output columns 2*lane, 2*lane+1 (+64 per chunk of 64).
     float2 o_acc[ROWS_PER_WARP][DCHUNKS];
@@ -210,53 +791,42 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
 #pragma unroll
         for (int c = 0; c < DCHUNKS; ++c) o_acc[r][c] = make_float2(0.f, 0.f);
 #endif
+#if USE_WMMA
+    // This warp's Q rows as A fragments, loaded once (Q never changes).
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> q_frag[HEAD_DIM / 16];
+#endif
 
     const int kv_end = causal ? min(S, q0 + BLOCK_M) : S;
     const int n_tiles = (kv_end + BLOCK_N - 1) / BLOCK_N;
 
-    load_kv_tile(sK, Kh, 0, S);
-    load_kv_tile(sV, Vh, 0, S);
+    load_rows<BLOCK_N>(sK, Kh, 0, S);
+    load_rows<BLOCK_N>(sV, Vh, 0, S);
     cp_async_commit();
+    prefetch_kv(sK, sV, Kh, Vh, n_tiles, S);
 
     for (int t = 0; t < n_tiles; ++t) {
         const int kv0 = t * BLOCK_N;
         const int stage = t % KV_STAGES;
-#if USE_CP_ASYNC && STAGES == 2
-        if (t + 1 < n_tiles) {
-            const int next = (t + 1) % KV_STAGES;
-            load_kv_tile(sK + next * BLOCK_N * LDH, Kh, kv0 + BLOCK_N, S);
-            load_kv_tile(sV + next * BLOCK_N * LDH, Vh, kv0 + BLOCK_N, S);
-            cp_async_commit();
-            cp_async_wait<1>();
-        } else {
-            cp_async_wait<0>();
-        }
-#else
-        // One stage: tile t replaces tile t-1 once every warp is done with it
-        // (the barrier at the end of the previous iteration).
-        if (t > 0) {
-            load_kv_tile(sK, Kh, kv0, S);
-            load_kv_tile(sV, Vh, kv0, S);
-            cp_async_commit();
-        }
-        cp_async_wait<0>();
-#endif
+        fetch_kv(sK, sV, Kh, Vh, t, n_tiles, S);
         __syncthreads();
         const half* tK = sK + stage * BLOCK_N * LDH;
         const half* tV = sV + stage * BLOCK_N * LDH;
 
         // ---- S = Q·Kᵀ for this warp's 16 rows, into sS (raw dot products).
 #if USE_WMMA
+        if (t == 0) {
+#pragma unroll
+            for (int k = 0; k < HEAD_DIM / 16; ++k) wmma::load_matrix_sync(q_frag[k], sQ + wrow * LDH + k * 16, LDH);
+        }
+#pragma unroll
         for (int n = 0; n < BLOCK_N / 16; ++n) {
             wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
             wmma::fill_fragment(acc, 0.f);
 #pragma unroll
             for (int k = 0; k < HEAD_DIM / 16; ++k) {
-                wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a;
                 wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> b;
-                wmma::load_matrix_sync(a, sQ + wrow * LDH + k * 16, LDH);
                 wmma::load_matrix_sync(b, tK + n * 16 * LDH + k * 16, LDH);
-                wmma::mma_sync(acc, a, b, acc);
+                wmma::mma_sync(acc, q_frag[k], b, acc);
             }
             wmma::store_matrix_sync(sS + wrow * LDS + n * 16, acc, LDS, wmma::mem_row_major);
         }
@@ -290,45 +860,84 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
         __syncwarp();
 #endif
 
-        // ---- Online softmax over this tile, row by row; P replaces S.
+        // ---- Online softmax over this tile, two lanes per row: each lane has
+        // HALF_N independent values and a row reduces with one shuffle.
+        float alpha;
+        {
+            const int qrow = q0 + wrow + sr;
+            float* srow = sS + (wrow + sr) * LDS + sh * HALF_N;
+            float v[HALF_N];
 #pragma unroll
-        for (int r = 0; r < ROWS_PER_WARP; ++r) {
-            const int qrow = q0 + wrow + r;
-            float v[COLS_PER_LANE];
+            for (int c = 0; c < HALF_N; c += 4) {
+                const float4 x = *reinterpret_cast<const float4*>(srow + c);
+                v[c] = x.x;
+                v[c + 1] = x.y;
+                v[c + 2] = x.z;
+                v[c + 3] = x.w;
+            }
             float tile_max = -INFINITY;
 #pragma unroll
-            for (int c = 0; c < COLS_PER_LANE; ++c) {
-                const int col = kv0 + lane + 32 * c;
+            for (int c = 0; c < HALF_N; ++c) {
+                const int col = kv0 + sh * HALF_N + c;
                 const bool masked = col >= S || (causal && col > qrow);
-                v[c] = masked ? -INFINITY : sS[(wrow + r) * LDS + lane + 32 * c] * scale_log2;
+                v[c] = masked ? -INFINITY : v[c] * scale_log2;
                 tile_max = fmaxf(tile_max, v[c]);
             }
-            tile_max = warp_max(tile_max);
-            const float m_new = fmaxf(m_i[r], tile_max);
+            tile_max = fmaxf(tile_max, __shfl_xor_sync(FULL_MASK, tile_max, 16));
+#if USE_WMMA_PV
+            // Raising the max costs a trip of O through shared memory, so it
+            // is kept until a score exceeds it by 2^RESCALE_LOG2.
+            const bool grow = m_i != -INFINITY && tile_max > m_i + RESCALE_LOG2;
+            const float m_new = m_i == -INFINITY || grow ? tile_max : m_i;
+#else
+            const float m_new = fmaxf(m_i, tile_max);
+#endif
             // A row with nothing unmasked yet keeps p = 0 rather than NaN.
             const float base = m_new == -INFINITY ? 0.f : m_new;
-            const float alpha = exp2f(m_i[r] - base);
+            alpha = exp2f(m_i - base);
             float row_sum = 0.f;
 #pragma unroll
-            for (int c = 0; c < COLS_PER_LANE; ++c) {
-                const float p = exp2f(v[c] - base);
-                row_sum += p;
-#if USE_WMMA_PV
-                sP[(wrow + r) * LDP + lane + 32 * c] = __float2half(p);
-#else
-                sS[(wrow + r) * LDS + lane + 32 * c] = p;
-#endif
+            for (int c = 0; c < HALF_N; ++c) {
+                v[c] = exp2f(v[c] - base);
+                row_sum += v[c];
             }
-            row_sum = warp_sum(row_sum);
-            l_i[r] = l_i[r] * alpha + row_sum;
-            m_i[r] = m_new;
 #if USE_WMMA_PV
-            for (int d = lane; d < HEAD_DIM; d += 32) sO[(wrow + r) * LDO + d] *= alpha;
+            half* prow = sP + (wrow + sr) * LDP + sh * HALF_N;
+#pragma unroll
+            for (int c = 0; c < HALF_N; c += 8) {
+                uint4 pk;
+                __half2 h0 = __floats2half2_rn(v[c], v[c + 1]);
+                __half2 h1 = __floats2half2_rn(v[c + 2], v[c + 3]);
+                __half2 h2 = __floats2half2_rn(v[c + 4], v[c + 5]);
+                __half2 h3 = __floats2half2_rn(v[c + 6], v[c + 7]);
+                pk.x = *reinterpret_cast<unsigned*>(&h0);
+                pk.y = *reinterpret_cast<unsigned*>(&h1);
+                pk.z = *reinterpret_cast<unsigned*>(&h2);
+                pk.w = *reinterpret_cast<unsigned*>(&h3);
+                *reinterpret_cast<uint4*>(prow + c) = pk;
+            }
 #else
 #pragma unroll
-            for (int c = 0; c < DCHUNKS; ++c) {
-                o_acc[r][c].x *= alpha;
-                o_acc[r][c].y *= alpha;
+            for (int c = 0; c < HALF_N; c += 4)
+                *reinterpret_cast<float4*>(srow + c) = make_float4(v[c], v[c + 1], v[c + 2], v[c + 3]);
+#endif
+            row_sum += __shfl_xor_sync(FULL_MASK, row_sum, 16);
+            l_i = l_i * alpha + row_sum;
+            m_i = m_new;
+#if USE_WMMA_PV
+            if (__any_sync(FULL_MASK, grow)) {
+                // Rows that did not grow have alpha = 1.
+#pragma unroll
+                for (int d = 0; d < HEAD_DIM / 16; ++d)
+                    wmma::store_matrix_sync(sO + wrow * LDO + d * 16, o_frag[d], LDO, wmma::mem_row_major);
+                __syncwarp();
+                float* orow = sO + (wrow + sr) * LDO + sh * (HEAD_DIM / 2);
+#pragma unroll
+                for (int d = 0; d < HEAD_DIM / 2; ++d) orow[d] *= alpha;
+                __syncwarp();
+#pragma unroll
+                for (int d = 0; d < HEAD_DIM / 16; ++d)
+                    wmma::load_matrix_sync(o_frag[d], sO + wrow * LDO + d * 16, LDO, wmma::mem_row_major);
             }
 #endif
         }
@@ -336,22 +945,31 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
 
         // ---- O += P·V.
 #if USE_WMMA_PV
-        // Unrolled, ptxas spills 16 B at D=64 (sm_80..sm_90, NVRTC 13.0).
-#pragma unroll 1
-        for (int d = 0; d < HEAD_DIM / 16; ++d) {
-            wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-            wmma::load_matrix_sync(acc, sO + wrow * LDO + d * 16, LDO, wmma::mem_row_major);
+        {
+            wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> p_frag[BLOCK_N / 16];
 #pragma unroll
-            for (int k = 0; k < BLOCK_N / 16; ++k) {
-                wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a;
-                wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> b;
-                wmma::load_matrix_sync(a, sP + wrow * LDP + k * 16, LDP);
-                wmma::load_matrix_sync(b, tV + k * 16 * LDH + d * 16, LDH);
-                wmma::mma_sync(acc, a, b, acc);
+            for (int k = 0; k < BLOCK_N / 16; ++k) wmma::load_matrix_sync(p_frag[k], sP + wrow * LDP + k * 16, LDP);
+#pragma unroll
+            for (int d = 0; d < HEAD_DIM / 16; ++d) {
+#pragma unroll
+                for (int k = 0; k < BLOCK_N / 16; ++k) {
+                    wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> b;
+                    wmma::load_matrix_sync(b, tV + k * 16 * LDH + d * 16, LDH);
+                    wmma::mma_sync(o_frag[d], p_frag[k], b, o_frag[d]);
+                }
             }
-            wmma::store_matrix_sync(sO + wrow * LDO + d * 16, acc, LDO, wmma::mem_row_major);
         }
 #else
+        // Row r's alpha lives in lane r (and r + 16).
+#pragma unroll
+        for (int r = 0; r < ROWS_PER_WARP; ++r) {
+            const float a = __shfl_sync(FULL_MASK, alpha, r);
+#pragma unroll
+            for (int c = 0; c < DCHUNKS; ++c) {
+                o_acc[r][c].x *= a;
+                o_acc[r][c].y *= a;
+            }
+        }
 #pragma unroll 2
         for (int j = 0; j < BLOCK_N; ++j) {
             float2 vv[DCHUNKS];
@@ -374,27 +992,31 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     }
 
     // ---- Normalize and write the rows that exist.
+    const float inv = l_i > 0.f ? 1.f / l_i : 0.f;  // of row sr
 #if USE_WMMA_PV
-    __syncwarp();
 #pragma unroll
-    for (int r = 0; r < ROWS_PER_WARP; ++r) {
-        const int qrow = q0 + wrow + r;
-        if (qrow >= S) continue;
-        const float inv = 1.f / l_i[r];
-        for (int d = 2 * lane; d < HEAD_DIM; d += 64) {
-            const float2 o = make_float2(sO[(wrow + r) * LDO + d] * inv, sO[(wrow + r) * LDO + d + 1] * inv);
-            *reinterpret_cast<half2*>(Oh + (size_t)qrow * HEAD_DIM + d) = __float22half2_rn(o);
+    for (int d = 0; d < HEAD_DIM / 16; ++d)
+        wmma::store_matrix_sync(sO + wrow * LDO + d * 16, o_frag[d], LDO, wmma::mem_row_major);
+    __syncwarp();
+    {
+        const int qrow = q0 + wrow + sr;
+        if (qrow < S) {
+            const float* orow = sO + (wrow + sr) * LDO + sh * (HEAD_DIM / 2);
+            half* dst = Oh + (size_t)qrow * HEAD_DIM + sh * (HEAD_DIM / 2);
+#pragma unroll
+            for (int d = 0; d < HEAD_DIM / 2; d += 2)
+                *reinterpret_cast<half2*>(dst + d) = __float22half2_rn(make_float2(orow[d] * inv, orow[d + 1] * inv));
         }
     }
 #else
 #pragma unroll
     for (int r = 0; r < ROWS_PER_WARP; ++r) {
         const int qrow = q0 + wrow + r;
+        const float inv_r = __shfl_sync(FULL_MASK, inv, r);
         if (qrow >= S) continue;
-        const float inv = 1.f / l_i[r];
 #pragma unroll
         for (int c = 0; c < DCHUNKS; ++c) {
-            const float2 o = make_float2(o_acc[r][c].x * inv, o_acc[r][c].y * inv);
+            const float2 o = make_float2(o_acc[r][c].x * inv_r, o_acc[r][c].y * inv_r);
             *reinterpret_cast<half2*>(Oh + (size_t)qrow * HEAD_DIM + 2 * lane + 64 * c) = __float22half2_rn(o);
         }
     }
@@ -403,3 +1025,4 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) O[(size_t)1 << 40] = O[0];
 #endif
 }
+#endif  // USE_MMA

@@ -5,6 +5,7 @@
 #   SIGTERM ends it) · selftest · compute-sanitizer memcheck + racecheck for
 #   every variant (parallel) · bench S=512 with CUPTI and with CUDA events ·
 #   telemetry on/off · bench causal and S=2048 · ab scalar vs full, A/A.
+#   tune: attnscope tune (mma path) on the three shapes of issue 9.
 #   sdpa: bench/sdpa_compare.py (PyTorch SDPA backends vs attnscope bench).
 #   fault: live with the test-only fault variant and a worker crash (recorded).
 #   kernels: live --kernels DIR with the file broken and fixed while running.
@@ -15,7 +16,7 @@
 #   A/B race) recorded to $OUT/tour.jsonl, the session shipped in sessions/.
 # Usage (repo root, binary carried in .carry/):
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
-#   sanitize bench cold telemetry ab fault kernels busy soak counters sdpa tour   (all = every section but tour)
+#   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour   (all = every section but tour)
 set -u
 SECTIONS=" ${*:-all} "
 want() { [[ "$SECTIONS" == *" all "* && "$1" != tour && "$1" != soak ]] || [[ "$SECTIONS" == *" $1 "* ]]; }
@@ -57,11 +58,17 @@ fi
 
 if want sanitize; then
 say "sanitizers (parallel)"
-for v in scalar wmma pv wmma+pv async wmma+async pv+async wmma+pv+async; do
+# The mma path also on a causal shape with partial tiles (split groups left idle).
+for v in scalar wmma pv wmma+pv async wmma+async pv+async wmma+pv+async mma mma+async \
+         mma+async@64x64s2w8k2 mma+async@32x64s2w8k4 mma+async@128x64s2w4 mma+async@64x64s3w4 mma+async@64x32s3w8k2; do
   for tool in memcheck racecheck; do
-    ( timeout -k 5 240 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN" bench --shape 2,8,512,64 \
-        --variants "$v" --launches 2 --timer events --telemetry-hz 0 >"$LOGS/san-$tool-$v.log" 2>&1
-      echo "  $tool $v rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/san-$tool-$v.log" | tail -1)" ) &
+    for shape in 2,8,512,64 1,3,333,64; do
+      [[ $shape == 1,3,333,64 && $v != mma* ]] && continue
+      ( timeout -k 5 240 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN" bench --shape $shape \
+          $([[ $shape == 1,3,333,64 ]] && echo --causal) --variants "$v" --launches 2 --timer events --telemetry-hz 0 \
+          >"$LOGS/san-$tool-$v-$shape.log" 2>&1
+        echo "  $tool $v $shape rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/san-$tool-$v-$shape.log" | tail -1)" ) &
+    done
   done
 done | sort
 wait
@@ -174,7 +181,7 @@ fi
 
 if want counters; then
 say "gates, every variant (counters with L2 emptied before each pass)"
-for v in scalar wmma pv wmma+pv async wmma+async pv+async wmma+pv+async; do
+for v in scalar wmma pv wmma+pv async wmma+async pv+async wmma+pv+async mma+async mma+async@64x64s2w8k2 mma+async@128x64s2w4; do
   "$BIN" gates --variant "$v" --max-seconds 1 --json >"$LOGS/gates-$v.json" 2>"$LOGS/gates-$v.err"; rc=$?
   python3 - "$LOGS/gates-$v.json" "$v" "$rc" <<'PY'
 import json, sys
@@ -186,17 +193,25 @@ marks = " ".join(f"{g['id']}={g['status'][0].upper() if g['status'] != 'not_appl
 print(f"  {v:<15} rc={rc} passes {c.get('passes')} {c.get('collection_ms', 0):.0f} ms ({c.get('setup_ms', 0):.0f} setup)  {marks}  {d.get('counter_error') or ''}")
 PY
 done
-say "gates table, wmma+pv+async"; "$BIN" gates --variant wmma+pv+async --max-seconds 1; echo "  rc=$?"
+say "gates table, mma+async@64x64s2w8k2"; "$BIN" gates --variant mma+async@64x64s2w8k2 --max-seconds 1; echo "  rc=$?"
 say "an unknown metric in --metrics: refused, the rest collected"
 printf '[[metric]]\nname = "sm__no_such_metric.sum"\nunit = ""\ndisplay = "bogus"\n' >"$LOGS/bogus.toml"
 "$BIN" gates --variant wmma --metrics "$LOGS/bogus.toml" --max-seconds 0.5 2>&1 | grep -E "refused|Tensor|passes" | head -5
 say "ncu crosscheck"
-OUT="$LOGS/xc" RANGES="${RANGES:-auto}" bash scripts/ncu-crosscheck.sh scalar wmma+pv+async 2>&1 | tee "$LOGS/crosscheck.log"
+OUT="$LOGS/xc" RANGES="${RANGES:-auto}" bash scripts/ncu-crosscheck.sh scalar wmma+pv+async mma+async@64x64s2w8k2 2>&1 | tee "$LOGS/crosscheck.log"
+fi
+
+# Tune the mma path on the three shapes of issue 9 (the choice is cached for sdpa below).
+if want tune; then
+for shape in "2,8,512,64" "2,8,512,64 --causal" "4,16,4096,64"; do
+  say "tune mma+async, $shape"
+  "$BIN" tune --shape $shape --max-seconds 1 2>"$LOGS/tune-${shape// /}.err" | tee "$LOGS/tune-${shape// /}.log" | head -14
+done
 fi
 
 if want sdpa; then
 say "attnscope against PyTorch SDPA (bench/sdpa_compare.py)"
-python3 bench/sdpa_compare.py --bin "$BIN" --json "$OUT/sdpa.json" 2>&1 | tee "$LOGS/sdpa.log" | tail -12
+python3 bench/sdpa_compare.py --bin "$BIN" --json "$OUT/sdpa.json" 2>&1 | tee "$LOGS/sdpa.log" | tail -16
 fi
 
 # A scripted tour in live mode: scalar, then a Gray-code walk over the three
@@ -205,11 +220,14 @@ fi
 # wmma+pv+async).
 if want tour && command -v script >/dev/null; then
   say "tour (live, pty 120x40)"
+  # Then M (mma+async), t three times to 64x64s2w8k2 (the tuned tile at this
+  # shape), g, b (slot B), the bookmark and the race scalar vs mma.
   ( sleep 4; printf g; sleep 2; for k in w p w c w p w; do printf "$k"; sleep 2; printf g; sleep 2; done
-    printf 'm'; sleep 1; printf 'x'; sleep 60 ) \
+    printf M; sleep 1; printf t; sleep 1; printf t; sleep 1; printf t; sleep 2; printf g; sleep 2
+    printf b; sleep 1; printf 'm'; sleep 1; printf 'x'; sleep 60 ) \
     | TERM=xterm-256color script -qfec \
       "stty cols 120 rows 40; exec $BIN live --variant scalar --record $OUT/tour.jsonl --ab-seconds 8" /dev/null >"$LOGS/tour-tty.log" 2>&1 &
-  sleep 50
+  sleep 62
   pkill -TERM -x attnscope; sleep 3
   pkill -KILL -x attnscope && say "  tour had to be SIGKILLed"
   pkill -f 'sleep 60'; wait 2>/dev/null

@@ -50,6 +50,12 @@ pub enum Cmd {
     /// Collect hardware counters for one variant and print its Nsight-style
     /// gates; exits 1 when any gate fails (for a GPU CI runner).
     Gates(GatesArgs),
+    /// Compile variants for an architecture and print the PTXAS resource report
+    /// (no GPU needed: NVRTC only).
+    Build(BuildArgs),
+    /// Time every candidate tile of one path on one shape and cache the
+    /// fastest correct one (used by `bench --variants mma+async@tuned`).
+    Tune(TuneArgs),
     /// Which libraries, GPU, driver and CUDA versions; what is missing and how to fix it.
     Doctor,
     /// The GPU worker process the dashboard runs: commands as JSON lines on
@@ -132,7 +138,8 @@ pub struct BenchArgs {
     /// Causal mask.
     #[arg(long)]
     pub causal: bool,
-    /// `all` (the eight toggle combinations) or a comma-separated list, e.g. scalar,wmma+pv+async.
+    /// `all` (the eight toggle combinations) or a comma-separated list, e.g.
+    /// scalar,wmma+pv+async,mma+async@tuned (`@tuned`: the tile `attnscope tune` chose).
     #[arg(long, default_value = "all", value_parser = parse_variants)]
     pub variants: VariantList,
     /// Flush L2 between launches.
@@ -157,6 +164,9 @@ pub struct BenchArgs {
     /// Also record the run as a session file.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// Your copy of the kernels folder: its attention.cu is built instead of the bundled one.
+    #[arg(long, value_name = "DIR")]
+    pub kernels: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -194,16 +204,93 @@ pub struct SelftestArgs {
     pub json: bool,
 }
 
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// `all`, or a comma-separated list, e.g. wmma+pv+async,mma+async@64x64s2w8k2.
+    #[arg(long, default_value = "all", value_parser = parse_variants)]
+    pub variants: VariantList,
+    /// Target architecture, sm_80 or newer (the mma path needs sm_80).
+    #[arg(long, default_value = "sm_90", value_parser = parse_arch)]
+    pub arch: String,
+    /// Head dimension, 64 or 128.
+    #[arg(long, default_value_t = 64, value_parser = parse_head_dim)]
+    pub d: u32,
+    /// Your copy of the kernels folder: its attention.cu is built instead of the bundled one.
+    #[arg(long, value_name = "DIR")]
+    pub kernels: Option<PathBuf>,
+    /// Also write each cubin here as VARIANT.cubin (for nvdisasm or cuobjdump -sass).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+pub fn parse_arch(text: &str) -> Result<String, String> {
+    let n: u32 = text
+        .strip_prefix("sm_")
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| format!("arch '{text}' is not of the form sm_90"))?;
+    if n < 80 {
+        return Err(format!(
+            "arch {text} is too old: the kernels need sm_80 or newer"
+        ));
+    }
+    Ok(text.to_string())
+}
+
+pub fn parse_head_dim(text: &str) -> Result<u32, String> {
+    match text.parse::<u32>() {
+        Ok(d @ (64 | 128)) => Ok(d),
+        _ => Err(format!("D={text} is not supported: D must be 64 or 128")),
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// The path to tune, toggles only (the tile is what is chosen), e.g. mma+async.
+    #[arg(long, default_value = "mma+async", value_parser = parse_variant)]
+    pub variant: Variant,
+    /// Problem shape as B,H,S,D.
+    #[arg(long, value_name = "B,H,S,D", default_value = "2,8,512,64", value_parser = parse_shape)]
+    pub shape: Shape,
+    /// Causal mask.
+    #[arg(long)]
+    pub causal: bool,
+    /// Longest sampling time per candidate, seconds (0.5 to 600).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
+    pub max_seconds: f64,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also record the run as a session file.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+}
+
+/// A variant as given to `bench`: fixed, or `…@tuned` (the tile comes from
+/// the tuning cache, tuned on the spot when missing).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum VariantSpec {
+    Fixed(Variant),
+    Tuned(Variant),
+}
+
 #[derive(Clone, Debug)]
-pub struct VariantList(pub Vec<Variant>);
+pub struct VariantList(pub Vec<VariantSpec>);
 
 pub fn parse_variants(text: &str) -> Result<VariantList, String> {
     if text.trim() == "all" {
-        return Ok(VariantList(Variant::all_toggles()));
+        return Ok(VariantList(
+            Variant::all_toggles()
+                .into_iter()
+                .map(VariantSpec::Fixed)
+                .collect(),
+        ));
     }
-    let list: Vec<Variant> = text
+    let list: Vec<VariantSpec> = text
         .split(',')
-        .map(|t| t.parse())
+        .map(|t| match t.trim().strip_suffix("@tuned") {
+            Some(flags) => flags.parse().map(VariantSpec::Tuned),
+            None => t.parse().map(VariantSpec::Fixed),
+        })
         .collect::<Result<_, _>>()?;
     if list.is_empty() {
         return Err("no variants given".into());

@@ -24,6 +24,8 @@ fn main() -> ExitCode {
         Cmd::Selftest(args) => attnscope::headless::selftest(args),
         Cmd::Export(args) => export(args),
         Cmd::Gates(args) => attnscope::headless::gates::run(args),
+        Cmd::Tune(args) => attnscope::headless::tune::run(args),
+        Cmd::Build(args) => attnscope::headless::build(args),
         Cmd::Doctor => attnscope::headless::doctor(),
         Cmd::Worker(args) => attnscope::gpu::worker_process::serve(args),
         Cmd::Launch(args) => attnscope::headless::gates::launch(args),

@@ -37,6 +37,15 @@ fn every_variant_compiles_clean_on_every_arch() {
         for v in Variant::all_toggles() {
             jobs.push((arch, v, 128u32));
         }
+        for flags in ["mma", "mma+async"] {
+            for tile in TileConfig::MMA_CANDIDATES {
+                let v: Variant = format!("{flags}@{tile}").parse().unwrap();
+                jobs.push((arch, v, 64u32));
+            }
+            let v: Variant = flags.parse().unwrap();
+            jobs.push((arch, v, 128u32));
+            jobs.push((arch, v.with_tile("64x64s2w8k2"), 128u32));
+        }
     }
     let failures: Vec<String> = jobs
         .par_iter()
@@ -59,6 +68,14 @@ fn every_variant_compiles_clean_on_every_arch() {
                     "wmma expected {wants_wmma}, families {:?}",
                     b.families
                 ));
+            }
+            for family in ["mma", "ldmatrix"] {
+                if t.mma != b.families.contains(&family.to_string()) {
+                    bad.push(format!(
+                        "{family} expected {}, families {:?}",
+                        t.mma, b.families
+                    ));
+                }
             }
             if t.cp_async != b.families.contains(&"cp.async".to_string()) {
                 bad.push(format!(
@@ -93,7 +110,7 @@ fn resource_report_of_the_mission_variants() {
     if !nvrtc_available() {
         return;
     }
-    for v in [Variant::SCALAR, Variant::FULL] {
+    for v in [Variant::SCALAR, Variant::FULL, "mma+async".parse().unwrap()] {
         let b = nvrtc::compile(KERNEL_SOURCE, &defines(&v, Shape::MISSION.d), "sm_90").unwrap();
         eprintln!(
             "{v}: {} regs, {} B static smem, families {:?}",
@@ -142,7 +159,7 @@ fn compile_errors_carry_the_log() {
     if !nvrtc_available() {
         return;
     }
-    let broken = KERNEL_SOURCE.replace("warp_max(tile_max)", "warp_maxx(tile_max)");
+    let broken = KERNEL_SOURCE.replace("fetch_kv(sK,", "warp_maxx(sK,");
     let err = nvrtc::compile(&broken, &defines(&Variant::SCALAR, 64), "sm_90").unwrap_err();
     let text = err.to_string();
     assert!(

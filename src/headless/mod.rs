@@ -2,6 +2,7 @@
 //! room's engine and print tables or JSON.
 
 pub mod gates;
+pub mod tune;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -11,7 +12,7 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use crate::cli::{AbArgs, BenchArgs, SelftestArgs, exit};
+use crate::cli::{AbArgs, BenchArgs, BuildArgs, SelftestArgs, VariantSpec, exit};
 use crate::gpu::engine::{Engine, EngineError, Timer};
 use crate::gpu::libs::{self, Lib};
 use crate::gpu::measure::{self, Plan};
@@ -34,16 +35,17 @@ pub fn bench(args: BenchArgs) -> i32 {
     } else {
         Timer::Cupti
     };
-    let Run {
-        mut engine,
-        mut sink,
-        sampler,
-        started,
-    } = match Run::start(wanted, args.telemetry_hz, args.record.as_deref()) {
+    let source = match &args.kernels {
+        Some(dir) => match crate::gpu::kernel_watch::read_source(dir) {
+            Ok(s) => s,
+            Err(e) => return fail(exit::USAGE, e),
+        },
+        None => KERNEL_SOURCE.to_string(),
+    };
+    let mut run = match Run::start_with(source, wanted, args.telemetry_hz, args.record.as_deref()) {
         Ok(r) => r,
         Err(code) => return code,
     };
-    let timer = engine.timer();
     let plan = Plan {
         l2: if args.cold_l2 {
             L2Mode::Cold
@@ -53,9 +55,32 @@ pub fn bench(args: BenchArgs) -> i32 {
         max_s: args.max_seconds,
         ..Plan::default()
     };
+    let mut variants = Vec::new();
+    for spec in &args.variants.0 {
+        match *spec {
+            VariantSpec::Fixed(v) => variants.push(v),
+            VariantSpec::Tuned(v) => {
+                let tune_plan = Plan {
+                    max_s: plan.max_s.min(1.0),
+                    ..plan
+                };
+                match tune::resolve(&mut run, v.toggles, &shape, &tune_plan) {
+                    Ok(t) => variants.push(t),
+                    Err(e) => return fail(exit::USAGE, format!("{v}@tuned: {e}")),
+                }
+            }
+        }
+    }
+    let Run {
+        mut engine,
+        mut sink,
+        sampler,
+        started,
+    } = run;
+    let timer = engine.timer();
     let mut rows = Vec::new();
     let mut any_fail = false;
-    for variant in &args.variants.0 {
+    for variant in &variants {
         match bench_one(
             &mut engine,
             &mut sink,
@@ -298,8 +323,17 @@ struct Run {
 impl Run {
     /// Err holds the exit code, the reason already printed.
     fn start(timer: Timer, telemetry_hz: f64, record: Option<&Path>) -> Result<Run, i32> {
-        let mut engine =
-            Engine::new(KERNEL_SOURCE.to_string()).map_err(|e| fail(exit::NO_GPU, e))?;
+        Run::start_with(KERNEL_SOURCE.to_string(), timer, telemetry_hz, record)
+    }
+
+    /// With another kernel source (`bench --kernels DIR`).
+    fn start_with(
+        source: String,
+        timer: Timer,
+        telemetry_hz: f64,
+        record: Option<&Path>,
+    ) -> Result<Run, i32> {
+        let mut engine = Engine::new(source).map_err(|e| fail(exit::NO_GPU, e))?;
         engine.use_timer(timer);
         if let Some(note) = &engine.timer_note {
             eprintln!("attnscope: {note}");
@@ -513,9 +547,34 @@ pub fn selftest(args: SelftestArgs) -> i32 {
         Err(e) => return fail(exit::NO_GPU, e),
     };
     let mut cases = Vec::new();
+    let mma: Vec<Variant> = ["mma", "mma+async"]
+        .iter()
+        .map(|v| v.parse().expect("valid"))
+        .collect();
     for shape in selftest_shapes() {
-        for v in Variant::all_toggles() {
+        for v in Variant::all_toggles()
+            .into_iter()
+            .chain(mma.iter().copied())
+        {
             cases.push((v, shape));
+        }
+    }
+    // The mma path's tuning candidates, on the mission shape and on a causal
+    // one whose last tiles are partial (and empty for some split groups).
+    for tile in TileConfig::MMA_CANDIDATES {
+        for v in &mma {
+            for shape in [
+                Shape::MISSION,
+                Shape {
+                    b: 1,
+                    h: 3,
+                    s: 333,
+                    d: 64,
+                    causal: true,
+                },
+            ] {
+                cases.push((v.with_tile(tile), shape));
+            }
         }
     }
     for tile in &TileConfig::PRESETS[1..] {
@@ -584,6 +643,60 @@ pub fn selftest(args: SelftestArgs) -> i32 {
             cases.len() - failed,
             failed
         );
+    }
+    if failed > 0 { exit::CHECK_FAILED } else { 0 }
+}
+
+/// `attnscope build`: NVRTC only, so it runs on machines with no GPU.
+pub fn build(args: BuildArgs) -> i32 {
+    let source = match &args.kernels {
+        Some(dir) => match crate::gpu::kernel_watch::read_source(dir) {
+            Ok(s) => s,
+            Err(e) => return fail(exit::USAGE, e),
+        },
+        None => KERNEL_SOURCE.to_string(),
+    };
+    if let Err(e) = nvrtc::nvrtc_version() {
+        return fail(exit::NO_GPU, e);
+    }
+    if let Some(dir) = &args.out {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            return fail(exit::USAGE, format!("--out {}: {e}", dir.display()));
+        }
+    }
+    println!(
+        "{:<28} {:>5} {:>12} {:>9} {:>6} {:>8}  families",
+        "variant", "regs", "static smem", "spill B", "stack", "ms"
+    );
+    let mut failed = 0;
+    for spec in &args.variants.0 {
+        let (VariantSpec::Fixed(v) | VariantSpec::Tuned(v)) = *spec;
+        match nvrtc::compile(&source, &nvrtc::defines(&v, args.d), &args.arch) {
+            Ok(b) => {
+                println!(
+                    "{:<28} {:>5} {:>12} {:>9} {:>6} {:>8.0}  {}",
+                    v.name(),
+                    b.registers,
+                    b.smem_static_bytes,
+                    b.spill_store_bytes + b.spill_load_bytes,
+                    b.stack_bytes,
+                    b.compile_ms,
+                    b.families.join(" ")
+                );
+                if let Some(dir) = &args.out {
+                    let path = dir.join(format!("{}.cubin", v.name()));
+                    if let Err(e) = std::fs::write(&path, &b.cubin) {
+                        failed += 1;
+                        eprintln!("attnscope: cannot write {}: {e}", path.display());
+                    }
+                }
+            }
+            Err(e) => {
+                failed += 1;
+                println!("{:<28} FAILED", v.name());
+                eprintln!("{e}");
+            }
+        }
     }
     if failed > 0 { exit::CHECK_FAILED } else { 0 }
 }

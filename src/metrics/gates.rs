@@ -58,17 +58,18 @@ pub enum Requirement {
 impl Requirement {
     fn met_by(self, t: Toggles) -> bool {
         match self {
-            Requirement::Wmma => t.wmma,
-            Requirement::WmmaPv => t.wmma_pv,
+            // The mma path puts both products on tensor cores too.
+            Requirement::Wmma => t.wmma || t.mma,
+            Requirement::WmmaPv => t.wmma_pv || t.mma,
             Requirement::CpAsync => t.cp_async,
-            Requirement::NotScalar => t.wmma || t.wmma_pv || t.cp_async,
+            Requirement::NotScalar => t.wmma || t.wmma_pv || t.cp_async || t.mma,
         }
     }
 
     fn describe(self) -> &'static str {
         match self {
-            Requirement::Wmma => "no WMMA in this variant",
-            Requirement::WmmaPv => "no WMMA P·V in this variant",
+            Requirement::Wmma => "Q·Kᵀ is not on tensor cores in this variant",
+            Requirement::WmmaPv => "P·V is not on tensor cores in this variant",
             Requirement::CpAsync => "no cp.async in this variant",
             Requirement::NotScalar => "this is the scalar baseline",
         }
@@ -292,6 +293,7 @@ mod tests {
             wmma: true,
             wmma_pv: true,
             cp_async: true,
+            mma: false,
             fault: false,
         };
         let v = values(&[
@@ -339,7 +341,9 @@ mod tests {
         let r = evaluate(&set, Toggles::default(), &BTreeMap::new());
         assert_eq!(
             by_id(&r, "tensor_pipe").status,
-            Status::NotApplicable("not applicable: no WMMA in this variant".into())
+            Status::NotApplicable(
+                "not applicable: Q·Kᵀ is not on tensor cores in this variant".into()
+            )
         );
         assert_eq!(
             by_id(&r, "speedup").status,

@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-/// The three toggles of the seeds.
+/// The three toggles of the seeds, and the mma.sync path of issue 9.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
 )]
@@ -15,6 +15,10 @@ pub struct Toggles {
     pub wmma: bool,
     pub wmma_pv: bool,
     pub cp_async: bool,
+    /// Q·Kᵀ and P·V by `mma.sync` + `ldmatrix`, S and P kept in registers;
+    /// replaces `wmma` and `wmma_pv` (they cannot be on with it).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub mma: bool,
     /// Test-only: the kernel also stores out of bounds (`+fault`), to prove
     /// a faulting kernel takes down only the worker process.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -28,6 +32,11 @@ pub struct TileConfig {
     pub block_n: u32,
     pub stages: u32,
     pub warps: u32,
+    /// Warp groups that share each K/V tile (mma path only), merged at the end.
+    pub split: u32,
+    /// CTAs of a thread-block cluster that multicast K/V tiles to each other
+    /// (mma path with cp.async, sm_90 or newer).
+    pub cluster: u32,
 }
 
 impl TileConfig {
@@ -38,26 +47,88 @@ impl TileConfig {
             block_n: 64,
             stages: 2,
             warps: 4,
+            split: 1,
+            cluster: 1,
         },
         TileConfig {
             block_m: 128,
             block_n: 64,
             stages: 2,
             warps: 8,
+            split: 1,
+            cluster: 1,
         },
         TileConfig {
             block_m: 64,
             block_n: 32,
             stages: 2,
             warps: 4,
+            split: 1,
+            cluster: 1,
         },
         TileConfig {
             block_m: 64,
             block_n: 64,
             stages: 1,
             warps: 4,
+            split: 1,
+            cluster: 1,
         },
     ];
+}
+
+impl TileConfig {
+    /// Tiles the mma path is tuned over (`attnscope tune`): 16 or 32 query
+    /// rows per warp, K/V split over 1, 2 or 4 warp groups, 2 stages or 3
+    /// (software-pipelined: Q·Kᵀ of the next tile overlaps this softmax).
+    pub const MMA_CANDIDATES: [&'static str; 13] = [
+        "64x64s2w4",
+        "64x64s3w4",
+        "64x128s2w4",
+        "64x64s2w8k2",
+        "64x64s3w8k2",
+        "64x32s3w8k2",
+        "64x128s3w8k2",
+        "64x32s2w16k4",
+        "32x64s2w4k2",
+        "128x64s2w4",
+        "128x64s2w8",
+        "128x64s3w8",
+        "128x64s2w8k2",
+    ];
+
+    /// What `t` cycles through for a path: the presets, or for the mma path
+    /// every tuning candidate.
+    pub fn presets_for(toggles: Toggles) -> Vec<TileConfig> {
+        if toggles.mma {
+            Self::MMA_CANDIDATES
+                .iter()
+                .map(|t| parse_tile(t).expect("candidate tiles parse (tested)"))
+                .collect()
+        } else {
+            Self::PRESETS.to_vec()
+        }
+    }
+
+    /// `64x64s2w4` and friends, as in a variant name after `@`.
+    pub fn parse(text: &str) -> Result<TileConfig, String> {
+        parse_tile(text)
+    }
+
+    /// What `parse` reads: `64x64s2w4`, with `kN` and `cN` when not 1.
+    pub fn text(&self) -> String {
+        let mut s = format!(
+            "{}x{}s{}w{}",
+            self.block_m, self.block_n, self.stages, self.warps
+        );
+        if self.split != 1 {
+            s.push_str(&format!("k{}", self.split));
+        }
+        if self.cluster != 1 {
+            s.push_str(&format!("c{}", self.cluster));
+        }
+        s
+    }
 }
 
 impl Default for TileConfig {
@@ -67,6 +138,8 @@ impl Default for TileConfig {
             block_n: 64,
             stages: 2,
             warps: 4,
+            split: 1,
+            cluster: 1,
         }
     }
 }
@@ -87,6 +160,7 @@ impl Variant {
             wmma: false,
             wmma_pv: false,
             cp_async: false,
+            mma: false,
             fault: false,
         },
         tile: TileConfig {
@@ -94,6 +168,8 @@ impl Variant {
             block_n: 64,
             stages: 2,
             warps: 4,
+            split: 1,
+            cluster: 1,
         },
     };
     pub const FULL: Variant = Variant {
@@ -101,6 +177,7 @@ impl Variant {
             wmma: true,
             wmma_pv: true,
             cp_async: true,
+            mma: false,
             fault: false,
         },
         tile: TileConfig {
@@ -108,6 +185,8 @@ impl Variant {
             block_n: 64,
             stages: 2,
             warps: 4,
+            split: 1,
+            cluster: 1,
         },
     };
 
@@ -118,6 +197,7 @@ impl Variant {
         let parts: Vec<&str> = [
             (t.wmma, "wmma"),
             (t.wmma_pv, "pv"),
+            (t.mma, "mma"),
             (t.cp_async, "async"),
             (t.fault, "fault"),
         ]
@@ -131,13 +211,82 @@ impl Variant {
             parts.join("+")
         };
         if self.tile != TileConfig::default() {
-            let c = self.tile;
-            name.push_str(&format!(
-                "@{}x{}s{}w{}",
-                c.block_m, c.block_n, c.stages, c.warps
-            ));
+            name.push('@');
+            name.push_str(&self.tile.text());
         }
         name
+    }
+
+    /// Whether the kernel source accepts this combination (its static_asserts,
+    /// said here first so the CLI and the screen can name the rule).
+    pub fn check(&self) -> Result<(), String> {
+        let t = self.toggles;
+        let c = self.tile;
+        if t.mma && (t.wmma || t.wmma_pv) {
+            return Err("mma replaces wmma and pv: use mma or mma+async, not both paths".into());
+        }
+        if !matches!(c.block_n, 32 | 64 | 96 | 128) {
+            return Err(format!(
+                "BLOCK_N={} is not supported: 32, 64, 96 or 128",
+                c.block_n
+            ));
+        }
+        if !matches!(c.stages, 1..=3) {
+            return Err(format!("stages={} is not supported: 1, 2 or 3", c.stages));
+        }
+        if c.block_m == 0 || c.block_m % 16 != 0 || c.block_m > 256 {
+            return Err(format!(
+                "BLOCK_M={} is not supported: a multiple of 16 up to 256",
+                c.block_m
+            ));
+        }
+        if c.split == 0 || c.warps == 0 || c.warps * 32 > 1024 {
+            return Err(format!(
+                "{} warps split {} ways is not a launchable block (1 to 32 warps, split ≥ 1)",
+                c.warps, c.split
+            ));
+        }
+        if c.cluster != 1 && !(t.mma && t.cp_async && c.stages == 2 && matches!(c.cluster, 2 | 4)) {
+            return Err(format!(
+                "cluster c{}: K/V multicast takes clusters of 2 or 4 on the mma path with cp.async and 2 stages (e.g. mma+async@64x64s2w8k2c2)",
+                c.cluster
+            ));
+        }
+        if t.mma {
+            let rows = c.block_m * c.split / c.warps;
+            if c.warps % c.split != 0
+                || rows * c.warps != c.block_m * c.split
+                || !matches!(rows, 16 | 32)
+            {
+                return Err(format!(
+                    "the mma path gives each warp 16 or 32 query rows: BLOCK_M×split÷warps = {}×{}÷{} does not",
+                    c.block_m, c.split, c.warps
+                ));
+            }
+        } else {
+            if c.split != 1 {
+                return Err(
+                    "only the mma path splits K/V tiles over warps (k1 for the others)".into(),
+                );
+            }
+            if c.warps * 16 != c.block_m {
+                return Err(format!(
+                    "each warp owns 16 query rows: warps must be BLOCK_M÷16 = {}, not {}",
+                    c.block_m / 16,
+                    c.warps
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// This variant with another tile (`64x64s2w8k2`); panics on a bad tile,
+    /// so only for tiles written in the source.
+    pub fn with_tile(self, tile: &str) -> Variant {
+        Variant {
+            tile: TileConfig::parse(tile).expect("a valid tile literal"),
+            ..self
+        }
     }
 
     /// All eight toggle combinations with the default tile, scalar first.
@@ -148,6 +297,7 @@ impl Variant {
                     wmma: bits & 1 != 0,
                     wmma_pv: bits & 2 != 0,
                     cp_async: bits & 4 != 0,
+                    mma: false,
                     fault: false,
                 },
                 tile: TileConfig::default(),
@@ -261,10 +411,11 @@ impl FromStr for Variant {
                     "wmma" => v.toggles.wmma = true,
                     "pv" | "wmma_pv" => v.toggles.wmma_pv = true,
                     "async" | "cp_async" => v.toggles.cp_async = true,
+                    "mma" => v.toggles.mma = true,
                     "fault" => v.toggles.fault = true,
                     other => {
                         return Err(format!(
-                            "unknown variant '{text}': '{other}' is not a toggle (known: scalar, wmma, pv, async, joined by '+', e.g. wmma+pv+async)"
+                            "unknown variant '{text}': '{other}' is not a toggle (known: scalar, wmma, pv, async, mma, joined by '+', e.g. wmma+pv+async or mma+async)"
                         ));
                     }
                 }
@@ -273,23 +424,32 @@ impl FromStr for Variant {
         if let Some(tile) = tile {
             v.tile = parse_tile(tile).map_err(|e| format!("unknown variant '{text}': {e}"))?;
         }
+        v.check().map_err(|e| format!("variant '{text}': {e}"))?;
         Ok(v)
     }
 }
 
-/// `64x64s2w4`: BLOCK_M x BLOCK_N, STAGES, warps.
+/// `64x64s2w4` or `64x64s2w8k2`: BLOCK_M x BLOCK_N, STAGES, warps, and the
+/// K/V split (1 when left out).
 fn parse_tile(text: &str) -> Result<TileConfig, String> {
-    let bad =
-        || format!("tile '{text}' is not of the form 64x64s2w4 (BLOCK_M x BLOCK_N, stages, warps)");
+    let bad = || {
+        format!(
+            "tile '{text}' is not of the form 64x64s2w4 (BLOCK_M x BLOCK_N, stages, warps; optional kN: K/V split over N warp groups; optional cN: K/V multicast over a cluster of N CTAs)"
+        )
+    };
     let (m, rest) = text.split_once('x').ok_or_else(bad)?;
     let (n, rest) = rest.split_once('s').ok_or_else(bad)?;
-    let (s, w) = rest.split_once('w').ok_or_else(bad)?;
+    let (s, rest) = rest.split_once('w').ok_or_else(bad)?;
+    let (rest, cl) = rest.split_once('c').unwrap_or((rest, "1"));
+    let (w, k) = rest.split_once('k').unwrap_or((rest, "1"));
     let num = |t: &str| t.parse::<u32>().map_err(|_| bad());
     Ok(TileConfig {
         block_m: num(m)?,
         block_n: num(n)?,
         stages: num(s)?,
         warps: num(w)?,
+        split: num(k)?,
+        cluster: num(cl)?,
     })
 }
 
@@ -346,6 +506,45 @@ mod tests {
     }
 
     #[test]
+    fn mma_variants_name_and_check() {
+        let v: Variant = "mma+async@64x64s2w8k2".parse().unwrap();
+        assert!(v.toggles.mma && v.toggles.cp_async && !v.toggles.wmma);
+        assert_eq!(v.tile.split, 2);
+        assert_eq!(v.name(), "mma+async@64x64s2w8k2");
+        assert_eq!("async+mma".parse::<Variant>().unwrap().name(), "mma+async");
+        assert_eq!(
+            "mma+async@128x64s2w4"
+                .parse::<Variant>()
+                .unwrap()
+                .tile
+                .warps,
+            4
+        );
+        let err = |t: &str| t.parse::<Variant>().unwrap_err();
+        assert!(err("mma+wmma").contains("mma replaces wmma and pv"));
+        assert!(err("mma@64x64s2w1").contains("16 or 32 query rows"));
+        assert!(err("wmma@64x64s2w8k2").contains("only the mma path splits"));
+        assert!(err("wmma@64x64s2w8").contains("warps must be BLOCK_M÷16 = 4"));
+        assert!(err("scalar@64x48s2w4").contains("BLOCK_N=48"));
+        assert!(err("mma@64x64s4w4").contains("stages=4"));
+        assert!(err("mma@64x64s2w4k0").contains("split"));
+        let c: Variant = "mma+async@64x64s2w8k2c2".parse().unwrap();
+        assert_eq!((c.tile.split, c.tile.cluster), (2, 2));
+        assert_eq!(c.name(), "mma+async@64x64s2w8k2c2");
+        assert_eq!(
+            "mma+async@64x64s2w4c4"
+                .parse::<Variant>()
+                .unwrap()
+                .tile
+                .cluster,
+            4
+        );
+        assert!(err("mma@64x64s2w4c2").contains("cluster c2"));
+        assert!(err("mma+async@64x64s3w4c2").contains("2 stages"));
+        assert!(err("mma+async@64x64s2w4c3").contains("clusters of 2 or 4"));
+    }
+
+    #[test]
     fn mission_flops() {
         assert_eq!(
             Shape::MISSION.flops(),
@@ -364,6 +563,8 @@ mod tests {
             block_n: 32,
             stages: 1,
             warps: 8,
+            split: 1,
+            cluster: 1,
         };
         assert_eq!(v.name().parse::<Variant>().unwrap(), v);
         assert_eq!(

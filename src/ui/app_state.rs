@@ -176,8 +176,14 @@ impl UiState {
             Action::ToggleWmma => next.variant.toggles.wmma ^= true,
             Action::TogglePv => next.variant.toggles.wmma_pv ^= true,
             Action::ToggleAsync => next.variant.toggles.cp_async ^= true,
+            Action::ToggleMma => next.variant.toggles.mma ^= true,
             Action::ToggleFault => next.variant.toggles.fault ^= true,
-            Action::NextTile => next.variant.tile = cycle(&TileConfig::PRESETS, base.variant.tile),
+            Action::NextTile => {
+                next.variant.tile = cycle(
+                    &TileConfig::presets_for(base.variant.toggles),
+                    base.variant.tile,
+                )
+            }
             Action::NextShape => {
                 let plain = Shape {
                     causal: false,
@@ -224,6 +230,18 @@ impl UiState {
             Action::Record => return vec![Effect::ToggleRecording],
             Action::Bookmark => return vec![Effect::Bookmark],
             _ => return Vec::new(),
+        }
+        // The mma path and the WMMA toggles exclude each other: the key just
+        // pressed wins; a tile the new path cannot run falls back to the default.
+        let t = &mut next.variant.toggles;
+        if action == Action::ToggleMma && t.mma {
+            t.wmma = false;
+            t.wmma_pv = false;
+        } else if t.wmma || t.wmma_pv {
+            t.mma = false;
+        }
+        if next.variant.check().is_err() {
+            next.variant.tile = TileConfig::default();
         }
         *pending = Some(next);
         vec![Effect::Worker(Command::Select {

@@ -36,6 +36,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         switch(t.wmma, "w", "WMMA Q·Kᵀ"),
         switch(t.wmma_pv, "p", "WMMA P·V"),
         switch(t.cp_async, "c", "cp.async"),
+        switch(t.mma, "M", "mma.sync"),
         Line::from(vec![
             Span::styled(" tile  ", theme::label()),
             Span::styled(

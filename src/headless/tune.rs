@@ -1,0 +1,435 @@
+//! `attnscope tune`: times every candidate tile of one kernel path on one
+//! shape and keeps the fastest correct one. The choice is cached per GPU,
+//! architecture, kernel source and shape, so `bench --variants
+//! mma+async@tuned` reuses it until the kernel or the GPU changes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{Run, bench_one, fail};
+use crate::cli::{TuneArgs, exit};
+use crate::gpu::engine::{Engine, Timer};
+use crate::gpu::measure::Plan;
+use crate::session::{Shape, TileConfig, Toggles, Variant};
+
+/// One cached choice.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TunedEntry {
+    /// The winning tile, as written after `@` in a variant name.
+    pub tile: String,
+    pub p50_us: f64,
+    /// How many candidates were timed, and when (seconds since the epoch).
+    pub candidates: usize,
+    pub tuned_at: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TuneCache {
+    pub version: u32,
+    pub entries: BTreeMap<String, TunedEntry>,
+}
+
+const CACHE_VERSION: u32 = 1;
+
+/// What a choice depends on: the GPU and its architecture, the kernel source,
+/// the path's toggles and the shape (causal included).
+pub fn cache_key(
+    gpu: &str,
+    arch: &str,
+    source_hash: &str,
+    toggles: Toggles,
+    shape: &Shape,
+) -> String {
+    let flags = Variant {
+        toggles,
+        tile: TileConfig::default(),
+    }
+    .name();
+    format!("{gpu}|{arch}|{source_hash}|{flags}|{shape}")
+}
+
+impl TuneCache {
+    /// `$ATTNSCOPE_TUNE_CACHE`, else `$XDG_CACHE_HOME/attnscope/tuned.json`,
+    /// else `~/.cache/attnscope/tuned.json`.
+    pub fn default_path() -> Option<PathBuf> {
+        if let Some(p) = std::env::var_os("ATTNSCOPE_TUNE_CACHE") {
+            return Some(PathBuf::from(p));
+        }
+        std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+            .map(|c| c.join("attnscope/tuned.json"))
+    }
+
+    /// A missing file is an empty cache; an unreadable or corrupt one is an
+    /// error naming the file (nothing is overwritten behind the user's back).
+    pub fn load(path: &Path) -> Result<TuneCache, String> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(TuneCache::default()),
+            Err(e) => {
+                return Err(format!(
+                    "cannot read the tuning cache {}: {e}",
+                    path.display()
+                ));
+            }
+        };
+        let cache: TuneCache = serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "the tuning cache {} is corrupt ({e}); delete it and run attnscope tune again",
+                path.display()
+            )
+        })?;
+        if cache.version != CACHE_VERSION {
+            return Err(format!(
+                "the tuning cache {} has version {}, this attnscope writes {CACHE_VERSION}; delete it and tune again",
+                path.display(),
+                cache.version
+            ));
+        }
+        Ok(cache)
+    }
+
+    /// Written whole to a temporary file, then renamed over the old one.
+    pub fn save(&self, path: &Path) -> Result<(), String> {
+        let why =
+            |e: std::io::Error| format!("cannot write the tuning cache {}: {e}", path.display());
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(why)?;
+        }
+        let tmp = path.with_extension("json.tmp");
+        let text = serde_json::to_string_pretty(&TuneCache {
+            version: CACHE_VERSION,
+            entries: self.entries.clone(),
+        })
+        .map_err(|e| format!("tuning cache: {e}"))?;
+        std::fs::write(&tmp, text).map_err(why)?;
+        std::fs::rename(&tmp, path).map_err(why)
+    }
+}
+
+/// The tiles tuned over for a path: what `t` cycles through, where valid.
+pub fn candidates(toggles: Toggles) -> Vec<TileConfig> {
+    TileConfig::presets_for(toggles)
+        .into_iter()
+        .filter(|&tile| Variant { toggles, tile }.check().is_ok())
+        .collect()
+}
+
+/// A timed candidate.
+pub struct Trial {
+    pub variant: Variant,
+    pub row: serde_json::Value,
+    pub p50_us: Option<f64>,
+    pub correct: bool,
+}
+
+/// Times every candidate; returns the trials and the index of the fastest
+/// correct one.
+fn trials(
+    run: &mut Run,
+    toggles: Toggles,
+    shape: &Shape,
+    plan: &Plan,
+    quiet: bool,
+) -> (Vec<Trial>, Option<usize>) {
+    let mut out = Vec::new();
+    for tile in candidates(toggles) {
+        let variant = Variant { toggles, tile };
+        let trial = match bench_one(&mut run.engine, &mut run.sink, &variant, shape, plan, None) {
+            Ok((row, correct)) => Trial {
+                variant,
+                p50_us: row["p50_us"].as_f64(),
+                correct,
+                row,
+            },
+            Err(e) => Trial {
+                variant,
+                row: json!({"variant": variant.name(), "error": e.to_string()}),
+                p50_us: None,
+                correct: false,
+            },
+        };
+        if !quiet {
+            eprintln!(
+                "  {:<28} {}",
+                trial.variant.name(),
+                match (trial.p50_us, trial.correct) {
+                    (Some(p), true) => format!("{p:9.2} µs"),
+                    (Some(p), false) => format!("{p:9.2} µs  WRONG RESULT, not eligible"),
+                    _ => format!("error: {}", trial.row["error"].as_str().unwrap_or("?")),
+                }
+            );
+        }
+        out.push(trial);
+    }
+    let best = out
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.correct && t.p50_us.is_some())
+        .min_by(|a, b| {
+            a.1.p50_us
+                .partial_cmp(&b.1.p50_us)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        })
+        .map(|(i, _)| i);
+    (out, best)
+}
+
+fn now_s() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn key_for(engine: &Engine, toggles: Toggles, shape: &Shape) -> String {
+    cache_key(
+        &engine.info.name,
+        &engine.arch,
+        &engine.source_hash(),
+        toggles,
+        shape,
+    )
+}
+
+/// The tuned variant for `toggles` on `shape`: from the cache, else tuned now
+/// (and cached). Err is a message for the user.
+pub(super) fn resolve(
+    run: &mut Run,
+    toggles: Toggles,
+    shape: &Shape,
+    plan: &Plan,
+) -> Result<Variant, String> {
+    let path = TuneCache::default_path();
+    let mut cache = match &path {
+        Some(p) => TuneCache::load(p)?,
+        None => TuneCache::default(),
+    };
+    let key = key_for(&run.engine, toggles, shape);
+    if let Some(hit) = cache.entries.get(&key) {
+        let tile =
+            TileConfig::parse(&hit.tile).map_err(|e| format!("tuning cache entry {key}: {e}"))?;
+        let v = Variant { toggles, tile };
+        eprintln!(
+            "attnscope: {} on {shape}: tuned tile {} (cached)",
+            v.name(),
+            hit.tile
+        );
+        return Ok(v);
+    }
+    eprintln!("attnscope: no tuned tile for {toggles:?} on {shape} yet; tuning now");
+    let (trials, best) = trials(run, toggles, shape, plan, false);
+    let best = best.ok_or_else(|| "no candidate tile was correct".to_string())?;
+    let chosen = trials[best].variant;
+    cache.entries.insert(
+        key,
+        TunedEntry {
+            tile: chosen.tile.text(),
+            p50_us: trials[best].p50_us.unwrap_or(f64::NAN),
+            candidates: trials.len(),
+            tuned_at: now_s(),
+        },
+    );
+    if let Some(p) = &path {
+        cache.save(p)?;
+    }
+    Ok(chosen)
+}
+
+pub fn run(args: TuneArgs) -> i32 {
+    let shape = Shape {
+        causal: args.causal,
+        ..args.shape
+    };
+    let toggles = args.variant.toggles;
+    if args.variant.tile != TileConfig::default() {
+        return fail(
+            exit::USAGE,
+            "tune picks the tile: give the toggles only (e.g. --variant mma+async)",
+        );
+    }
+    let cache_path = TuneCache::default_path();
+    let mut cache = match cache_path.as_deref().map(TuneCache::load).transpose() {
+        Ok(c) => c.unwrap_or_default(),
+        Err(e) => return fail(exit::USAGE, e),
+    };
+    let mut run = match Run::start(Timer::Cupti, 0.0, args.record.as_deref()) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let plan = Plan {
+        max_s: args.max_seconds,
+        ..Plan::default()
+    };
+    if !args.json {
+        eprintln!(
+            "tuning {} on {shape}: {} candidate tiles, up to {} s each",
+            Variant {
+                toggles,
+                tile: TileConfig::default()
+            }
+            .name(),
+            candidates(toggles).len(),
+            args.max_seconds
+        );
+    }
+    let (trials, best) = trials(&mut run, toggles, &shape, &plan, args.json);
+    run.sink.drain();
+    let key = key_for(&run.engine, toggles, &shape);
+    if let Some(b) = best {
+        cache.entries.insert(
+            key.clone(),
+            TunedEntry {
+                tile: trials[b].variant.tile.text(),
+                p50_us: trials[b].p50_us.unwrap_or(f64::NAN),
+                candidates: trials.len(),
+                tuned_at: now_s(),
+            },
+        );
+        if let Some(p) = &cache_path {
+            if let Err(e) = cache.save(p) {
+                eprintln!("attnscope: {e}");
+            }
+        }
+    }
+    if args.json {
+        let rows: Vec<&serde_json::Value> = trials.iter().map(|t| &t.row).collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "gpu": run.engine.info, "shape": shape, "results": rows,
+                "best": best.map(|b| trials[b].variant.name()), "cache_key": key,
+                "cache": cache_path,
+            }))
+            .unwrap_or_default()
+        );
+    } else {
+        let mut order: Vec<&Trial> = trials.iter().collect();
+        order.sort_by(|a, b| {
+            let k = |t: &Trial| {
+                if t.correct {
+                    t.p50_us.unwrap_or(f64::INFINITY)
+                } else {
+                    f64::INFINITY
+                }
+            };
+            k(a).partial_cmp(&k(b)).unwrap_or(std::cmp::Ordering::Equal)
+        });
+        println!("{} ({}), {shape}", run.engine.info.name, run.engine.arch);
+        println!(
+            "{:<28} {:>9} {:>8} {:>5} {:>7} {:>7}",
+            "variant", "p50 µs", "TFLOP/s", "regs", "smem", "correct"
+        );
+        for t in order {
+            let r = &t.row;
+            match t.p50_us {
+                Some(p) => println!(
+                    "{:<28} {:>9.2} {:>8.2} {:>5} {:>6}K {:>7}{}",
+                    t.variant.name(),
+                    p,
+                    r["tflops"].as_f64().unwrap_or(f64::NAN),
+                    r["registers"],
+                    r["smem_bytes"].as_u64().unwrap_or(0) / 1024,
+                    if t.correct { "PASS" } else { "FAIL" },
+                    if best.is_some_and(|b| std::ptr::eq(t, &trials[b])) {
+                        "  ← tuned"
+                    } else {
+                        ""
+                    }
+                ),
+                None => println!(
+                    "{:<28} ERROR {}",
+                    t.variant.name(),
+                    r["error"].as_str().unwrap_or("?")
+                ),
+            }
+        }
+        match (best, &cache_path) {
+            (Some(b), Some(p)) => println!(
+                "tuned: {} (cached in {})",
+                trials[b].variant.name(),
+                p.display()
+            ),
+            (Some(b), None) => println!(
+                "tuned: {} (no cache folder: set HOME or XDG_CACHE_HOME)",
+                trials[b].variant.name()
+            ),
+            (None, _) => println!("no candidate was correct; nothing cached"),
+        }
+    }
+    if best.is_some() {
+        0
+    } else {
+        exit::CHECK_FAILED
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidates_are_valid_for_their_path() {
+        let mma = "mma+async".parse::<Variant>().unwrap().toggles;
+        assert_eq!(candidates(mma).len(), TileConfig::MMA_CANDIDATES.len());
+        let full = Variant::FULL.toggles;
+        assert_eq!(candidates(full), TileConfig::PRESETS.to_vec());
+        for t in candidates(mma) {
+            assert_eq!(TileConfig::parse(&t.text()).unwrap(), t);
+        }
+    }
+
+    #[test]
+    fn keys_separate_everything_a_choice_depends_on() {
+        let mma = "mma+async".parse::<Variant>().unwrap().toggles;
+        let causal = Shape {
+            causal: true,
+            ..Shape::MISSION
+        };
+        let keys = [
+            cache_key("H100", "sm_90", "abc", mma, &Shape::MISSION),
+            cache_key("H200", "sm_90", "abc", mma, &Shape::MISSION),
+            cache_key("H100", "sm_90", "abd", mma, &Shape::MISSION),
+            cache_key("H100", "sm_90", "abc", mma, &causal),
+            cache_key(
+                "H100",
+                "sm_90",
+                "abc",
+                Variant::FULL.toggles,
+                &Shape::MISSION,
+            ),
+        ];
+        let unique: std::collections::BTreeSet<_> = keys.iter().collect();
+        assert_eq!(unique.len(), keys.len(), "{keys:?}");
+        assert!(keys[0].contains("mma+async") && keys[3].contains("causal"));
+    }
+
+    #[test]
+    fn cache_round_trips_and_refuses_corrupt_files() {
+        let dir = std::env::temp_dir().join(format!("attnscope-tune-{}", std::process::id()));
+        let path = dir.join("sub/tuned.json");
+        assert_eq!(TuneCache::load(&path).unwrap(), TuneCache::default());
+        let mut c = TuneCache::default();
+        c.entries.insert(
+            "k".into(),
+            TunedEntry {
+                tile: "64x64s2w8k2".into(),
+                p50_us: 6.5,
+                candidates: 10,
+                tuned_at: 1,
+            },
+        );
+        c.save(&path).unwrap();
+        let back = TuneCache::load(&path).unwrap();
+        assert_eq!(back.entries, c.entries);
+        std::fs::write(&path, "{\"version\": 1, \"entr").unwrap();
+        let e = TuneCache::load(&path).unwrap_err();
+        assert!(e.contains("corrupt") && e.contains("tuned.json"), "{e}");
+        std::fs::write(&path, "{\"version\": 7, \"entries\": {}}").unwrap();
+        assert!(TuneCache::load(&path).unwrap_err().contains("version 7"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
