@@ -37,9 +37,6 @@
 #ifndef SPLIT
 #define SPLIT 1
 #endif
-#ifndef CLUSTER
-#define CLUSTER 1
-#endif
 #ifndef WARPS
 #define WARPS (BLOCK_M / 16 * SPLIT)
 #endif
@@ -81,11 +78,6 @@ static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "HEAD_DIM must be 64 or 128");
 static_assert(STAGES >= 1 && STAGES <= 3, "STAGES must be 1, 2 or 3");
 static_assert(!(USE_MMA && (USE_WMMA || USE_WMMA_PV)), "USE_MMA replaces USE_WMMA and USE_WMMA_PV");
 static_assert(SPLIT >= 1 && WARPS % SPLIT == 0, "WARPS must be a multiple of SPLIT");
-static_assert(CLUSTER == 1 || (USE_MMA && USE_CP_ASYNC && STAGES == 2 && (CLUSTER == 2 || CLUSTER == 4)),
-              "K/V multicast over a cluster of 2 or 4 needs the mma path with cp.async and 2 stages");
-#if CLUSTER > 1 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-#error "K/V multicast over a thread-block cluster needs sm_90 or newer"
-#endif
 #if USE_MMA
 #define ROWS_PER_WARP (BLOCK_M * SPLIT / WARPS)
 static_assert(BLOCK_M * SPLIT % WARPS == 0 && (ROWS_PER_WARP == 16 || ROWS_PER_WARP == 32),
@@ -122,8 +114,7 @@ static_assert(WARPS * 16 == BLOCK_M, "each warp owns 16 query rows: WARPS must b
 // the K/V tiles no longer need: per warp, each lane's O, m and l registers.
 #define MERGE_REGS (ROWS_PER_WARP / 16 * (HEAD_DIM / 8 * 4 + 4))
 #define MERGE_BYTES ((SPLIT - 1) * (WARPS / SPLIT) * 32 * MERGE_REGS * 4)
-#define BARRIER_BYTES (CLUSTER > 1 ? 128 : 0)  // one mbarrier per stage
-#define TILE_BYTES (SQ_BYTES + 2 * SKV_BYTES + BARRIER_BYTES)
+#define TILE_BYTES (SQ_BYTES + 2 * SKV_BYTES)
 #define SMEM_BYTES (TILE_BYTES > MERGE_BYTES ? TILE_BYTES : MERGE_BYTES)
 #else
 #define SS_BYTES ALIGN128(BLOCK_M * LDS * 4)
@@ -143,13 +134,11 @@ static_assert(WARPS * 16 == BLOCK_M, "each warp owns 16 query rows: WARPS must b
 extern "C" __constant__ int attn_smem_bytes = SMEM_BYTES;
 extern "C" __constant__ int attn_threads = THREADS;
 extern "C" __constant__ int attn_block_m = BLOCK_M;
-// The grid's x extent must be a multiple of this (the launcher rounds it up).
-extern "C" __constant__ int attn_cluster = CLUSTER;
 // The whole configuration, so every define set yields distinct PTX: NVRTC
 // 13.0 on the GPU machine printed no PTXAS report for a PTX it had already
 // assembled in the same process (single-stage variants equal the default).
-extern "C" __constant__ int attn_config[11] = {HEAD_DIM,     BLOCK_M, BLOCK_N, STAGES, WARPS,  USE_WMMA,
-                                               USE_WMMA_PV, USE_CP_ASYNC, USE_MMA, SPLIT,  CLUSTER};
+extern "C" __constant__ int attn_config[10] = {HEAD_DIM, BLOCK_M,     BLOCK_N,      STAGES,  WARPS,
+                                               USE_WMMA, USE_WMMA_PV, USE_CP_ASYNC, USE_MMA, SPLIT};
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -305,82 +294,6 @@ __device__ __forceinline__ float fast_exp2(float x) {
     return y;
 }
 
-#if CLUSTER > 1
-// ---- K/V multicast (sm_90). The CLUSTER CTAs of a cluster work on
-// neighbouring query blocks of one head and need the same K/V tiles: each
-// CTA copies every CLUSTER-th row of a tile with a bulk copy that lands in
-// all of their shared memories, so L2 serves each tile once per cluster
-// instead of once per CTA. A stage's arrival is an mbarrier counting bytes;
-// a stage is refilled only after the whole cluster has passed a cluster
-// barrier (every CTA is done reading it).
-__device__ __forceinline__ unsigned cluster_rank() {
-    unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-    return r;
-}
-
-__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory"); }
-
-__device__ __forceinline__ void mbar_init(unsigned long long* bar) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_addr(bar)));
-}
-
-__device__ __forceinline__ void mbar_expect_tx(unsigned long long* bar, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)),
-                 "r"(bytes)
-                 : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity) {
-    asm volatile(
-        "{\n"
-        ".reg .pred done;\n"
-        "WAIT_%=:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-        "@!done bra WAIT_%=;\n"
-        "}\n" ::"r"(smem_addr(bar)),
-        "r"(parity)
-        : "memory");
-}
-
-__device__ __forceinline__ void bulk_multicast(void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
-    const unsigned short mask = (1u << CLUSTER) - 1;
-    asm volatile(
-        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], %2, [%3], "
-        "%4;\n" ::"r"(smem_addr(dst)),
-        "l"(src), "r"(bytes), "r"(smem_addr(bar)), "h"(mask)
-        : "memory");
-}
-
-// Starts tile t into its stage: this CTA's share of the rows, multicast; rows
-// at or past S are zeroed locally by every CTA (a bulk copy cannot zero-fill).
-__device__ __forceinline__ void multicast_kv(half* sK, half* sV, const half* __restrict__ Kh,
-                                             const half* __restrict__ Vh, unsigned long long* bars, int t, int S,
-                                             unsigned rank) {
-    const int stage = t % KV_STAGES;
-    const int row0 = t * KV_ROWS;
-    const int valid = min(KV_ROWS, S - row0);
-    half* tK = sK + stage * KV_ROWS * LDH;
-    half* tV = sV + stage * KV_ROWS * LDH;
-    if (threadIdx.x == 0) mbar_expect_tx(&bars[stage], (unsigned)valid * HEAD_DIM * 2 * 2);
-    constexpr int SHARE = KV_ROWS / CLUSTER;
-    for (int i = threadIdx.x; i < 2 * SHARE; i += THREADS) {
-        const int r = (i % SHARE) * CLUSTER + rank;
-        if (r >= valid) continue;
-        const bool is_v = i >= SHARE;
-        bulk_multicast((is_v ? tV : tK) + r * LDH, (is_v ? Vh : Kh) + (size_t)(row0 + r) * HEAD_DIM, HEAD_DIM * 2,
-                       &bars[stage]);
-    }
-    for (int i = threadIdx.x; i < (KV_ROWS - valid) * (HEAD_DIM / 8) * 2; i += THREADS) {
-        const int per = (KV_ROWS - valid) * (HEAD_DIM / 8);
-        const int r = valid + (i % per) / (HEAD_DIM / 8);
-        const int c = ((i % per) % (HEAD_DIM / 8)) * 8;
-        *reinterpret_cast<uint4*>((i >= per ? tV : tK) + r * LDH + c) = make_uint4(0, 0, 0, 0);
-    }
-}
-#endif
-
 // This warp's Q rows as A fragments, once (Q never changes).
 __device__ __forceinline__ void load_q_fragments(unsigned (&qf)[MI][HEAD_DIM / 16][4], const half* sQ, int wrow,
                                                  int lane) {
@@ -502,12 +415,7 @@ __device__ __forceinline__ void softmax_pv(float (&s)[MI][NB][4], float (&o)[MI]
     }
 }
 
-#if CLUSTER > 1
-#define CLUSTER_ATTR __cluster_dims__(CLUSTER, 1, 1)
-#else
-#define CLUSTER_ATTR
-#endif
-extern "C" __global__ void CLUSTER_ATTR __launch_bounds__(THREADS, MIN_BLOCKS)
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half* __restrict__ V,
               half* __restrict__ O, int S, float scale_log2, int causal) {
     extern __shared__ __align__(128) unsigned char smem[];
@@ -527,35 +435,15 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     const half* Kh = K + head;
     const half* Vh = V + head;
 
-#if CLUSTER > 1
-    // Every CTA of a cluster walks the tiles its last CTA needs (causal masks
-    // the extra keys), since each one carries a share of every tile.
-    const int kv_end = causal ? min(S, (blockIdx.x / CLUSTER + 1) * CLUSTER * BLOCK_M) : S;
-#else
     const int kv_end = causal ? min(S, q0 + BLOCK_M) : S;
-#endif
     const int n_tiles = (kv_end + KV_ROWS - 1) / KV_ROWS;
 
-#if CLUSTER > 1
-    unsigned long long* bars = reinterpret_cast<unsigned long long*>(smem + SQ_BYTES + 2 * SKV_BYTES);
-    const unsigned rank = cluster_rank();
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < KV_STAGES; ++s) mbar_init(&bars[s]);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    cluster_arrive();  // no multicast reaches a barrier before it is initialized
-    cluster_wait();
-    load_rows<BLOCK_M>(sQ, Q + head, q0, S);
-    cp_async_commit();
-    multicast_kv(sK, sV, Kh, Vh, bars, 0, S, rank);
-#else
     // Q, K0 and V0 travel in the first group.
     load_rows<BLOCK_M>(sQ, Q + head, q0, S);
     load_rows<KV_ROWS>(sK, Kh, 0, S);
     load_rows<KV_ROWS>(sV, Vh, 0, S);
     cp_async_commit();
     prefetch_kv(sK, sV, Kh, Vh, n_tiles, S);
-#endif
 
     unsigned qf[MI][HEAD_DIM / 16][4];
     float o[MI][DB][4];
@@ -577,29 +465,7 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     }
 
     const int key_off = group * BLOCK_N;  // this group's rows within a stage
-#if CLUSTER > 1
-    for (int t = 0; t < n_tiles; ++t) {
-        // Stage (t + 1) % 2 held tile t - 1: refill it once the whole cluster
-        // is past iteration t - 1 (its arrive ended that iteration).
-        if (t > 0) cluster_wait();
-        if (t + 1 < n_tiles) multicast_kv(sK, sV, Kh, Vh, bars, t + 1, S, rank);
-        if (t == 0) {
-            cp_async_wait<0>();
-            __syncthreads();
-            load_q_fragments(qf, sQ, wrow, lane);
-        }
-        const int stage = t % KV_STAGES;
-        mbar_wait(&bars[stage], (t / KV_STAGES) & 1);
-        float s[MI][NB][4];
-        mma_qk(s, qf, sK + (stage * KV_ROWS + key_off) * LDH, lane);
-        mask_scores(s, t * KV_ROWS + key_off, q0 + wrow, S, causal, lane);
-        softmax_pv(s, o, l_acc, m_r, sV + (stage * KV_ROWS + key_off) * LDH, scale_log2, lane);
-        cluster_arrive();
-    }
-    // Nothing is in flight to this CTA now; the wait pairs the last arrive and
-    // keeps every CTA's shared memory alive until the cluster is done with it.
-    cluster_wait();
-#elif PIPELINE
+#if PIPELINE
     // Software-pipelined: while a warp runs the softmax and P·V of tile t,
     // Q·Kᵀ of tile t + 1 is issued from the same basic block, so the tensor
     // pipe and the MUFU/ALU chains overlap inside one warp. Tiles t + 1 and

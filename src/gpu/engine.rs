@@ -57,8 +57,6 @@ struct Loaded {
     func: CudaFunction,
     smem_bytes: u32,
     block_m: u32,
-    /// Thread-block cluster width: the grid's x extent is a multiple of it.
-    cluster: u32,
     threads: u32,
     build: Build,
 }
@@ -407,8 +405,6 @@ impl Engine {
         let smem_bytes = read_const("attn_smem_bytes")?;
         let threads = read_const("attn_threads")?;
         let block_m = read_const("attn_block_m")?;
-        // Kernels from before clusters (a user's --kernels copy) lack it.
-        let cluster = read_const("attn_cluster").unwrap_or(1).max(1);
         if smem_bytes > self.max_smem_optin {
             return Err(EngineError::Invalid(format!(
                 "{variant} at D={} needs {smem_bytes} B of shared memory per block; this GPU allows {}",
@@ -439,7 +435,6 @@ impl Engine {
                 func,
                 smem_bytes,
                 block_m,
-                cluster,
                 threads,
                 build: build.clone(),
             },
@@ -494,11 +489,7 @@ impl Engine {
             .as_mut()
             .ok_or_else(|| EngineError::Invalid("no inputs".into()))?;
         let cfg = LaunchConfig {
-            grid_dim: (
-                shape.s.div_ceil(l.block_m).next_multiple_of(l.cluster),
-                shape.b * shape.h,
-                1,
-            ),
+            grid_dim: (shape.s.div_ceil(l.block_m), shape.b * shape.h, 1),
             block_dim: (l.threads, 1, 1),
             shared_mem_bytes: l.smem_bytes,
         };

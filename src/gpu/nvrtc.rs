@@ -68,7 +68,6 @@ pub fn defines(variant: &Variant, head_dim: u32) -> Vec<String> {
         format!("-DUSE_CP_ASYNC={}", u8::from(t.cp_async)),
         format!("-DUSE_MMA={}", u8::from(t.mma)),
         format!("-DSPLIT={}", c.split),
-        format!("-DCLUSTER={}", c.cluster),
         format!("-DINJECT_FAULT={}", u8::from(t.fault)),
     ]
 }

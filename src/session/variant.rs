@@ -34,9 +34,6 @@ pub struct TileConfig {
     pub warps: u32,
     /// Warp groups that share each K/V tile (mma path only), merged at the end.
     pub split: u32,
-    /// CTAs of a thread-block cluster that multicast K/V tiles to each other
-    /// (mma path with cp.async, sm_90 or newer).
-    pub cluster: u32,
 }
 
 impl TileConfig {
@@ -48,7 +45,6 @@ impl TileConfig {
             stages: 2,
             warps: 4,
             split: 1,
-            cluster: 1,
         },
         TileConfig {
             block_m: 128,
@@ -56,7 +52,6 @@ impl TileConfig {
             stages: 2,
             warps: 8,
             split: 1,
-            cluster: 1,
         },
         TileConfig {
             block_m: 64,
@@ -64,7 +59,6 @@ impl TileConfig {
             stages: 2,
             warps: 4,
             split: 1,
-            cluster: 1,
         },
         TileConfig {
             block_m: 64,
@@ -72,7 +66,6 @@ impl TileConfig {
             stages: 1,
             warps: 4,
             split: 1,
-            cluster: 1,
         },
     ];
 }
@@ -115,7 +108,7 @@ impl TileConfig {
         parse_tile(text)
     }
 
-    /// What `parse` reads: `64x64s2w4`, with `kN` and `cN` when not 1.
+    /// What `parse` reads: `64x64s2w4`, with `kN` when the split is not 1.
     pub fn text(&self) -> String {
         let mut s = format!(
             "{}x{}s{}w{}",
@@ -123,9 +116,6 @@ impl TileConfig {
         );
         if self.split != 1 {
             s.push_str(&format!("k{}", self.split));
-        }
-        if self.cluster != 1 {
-            s.push_str(&format!("c{}", self.cluster));
         }
         s
     }
@@ -139,7 +129,6 @@ impl Default for TileConfig {
             stages: 2,
             warps: 4,
             split: 1,
-            cluster: 1,
         }
     }
 }
@@ -169,7 +158,6 @@ impl Variant {
             stages: 2,
             warps: 4,
             split: 1,
-            cluster: 1,
         },
     };
     pub const FULL: Variant = Variant {
@@ -186,7 +174,6 @@ impl Variant {
             stages: 2,
             warps: 4,
             split: 1,
-            cluster: 1,
         },
     };
 
@@ -244,12 +231,6 @@ impl Variant {
             return Err(format!(
                 "{} warps split {} ways is not a launchable block (1 to 32 warps, split ≥ 1)",
                 c.warps, c.split
-            ));
-        }
-        if c.cluster != 1 && !(t.mma && t.cp_async && c.stages == 2 && matches!(c.cluster, 2 | 4)) {
-            return Err(format!(
-                "cluster c{}: K/V multicast takes clusters of 2 or 4 on the mma path with cp.async and 2 stages (e.g. mma+async@64x64s2w8k2c2)",
-                c.cluster
             ));
         }
         if t.mma {
@@ -434,13 +415,12 @@ impl FromStr for Variant {
 fn parse_tile(text: &str) -> Result<TileConfig, String> {
     let bad = || {
         format!(
-            "tile '{text}' is not of the form 64x64s2w4 (BLOCK_M x BLOCK_N, stages, warps; optional kN: K/V split over N warp groups; optional cN: K/V multicast over a cluster of N CTAs)"
+            "tile '{text}' is not of the form 64x64s2w4 (BLOCK_M x BLOCK_N, stages, warps; optional kN: K/V split over N warp groups)"
         )
     };
     let (m, rest) = text.split_once('x').ok_or_else(bad)?;
     let (n, rest) = rest.split_once('s').ok_or_else(bad)?;
     let (s, rest) = rest.split_once('w').ok_or_else(bad)?;
-    let (rest, cl) = rest.split_once('c').unwrap_or((rest, "1"));
     let (w, k) = rest.split_once('k').unwrap_or((rest, "1"));
     let num = |t: &str| t.parse::<u32>().map_err(|_| bad());
     Ok(TileConfig {
@@ -449,7 +429,6 @@ fn parse_tile(text: &str) -> Result<TileConfig, String> {
         stages: num(s)?,
         warps: num(w)?,
         split: num(k)?,
-        cluster: num(cl)?,
     })
 }
 
@@ -528,20 +507,7 @@ mod tests {
         assert!(err("scalar@64x48s2w4").contains("BLOCK_N=48"));
         assert!(err("mma@64x64s4w4").contains("stages=4"));
         assert!(err("mma@64x64s2w4k0").contains("split"));
-        let c: Variant = "mma+async@64x64s2w8k2c2".parse().unwrap();
-        assert_eq!((c.tile.split, c.tile.cluster), (2, 2));
-        assert_eq!(c.name(), "mma+async@64x64s2w8k2c2");
-        assert_eq!(
-            "mma+async@64x64s2w4c4"
-                .parse::<Variant>()
-                .unwrap()
-                .tile
-                .cluster,
-            4
-        );
-        assert!(err("mma@64x64s2w4c2").contains("cluster c2"));
-        assert!(err("mma+async@64x64s3w4c2").contains("2 stages"));
-        assert!(err("mma+async@64x64s2w4c3").contains("clusters of 2 or 4"));
+        assert!(err("mma+async@64x64s2w4c2").contains("not of the form"));
     }
 
     #[test]
@@ -564,7 +530,6 @@ mod tests {
             stages: 1,
             warps: 8,
             split: 1,
-            cluster: 1,
         };
         assert_eq!(v.name().parse::<Variant>().unwrap(), v);
         assert_eq!(
