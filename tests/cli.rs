@@ -138,7 +138,33 @@ fn bundled_real_session_replays() {
 
 #[test]
 fn gpu_commands_validate_before_touching_the_gpu() {
-    let cases: [(&[&str], &str); 13] = [
+    let cases: [(&[&str], &str); 21] = [
+        (
+            &["bench", "--variants", "mma+wmma"],
+            "mma replaces wmma and pv",
+        ),
+        (
+            &["bench", "--variants", "wmma@64x64s2w8k2"],
+            "only the mma path splits",
+        ),
+        (
+            &["bench", "--variants", "mma@64x64s2w1"],
+            "16 or 32 query rows",
+        ),
+        (
+            &["bench", "--variants", "scalar,wmma+pv+async,bogus@tuned"],
+            "'bogus' is not a toggle",
+        ),
+        (
+            &["bench", "--kernels", "/nonexistent/k"],
+            "--kernels /nonexistent/k: not a folder",
+        ),
+        (
+            &["tune", "--variant", "mma+async@64x64s2w8k2"],
+            "tune picks the tile: give the toggles only",
+        ),
+        (&["build", "--arch", "sm_75"], "arch sm_75 is too old"),
+        (&["build", "--d", "96"], "D=96 is not supported"),
         (
             &["gates", "--variant", "wmma+fast"],
             "'fast' is not a toggle",
@@ -202,6 +228,8 @@ fn gpu_commands_without_a_gpu_say_what_is_missing() {
         &["ab"],
         &["gates"],
         &["launch"],
+        &["tune"],
+        &["bench", "--variants", "mma+async@tuned"],
     ] {
         let (code, _, err) = run(args);
         assert_eq!(code, 4, "{args:?}: {err}");
@@ -216,6 +244,55 @@ fn gpu_commands_without_a_gpu_say_what_is_missing() {
         out.contains("MISSING") && out.contains("replay the bundled session"),
         "{out}"
     );
+}
+
+/// `build` needs NVRTC only: every variant named compiles on a machine with no
+/// GPU, the cubins are written where asked, and a compile error says which
+/// variant and why.
+#[test]
+fn build_compiles_without_a_gpu() {
+    if attnscope::gpu::nvrtc::nvrtc_version().is_err() {
+        assert!(
+            std::env::var_os("ATTNSCOPE_REQUIRE_NVRTC").is_none(),
+            "NVRTC required"
+        );
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("attnscope-build-{}", std::process::id()));
+    let (code, out, err) = run(&[
+        "build",
+        "--variants",
+        "scalar,mma+async@64x64s2w8k2",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("mma+async@64x64s2w8k2") && out.contains("mma ldmatrix cp.async"),
+        "{out}"
+    );
+    assert!(
+        std::fs::metadata(dir.join("mma+async@64x64s2w8k2.cubin"))
+            .unwrap()
+            .len()
+            > 1000
+    );
+    let broken = dir.join("k");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(broken.join("attention.cu"), "this is not C++;").unwrap();
+    let (code, out, err) = run(&[
+        "build",
+        "--variants",
+        "wmma",
+        "--kernels",
+        broken.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("wmma") && out.contains("FAILED") && err.contains("error"),
+        "{out}{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

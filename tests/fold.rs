@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use attnscope::metrics::gates::{GateSet, Status};
+use attnscope::session::TileConfig;
 use attnscope::session::command::Command;
 use attnscope::session::event::*;
 use attnscope::session::reader::{OnCorrupt, read_file};
@@ -110,6 +111,44 @@ fn toggles_become_select_commands() {
         panic!("{effects:?}")
     };
     assert!(shape.causal);
+}
+
+fn selected(effects: &[Effect]) -> String {
+    match effects {
+        [Effect::Worker(Command::Select { variant, .. })] => variant.name(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn mma_and_wmma_exclude_each_other_and_t_walks_the_mma_tiles() {
+    let mut ui = UiState::live(GateSet::default_set());
+    assert_eq!(selected(&ui.handle(Action::ToggleWmma)), "wmma");
+    assert_eq!(selected(&ui.handle(Action::TogglePv)), "wmma+pv");
+    assert_eq!(selected(&ui.handle(Action::ToggleAsync)), "wmma+pv+async");
+    // M wins over the WMMA toggles, and they win back over M.
+    assert_eq!(selected(&ui.handle(Action::ToggleMma)), "mma+async");
+    // t cycles every mma tuning candidate, K/V splits included.
+    let mut seen = Vec::new();
+    for _ in 0..TileConfig::MMA_CANDIDATES.len() {
+        seen.push(selected(&ui.handle(Action::NextTile)));
+    }
+    assert!(
+        seen.contains(&"mma+async@64x64s2w8k2".to_string()),
+        "{seen:?}"
+    );
+    assert_eq!(seen.last().unwrap(), "mma+async");
+    assert_eq!(
+        selected(&ui.handle(Action::NextTile)),
+        "mma+async@64x64s3w4"
+    );
+    // A split tile the WMMA path cannot run falls back to the default tile.
+    ui.handle(Action::NextTile);
+    assert_eq!(
+        selected(&ui.handle(Action::NextTile)),
+        "mma+async@64x64s2w8k2"
+    );
+    assert_eq!(selected(&ui.handle(Action::ToggleWmma)), "wmma+async");
 }
 
 #[test]

@@ -19,6 +19,7 @@ const FAMILY: &str = "sans-serif";
 
 const A_COLOR: RGBColor = RGBColor(0, 150, 190);
 const B_COLOR: RGBColor = RGBColor(200, 0, 150);
+const MMA_COLOR: RGBColor = RGBColor(230, 140, 0);
 const PASS: RGBColor = RGBColor(30, 150, 60);
 const FAIL: RGBColor = RGBColor(210, 40, 40);
 const NA: RGBColor = RGBColor(150, 150, 150);
@@ -534,27 +535,30 @@ fn short(why: &str) -> String {
     }
 }
 
+/// One horizontal bar per variant, fastest on top: names of any length fit
+/// on the left. Colour by path: scalar CUDA cores, WMMA, mma.sync.
 fn p50_bars<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, g: &Gathered) -> Result<(), String>
 where
     DB::ErrorType: 'static,
 {
     let shape = g.main_shape();
-    let rows: Vec<(String, f64, f64)> = g
+    let mut rows: Vec<(crate::session::Variant, f64, f64)> = g
         .state
         .variants
         .iter()
         .filter(|(k, s)| k.shape == shape && s.latency.count() > 0)
         .map(|(k, s)| {
             (
-                k.variant.to_string(),
+                k.variant,
                 s.latency.percentile(0.5) / 1e3,
                 s.latency.percentile(0.9) / 1e3,
             )
         })
         .collect();
+    rows.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
     let n = rows.len().max(1) as i32;
-    let ymax = rows.iter().map(|r| r.2).fold(1e-3, f64::max) * 1.18;
-    let names: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
+    let xmax = rows.iter().map(|r| r.2).fold(1e-3, f64::max) * 1.15;
+    let names: Vec<String> = rows.iter().map(|r| r.0.name()).collect();
     let mut chart = ChartBuilder::on(root)
         .caption(
             format!(
@@ -564,46 +568,49 @@ where
             font(22),
         )
         .margin(20)
-        .x_label_area_size(60)
-        .y_label_area_size(70)
-        .build_cartesian_2d((0..n - 1).into_segmented(), 0.0..ymax)
+        .x_label_area_size(50)
+        .y_label_area_size(230)
+        .build_cartesian_2d(0.0..xmax, (0..n - 1).into_segmented())
         .map_err(text)?;
     chart
         .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(rows.len().max(1))
-        .x_label_formatter(&|v| match v {
+        .disable_y_mesh()
+        .y_labels(rows.len().max(1))
+        .y_label_formatter(&|v| match v {
             SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
                 names.get(*i as usize).cloned().unwrap_or_default()
             }
             SegmentValue::Last => String::new(),
         })
-        .y_desc("GPU time per launch (µs)")
+        .x_desc("GPU time per launch (µs)")
         .label_style(font(13))
         .axis_desc_style(font(16))
         .draw()
         .map_err(text)?;
-    for (i, (name, p50, p90)) in rows.iter().enumerate() {
+    for (i, (variant, p50, p90)) in rows.iter().enumerate() {
         let i = i as i32;
-        let c = if name.contains("wmma") {
+        let t = variant.toggles;
+        let c = if t.mma {
+            MMA_COLOR
+        } else if t.wmma || t.wmma_pv {
             B_COLOR
         } else {
             A_COLOR
         };
         let mut bar = Rectangle::new(
             [
-                (SegmentValue::Exact(i), 0.0),
-                (SegmentValue::Exact(i + 1), *p50),
+                (0.0, SegmentValue::Exact(i)),
+                (*p50, SegmentValue::Exact(i + 1)),
             ],
             c.mix(0.8).filled(),
         );
-        bar.set_margin(0, 0, 12, 12);
+        bar.set_margin(4, 4, 0, 0);
         chart.draw_series(std::iter::once(bar)).map_err(text)?;
         chart
             .draw_series(std::iter::once(PathElement::new(
                 vec![
-                    (SegmentValue::CenterOf(i), *p50),
-                    (SegmentValue::CenterOf(i), *p90),
+                    (*p50, SegmentValue::CenterOf(i)),
+                    (*p90, SegmentValue::CenterOf(i)),
                 ],
                 BLACK.stroke_width(1),
             )))
@@ -611,10 +618,10 @@ where
         chart
             .draw_series(std::iter::once(Text::new(
                 format!("{p50:.2}"),
-                (SegmentValue::CenterOf(i), *p90 + ymax * 0.02),
+                (*p90 + xmax * 0.01, SegmentValue::CenterOf(i)),
                 font(14).pos(plotters::style::text_anchor::Pos::new(
-                    plotters::style::text_anchor::HPos::Center,
-                    plotters::style::text_anchor::VPos::Bottom,
+                    plotters::style::text_anchor::HPos::Left,
+                    plotters::style::text_anchor::VPos::Center,
                 )),
             )))
             .map_err(text)?;

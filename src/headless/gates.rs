@@ -61,9 +61,16 @@ pub fn run(args: GatesArgs) -> i32 {
         .gates
         .iter()
         .any(|g| g.value.iter().any(|v| v == "attnscope:speedup_vs_scalar"));
-    let scalar = Variant {
+    // The scalar kernel on the same tile, or on the default one where the
+    // scalar path cannot take the tile (K/V splits, 32 rows per warp).
+    let same_tile = Variant {
         tile: variant.tile,
         ..Variant::SCALAR
+    };
+    let scalar = if same_tile.check().is_ok() {
+        same_tile
+    } else {
+        Variant::SCALAR
     };
     if needs_scalar && variant != scalar {
         timed.push(scalar);

@@ -131,8 +131,16 @@ pub fn bench(args: BenchArgs) -> i32 {
             plan.l2,
             timer.name()
         );
+        // Wide enough for tuned names such as mma+async@64x64s2w8k2.
+        let w = rows
+            .iter()
+            .filter_map(|r| r["variant"].as_str())
+            .map(|n| n.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(16);
         println!(
-            "{:<16} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9} {:>5} {:>7} {:>6} {:>7}",
+            "{:<w$} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9} {:>5} {:>7} {:>6} {:>7}",
             "variant",
             "p50 µs",
             "p90 µs",
@@ -147,11 +155,11 @@ pub fn bench(args: BenchArgs) -> i32 {
         );
         for r in &rows {
             if let Some(e) = r.get("error") {
-                println!("{:<16} ERROR {}", r["variant"].as_str().unwrap_or(""), e);
+                println!("{:<w$} ERROR {}", r["variant"].as_str().unwrap_or(""), e);
                 continue;
             }
             println!(
-                "{:<16} {:>9.2} {:>9.2} {:>9.2} {:>6.2}% {:>8.2} {:>9.2e} {:>5} {:>6}K {:>6} {:>7}",
+                "{:<w$} {:>9.2} {:>9.2} {:>9.2} {:>6.2}% {:>8.2} {:>9.2e} {:>5} {:>6}K {:>6} {:>7}",
                 r["variant"].as_str().unwrap_or(""),
                 r["p50_us"].as_f64().unwrap_or(f64::NAN),
                 r["p90_us"].as_f64().unwrap_or(f64::NAN),
@@ -659,10 +667,9 @@ pub fn build(args: BuildArgs) -> i32 {
     if let Err(e) = nvrtc::nvrtc_version() {
         return fail(exit::NO_GPU, e);
     }
-    if let Some(dir) = &args.out {
-        if let Err(e) = std::fs::create_dir_all(dir) {
-            return fail(exit::USAGE, format!("--out {}: {e}", dir.display()));
-        }
+    if let Some(Err(e)) = args.out.as_deref().map(std::fs::create_dir_all) {
+        let dir = args.out.as_deref().unwrap_or(Path::new("")).display();
+        return fail(exit::USAGE, format!("--out {dir}: {e}"));
     }
     println!(
         "{:<28} {:>5} {:>12} {:>9} {:>6} {:>8}  families",

@@ -289,10 +289,8 @@ pub fn run(args: TuneArgs) -> i32 {
                 tuned_at: now_s(),
             },
         );
-        if let Some(p) = &cache_path {
-            if let Err(e) = cache.save(p) {
-                eprintln!("attnscope: {e}");
-            }
+        if let Some(Err(e)) = cache_path.as_deref().map(|p| cache.save(p)) {
+            eprintln!("attnscope: {e}");
         }
     }
     if args.json {

@@ -221,7 +221,7 @@ impl Variant {
         if !matches!(c.stages, 1..=3) {
             return Err(format!("stages={} is not supported: 1, 2 or 3", c.stages));
         }
-        if c.block_m == 0 || c.block_m % 16 != 0 || c.block_m > 256 {
+        if c.block_m == 0 || !c.block_m.is_multiple_of(16) || c.block_m > 256 {
             return Err(format!(
                 "BLOCK_M={} is not supported: a multiple of 16 up to 256",
                 c.block_m
@@ -235,7 +235,7 @@ impl Variant {
         }
         if t.mma {
             let rows = c.block_m * c.split / c.warps;
-            if c.warps % c.split != 0
+            if !c.warps.is_multiple_of(c.split)
                 || rows * c.warps != c.block_m * c.split
                 || !matches!(rows, 16 | 32)
             {

@@ -129,7 +129,7 @@ pub const KEYS: &[Binding] = &[
         Char('M'),
         "M",
         ToggleMma,
-        "toggle USE_MMA: mma.sync path, S and P in registers (replaces w and p)",
+        "toggle USE_MMA: mma.sync path (replaces w, p)",
         true,
     ),
     bind(
