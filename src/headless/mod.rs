@@ -35,12 +35,9 @@ pub fn bench(args: BenchArgs) -> i32 {
     } else {
         Timer::Cupti
     };
-    let source = match &args.kernels {
-        Some(dir) => match crate::gpu::kernel_watch::read_source(dir) {
-            Ok(s) => s,
-            Err(e) => return fail(exit::USAGE, e),
-        },
-        None => KERNEL_SOURCE.to_string(),
+    let source = match kernel_source(args.kernels.as_deref()) {
+        Ok(s) => s,
+        Err(code) => return code,
     };
     let mut run = match Run::start_with(source, wanted, args.telemetry_hz, args.record.as_deref()) {
         Ok(r) => r,
@@ -655,14 +652,20 @@ pub fn selftest(args: SelftestArgs) -> i32 {
     if failed > 0 { exit::CHECK_FAILED } else { 0 }
 }
 
+/// The bundled kernel, or `--kernels DIR`'s copy; Err is the exit code, the
+/// reason printed.
+fn kernel_source(dir: Option<&Path>) -> Result<String, i32> {
+    match dir {
+        Some(dir) => crate::gpu::kernel_watch::read_source(dir).map_err(|e| fail(exit::USAGE, e)),
+        None => Ok(KERNEL_SOURCE.to_string()),
+    }
+}
+
 /// `attnscope build`: NVRTC only, so it runs on machines with no GPU.
 pub fn build(args: BuildArgs) -> i32 {
-    let source = match &args.kernels {
-        Some(dir) => match crate::gpu::kernel_watch::read_source(dir) {
-            Ok(s) => s,
-            Err(e) => return fail(exit::USAGE, e),
-        },
-        None => KERNEL_SOURCE.to_string(),
+    let source = match kernel_source(args.kernels.as_deref()) {
+        Ok(s) => s,
+        Err(code) => return code,
     };
     if let Err(e) = nvrtc::nvrtc_version() {
         return fail(exit::NO_GPU, e);
