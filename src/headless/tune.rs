@@ -64,6 +64,17 @@ impl TuneCache {
             .map(|c| c.join("attnscope/tuned.json"))
     }
 
+    /// The cache at `default_path()` (empty when there is no cache folder),
+    /// with that path for saving.
+    pub fn open() -> Result<(TuneCache, Option<PathBuf>), String> {
+        let path = TuneCache::default_path();
+        let cache = match &path {
+            Some(p) => TuneCache::load(p)?,
+            None => TuneCache::default(),
+        };
+        Ok((cache, path))
+    }
+
     /// A missing file is an empty cache; an unreadable or corrupt one is an
     /// error naming the file (nothing is overwritten behind the user's back).
     pub fn load(path: &Path) -> Result<TuneCache, String> {
@@ -179,10 +190,16 @@ fn trials(
     (out, best)
 }
 
-fn now_s() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+/// The cache entry for trial `best`, the fastest correct one.
+fn winner(trials: &[Trial], best: usize) -> TunedEntry {
+    TunedEntry {
+        tile: trials[best].variant.tile.text(),
+        p50_us: trials[best].p50_us.unwrap_or(f64::NAN),
+        candidates: trials.len(),
+        tuned_at: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+    }
 }
 
 fn key_for(engine: &Engine, toggles: Toggles, shape: &Shape) -> String {
@@ -203,11 +220,7 @@ pub(super) fn resolve(
     shape: &Shape,
     plan: &Plan,
 ) -> Result<Variant, String> {
-    let path = TuneCache::default_path();
-    let mut cache = match &path {
-        Some(p) => TuneCache::load(p)?,
-        None => TuneCache::default(),
-    };
+    let (mut cache, path) = TuneCache::open()?;
     let key = key_for(&run.engine, toggles, shape);
     if let Some(hit) = cache.entries.get(&key) {
         let tile =
@@ -223,20 +236,11 @@ pub(super) fn resolve(
     eprintln!("attnscope: no tuned tile for {toggles:?} on {shape} yet; tuning now");
     let (trials, best) = trials(run, toggles, shape, plan, false);
     let best = best.ok_or_else(|| "no candidate tile was correct".to_string())?;
-    let chosen = trials[best].variant;
-    cache.entries.insert(
-        key,
-        TunedEntry {
-            tile: chosen.tile.text(),
-            p50_us: trials[best].p50_us.unwrap_or(f64::NAN),
-            candidates: trials.len(),
-            tuned_at: now_s(),
-        },
-    );
+    cache.entries.insert(key, winner(&trials, best));
     if let Some(p) = &path {
         cache.save(p)?;
     }
-    Ok(chosen)
+    Ok(trials[best].variant)
 }
 
 pub fn run(args: TuneArgs) -> i32 {
@@ -251,9 +255,8 @@ pub fn run(args: TuneArgs) -> i32 {
             "tune picks the tile: give the toggles only (e.g. --variant mma+async)",
         );
     }
-    let cache_path = TuneCache::default_path();
-    let mut cache = match cache_path.as_deref().map(TuneCache::load).transpose() {
-        Ok(c) => c.unwrap_or_default(),
+    let (mut cache, cache_path) = match TuneCache::open() {
+        Ok(c) => c,
         Err(e) => return fail(exit::USAGE, e),
     };
     let mut run = match Run::start(Timer::Cupti, 0.0, args.record.as_deref()) {
@@ -280,15 +283,7 @@ pub fn run(args: TuneArgs) -> i32 {
     run.sink.drain();
     let key = key_for(&run.engine, toggles, &shape);
     if let Some(b) = best {
-        cache.entries.insert(
-            key.clone(),
-            TunedEntry {
-                tile: trials[b].variant.tile.text(),
-                p50_us: trials[b].p50_us.unwrap_or(f64::NAN),
-                candidates: trials.len(),
-                tuned_at: now_s(),
-            },
-        );
+        cache.entries.insert(key.clone(), winner(&trials, b));
         if let Some(Err(e)) = cache_path.as_deref().map(|p| cache.save(p)) {
             eprintln!("attnscope: {e}");
         }

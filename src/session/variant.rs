@@ -37,15 +37,18 @@ pub struct TileConfig {
 }
 
 impl TileConfig {
+    /// 64×64, 2 stages, 4 warps: the seeds' tile.
+    pub const DEFAULT: TileConfig = TileConfig {
+        block_m: 64,
+        block_n: 64,
+        stages: 2,
+        warps: 4,
+        split: 1,
+    };
+
     /// What `t` cycles through in live mode; the first is the default.
     pub const PRESETS: [TileConfig; 4] = [
-        TileConfig {
-            block_m: 64,
-            block_n: 64,
-            stages: 2,
-            warps: 4,
-            split: 1,
-        },
+        TileConfig::DEFAULT,
         TileConfig {
             block_m: 128,
             block_n: 64,
@@ -68,9 +71,7 @@ impl TileConfig {
             split: 1,
         },
     ];
-}
 
-impl TileConfig {
     /// Tiles the mma path is tuned over (`attnscope tune`): 16 or 32 query
     /// rows per warp, K/V split over 1, 2 or 4 warp groups, 2 stages or 3
     /// (software-pipelined: Q·Kᵀ of the next tile overlaps this softmax).
@@ -123,13 +124,7 @@ impl TileConfig {
 
 impl Default for TileConfig {
     fn default() -> Self {
-        TileConfig {
-            block_m: 64,
-            block_n: 64,
-            stages: 2,
-            warps: 4,
-            split: 1,
-        }
+        TileConfig::DEFAULT
     }
 }
 
@@ -152,13 +147,7 @@ impl Variant {
             mma: false,
             fault: false,
         },
-        tile: TileConfig {
-            block_m: 64,
-            block_n: 64,
-            stages: 2,
-            warps: 4,
-            split: 1,
-        },
+        tile: TileConfig::DEFAULT,
     };
     pub const FULL: Variant = Variant {
         toggles: Toggles {
@@ -168,13 +157,7 @@ impl Variant {
             mma: false,
             fault: false,
         },
-        tile: TileConfig {
-            block_m: 64,
-            block_n: 64,
-            stages: 2,
-            warps: 4,
-            split: 1,
-        },
+        tile: TileConfig::DEFAULT,
     };
 
     /// The same name everywhere: `scalar`, `wmma`, `wmma+pv`, `wmma+pv+async`,
