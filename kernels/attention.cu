@@ -18,6 +18,12 @@
 //   USE_MMA       a separate tensor-core path (issue 9): mma.sync m16n8k16
 //                 with ldmatrix, whose fragment layouts are specified, so S,
 //                 P and O never leave registers. Replaces USE_WMMA/USE_WMMA_PV.
+//   USE_WGMMA     a tile option of the mma path (sm_90a): Q·Kᵀ and P·V by
+//                 wgmma, one instruction per 16-deep step for a warpgroup's
+//                 64 rows, B (K or V) read straight from shared memory in the
+//                 128-byte-swizzled layout the cp.async loads write; Q and P
+//                 stay A operands in registers, S and O accumulators keep the
+//                 mma.sync layout, so the softmax is shared.
 // Each warp owns 16 query rows (WMMA's M); the mma path also allows 32, and
 // splits each K/V tile over SPLIT groups of warps (merged at the end), so
 // WARPS = BLOCK_M / ROWS_PER_WARP * SPLIT.
@@ -58,6 +64,9 @@
 #ifndef USE_MMA
 #define USE_MMA 0
 #endif
+#ifndef USE_WGMMA
+#define USE_WGMMA 0
+#endif
 // Test-only: one store far out of bounds, so the GPU reports an illegal
 // address (attnscope's fault-injection variant, `+fault`).
 #ifndef INJECT_FAULT
@@ -88,6 +97,11 @@ static_assert(SPLIT == 1, "only the mma path splits K/V tiles over warps");
 static_assert(WARPS * 16 == BLOCK_M, "each warp owns 16 query rows: WARPS must be BLOCK_M / 16");
 #endif
 
+#if USE_WGMMA
+static_assert(USE_MMA, "USE_WGMMA is a tile option of the mma path");
+static_assert(ROWS_PER_WARP == 16 && (WARPS / SPLIT) % 4 == 0,
+              "a wgmma warpgroup is 4 warps of 16 rows: WARPS / SPLIT must be a multiple of 4");
+#endif
 #define THREADS (WARPS * 32)
 #define FULL_MASK 0xffffffffu
 // K/V rows one pipeline stage holds: a sub-tile of BLOCK_N rows per group.
@@ -107,15 +121,33 @@ static_assert(WARPS * 16 == BLOCK_M, "each warp owns 16 query rows: WARPS must b
 
 // Shared-memory carve-up, in bytes; every region starts 128-byte aligned.
 #define ALIGN128(x) (((x) + 127) / 128 * 128)
+#define ALIGN1024(x) (((x) + 1023) / 1024 * 1024)
+#if USE_WGMMA
+// K/V tiles for wgmma: unpadded 128-byte rows in column blocks of 64 halves
+// (one per 64 of D, KV_ROWS rows each), the 16-byte chunk c of row r stored
+// at chunk c ^ (r % 8). That is wgmma's 128-byte swizzle, which the hardware
+// undoes from address bits, so every 8-row block starts 1024-byte aligned.
+#define KV_SWIZZLE 1
+#define KV_ROW_HALVES 64
+#define KV_TILE_HALVES (KV_ROWS * HEAD_DIM)
+#define SQ_BYTES ALIGN1024(BLOCK_M * LDH * 2)
+#define SKV_BYTES ALIGN1024(KV_STAGES * KV_TILE_HALVES * 2)
+#define SMEM_SLACK 1024  // the dynamic window is aligned up to 1024 at run time
+#else
+#define KV_SWIZZLE 0
+#define KV_ROW_HALVES LDH
+#define KV_TILE_HALVES (KV_ROWS * LDH)
 #define SQ_BYTES ALIGN128(BLOCK_M * LDH * 2)
-#define SKV_BYTES ALIGN128(KV_STAGES * KV_ROWS * LDH * 2)
+#define SKV_BYTES ALIGN128(KV_STAGES * KV_TILE_HALVES * 2)
+#define SMEM_SLACK 0
+#endif
 #if USE_MMA
 // The split groups' partial results are merged through shared memory that
 // the K/V tiles no longer need: per warp, each lane's O, m and l registers.
 #define MERGE_REGS (ROWS_PER_WARP / 16 * (HEAD_DIM / 8 * 4 + 4))
 #define MERGE_BYTES ((SPLIT - 1) * (WARPS / SPLIT) * 32 * MERGE_REGS * 4)
 #define TILE_BYTES (SQ_BYTES + 2 * SKV_BYTES)
-#define SMEM_BYTES (TILE_BYTES > MERGE_BYTES ? TILE_BYTES : MERGE_BYTES)
+#define SMEM_BYTES ((TILE_BYTES > MERGE_BYTES ? TILE_BYTES : MERGE_BYTES) + SMEM_SLACK)
 #else
 #define SS_BYTES ALIGN128(BLOCK_M * LDS * 4)
 #if USE_WMMA_PV
@@ -137,8 +169,8 @@ extern "C" __constant__ int attn_block_m = BLOCK_M;
 // The whole configuration, so every define set yields distinct PTX: NVRTC
 // 13.0 on the GPU machine printed no PTXAS report for a PTX it had already
 // assembled in the same process (single-stage variants equal the default).
-extern "C" __constant__ int attn_config[10] = {HEAD_DIM, BLOCK_M,     BLOCK_N,      STAGES,  WARPS,
-                                               USE_WMMA, USE_WMMA_PV, USE_CP_ASYNC, USE_MMA, SPLIT};
+extern "C" __constant__ int attn_config[11] = {HEAD_DIM,    BLOCK_M,      STAGES,  WARPS, USE_WMMA, USE_WMMA_PV,
+                                               USE_CP_ASYNC, USE_MMA, SPLIT, USE_WGMMA, BLOCK_N};
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -152,22 +184,27 @@ __device__ __forceinline__ unsigned smem_addr(const void* p) {
 // per 16 bytes on sm_90, a fifth of the mma path's instructions).
 // Whole tiles (all but a ragged last one) take the first branch, where every
 // address is the thread's base plus a constant: one instruction per 16 bytes.
-template <int ROWS>
+// SWZ writes the wgmma layout (KV_SWIZZLE): a pass covers a multiple of 8
+// rows, so a thread's swizzled chunk is the same on every pass.
+template <int ROWS, bool SWZ = false>
 __device__ __forceinline__ void load_rows(half* tile, const half* __restrict__ src, int row0, int S) {
     constexpr int VEC_PER_ROW = HEAD_DIM / 8;  // 16-byte vectors
     constexpr int VECS = ROWS * VEC_PER_ROW;
     constexpr int ROW_STEP = THREADS / VEC_PER_ROW;  // rows one pass of the block covers
+    constexpr int LD = SWZ ? 64 : LDH;                // halves from one row to the next
     static_assert(THREADS % VEC_PER_ROW == 0, "a pass of the block covers whole rows");
+    static_assert(!SWZ || ROW_STEP % 8 == 0, "a swizzled pass covers whole 8-row blocks");
     const int r0 = threadIdx.x / VEC_PER_ROW;
-    const int c = (threadIdx.x % VEC_PER_ROW) * 8;
+    const int cv = threadIdx.x % VEC_PER_ROW;
+    const int c = cv * 8;
     const half* base = src + ((size_t)row0 + r0) * HEAD_DIM + c;
-    half* sbase = tile + r0 * LDH + c;
+    half* sbase = SWZ ? tile + (cv / 8) * ROWS * 64 + r0 * 64 + ((cv % 8) ^ (r0 % 8)) * 8 : tile + r0 * LDH + c;
     if (row0 + ROWS <= S) {
 #pragma unroll
         for (int j = 0; j < (VECS + THREADS - 1) / THREADS; ++j) {
             if (VECS % THREADS != 0 && r0 + j * ROW_STEP >= ROWS) break;
             const half* g = base + j * ROW_STEP * HEAD_DIM;
-            half* s = sbase + j * ROW_STEP * LDH;
+            half* s = sbase + j * ROW_STEP * LD;
 #if USE_CP_ASYNC
             asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(s)), "l"(g));
 #else
@@ -182,7 +219,7 @@ __device__ __forceinline__ void load_rows(half* tile, const half* __restrict__ s
         if (VECS % THREADS != 0 && r >= ROWS) break;
         const bool valid = row0 + r < S;
         const half* g = valid ? base + j * ROW_STEP * HEAD_DIM : src;
-        half* s = sbase + j * ROW_STEP * LDH;
+        half* s = sbase + j * ROW_STEP * LD;
 #if USE_CP_ASYNC
         // src-size 0 makes cp.async write 16 zero bytes and read nothing.
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(s)), "l"(g),
@@ -209,8 +246,16 @@ __device__ __forceinline__ void cp_async_wait() {
 __device__ __forceinline__ void load_kv(half* sK, half* sV, const half* __restrict__ Kh,
                                         const half* __restrict__ Vh, int t, int S) {
     const int stage = t % KV_STAGES;
-    load_rows<KV_ROWS>(sK + stage * KV_ROWS * LDH, Kh, t * KV_ROWS, S);
-    load_rows<KV_ROWS>(sV + stage * KV_ROWS * LDH, Vh, t * KV_ROWS, S);
+    load_rows<KV_ROWS, KV_SWIZZLE>(sK + stage * KV_TILE_HALVES, Kh, t * KV_ROWS, S);
+    load_rows<KV_ROWS, KV_SWIZZLE>(sV + stage * KV_TILE_HALVES, Vh, t * KV_ROWS, S);
+}
+
+// wgmma reads shared memory through the async proxy: what this thread's
+// cp.async (or stores) wrote must be made visible to it before the barrier.
+__device__ __forceinline__ void kv_visible_to_wgmma() {
+#if USE_WGMMA
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
 }
 
 // With three stages, tile 1 also goes out before the loop (tile 0 goes with
@@ -239,12 +284,12 @@ __device__ __forceinline__ void fetch_kv(half* sK, half* sV, const half* __restr
 #else
     // One stage: tile t replaces tile t-1 once every warp is done with it.
     if (t > 0) {
-        load_rows<KV_ROWS>(sK, Kh, t * KV_ROWS, S);
-        load_rows<KV_ROWS>(sV, Vh, t * KV_ROWS, S);
+        load_kv(sK, sV, Kh, Vh, t, S);
         cp_async_commit();
     }
     cp_async_wait<0>();
 #endif
+    kv_visible_to_wgmma();
 }
 
 #if USE_MMA
@@ -294,6 +339,55 @@ __device__ __forceinline__ float fast_exp2(float x) {
     return y;
 }
 
+#if USE_WGMMA
+// ---------------------------------------------------------------------------
+// wgmma (sm_90a). A warpgroup's D += A·B for 64 rows × N columns × 16 deep:
+// A from registers (per warp the m16n8k16 A layout: Q or P fragments as
+// they are), B through a shared-memory descriptor, D in registers with the
+// m16n8 accumulator layout per 8 columns (so s[0] and o[0] as they are).
+
+// Start address, leading and stride byte offsets (in 16-byte units) and the
+// 128-byte swizzle mode (bits 62-63 = 1).
+__device__ __forceinline__ unsigned long long wgmma_desc(const half* p, unsigned lbo_bytes) {
+    return (unsigned long long)((smem_addr(p) & 0x3FFFF) >> 4) | (unsigned long long)(lbo_bytes >> 4) << 16 |
+           (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+// Waits for every group this warpgroup committed, in flight ones included.
+__device__ __forceinline__ void wgmma_commit_and_wait() {
+    asm volatile("wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+}
+
+// D (N/2 floats per thread, N = 32, 64 or 128) += A·B, or = A·B when
+// accumulate is 0; TRANS_B 0 for a K-major B (K's rows), 1 for MN-major (V's).
+template <int TRANS_B>
+__device__ __forceinline__ void wgmma_rs(float (&d)[16], const unsigned (&a)[4], unsigned long long desc, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, {%16,%17,%18,%19}, %20, p, 1, 1, %22;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate), "n"(TRANS_B));
+}
+template <int TRANS_B>
+__device__ __forceinline__ void wgmma_rs(float (&d)[32], const unsigned (&a)[4], unsigned long long desc, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, p, 1, 1, %38;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate), "n"(TRANS_B));
+}
+template <int TRANS_B>
+__device__ __forceinline__ void wgmma_rs(float (&d)[64], const unsigned (&a)[4], unsigned long long desc, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, p, 1, 1, %70;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate), "n"(TRANS_B));
+}
+#endif  // USE_WGMMA
+
 // This warp's Q rows as A fragments, once (Q never changes).
 __device__ __forceinline__ void load_q_fragments(unsigned (&qf)[MI][HEAD_DIM / 16][4], const half* sQ, int wrow,
                                                  int lane) {
@@ -305,9 +399,25 @@ __device__ __forceinline__ void load_q_fragments(unsigned (&qf)[MI][HEAD_DIM / 1
 }
 
 // S = Q·Kᵀ for BLOCK_N keys at tK: one ldmatrix.x4 gives an 8-key block's B
-// fragments for 32 columns of D.
+// fragments for 32 columns of D. With wgmma and WAIT false the product is
+// still in flight on return: s must not be read before the next wait.
+template <bool WAIT = true>
 __device__ __forceinline__ void mma_qk(float (&s)[MI][NB][4], const unsigned (&qf)[MI][HEAD_DIM / 16][4],
                                        const half* tK, int lane) {
+#if USE_WGMMA
+    // K-major B: 16 of D is 32 bytes inside a swizzled 128-byte row; the next
+    // 64 of D are the next column block.
+    float(&d)[NB * 4] = reinterpret_cast<float(&)[NB * 4]>(s[0]);
+    wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < HEAD_DIM / 16; ++k)
+        wgmma_rs<0>(d, qf[0][k], wgmma_desc(tK + (k / 4) * KV_ROWS * 64 + (k % 4) * 16, 16), k > 0);
+    if (WAIT)
+        wgmma_commit_and_wait();
+    else
+        wgmma_commit();
+    (void)lane;
+#else
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
@@ -327,6 +437,7 @@ __device__ __forceinline__ void mma_qk(float (&s)[MI][NB][4], const unsigned (&q
             }
         }
     }
+#endif
 }
 
 // -inf for keys past S, and past the query row when causal; only tiles on
@@ -391,6 +502,26 @@ __device__ __forceinline__ void softmax_pv(float (&s)[MI][NB][4], float (&o)[MI]
                 for (int d = 0; d < DB; ++d) o[mi][d][e] *= alpha[mi][e / 2];
             }
     }
+#if USE_WGMMA
+    // MN-major B: V's rows are the 16-deep steps (2048 bytes apart), its
+    // 64-column blocks KV_ROWS rows apart; the row sums stay on mma.sync.
+    unsigned pa[BLOCK_N / 16][4];
+#pragma unroll
+    for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
+        pa[kk][0] = pack_half2(s[0][2 * kk][0], s[0][2 * kk][1]);
+        pa[kk][1] = pack_half2(s[0][2 * kk][2], s[0][2 * kk][3]);
+        pa[kk][2] = pack_half2(s[0][2 * kk + 1][0], s[0][2 * kk + 1][1]);
+        pa[kk][3] = pack_half2(s[0][2 * kk + 1][2], s[0][2 * kk + 1][3]);
+        mma_16816(l_acc[0], pa[kk], ONES, ONES);
+    }
+    float(&od)[DB * 4] = reinterpret_cast<float(&)[DB * 4]>(o[0]);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BLOCK_N / 16; ++kk)
+        wgmma_rs<1>(od, pa[kk], wgmma_desc(tV + kk * 16 * 64, HEAD_DIM > 64 ? KV_ROWS * 128 : 1024), 1);
+    wgmma_commit_and_wait();
+    (void)lane;
+#else
 #pragma unroll
     for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
         unsigned pa[MI][4];
@@ -413,12 +544,19 @@ __device__ __forceinline__ void softmax_pv(float (&s)[MI][NB][4], float (&o)[MI]
             }
         }
     }
+#endif
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half* __restrict__ V,
               half* __restrict__ O, int S, float scale_log2, int causal) {
-    extern __shared__ __align__(128) unsigned char smem[];
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+#if SMEM_SLACK
+    // The swizzle is a function of shared-memory address bits: 1024-aligned.
+    unsigned char* smem = smem_raw + (SMEM_SLACK - smem_addr(smem_raw) % SMEM_SLACK) % SMEM_SLACK;
+#else
+    unsigned char* smem = smem_raw;
+#endif
     half* sQ = reinterpret_cast<half*>(smem);
     half* sK = reinterpret_cast<half*>(smem + SQ_BYTES);
     half* sV = reinterpret_cast<half*>(smem + SQ_BYTES + SKV_BYTES);
@@ -440,8 +578,7 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
 
     // Q, K0 and V0 travel in the first group.
     load_rows<BLOCK_M>(sQ, Q + head, q0, S);
-    load_rows<KV_ROWS>(sK, Kh, 0, S);
-    load_rows<KV_ROWS>(sV, Vh, 0, S);
+    load_kv(sK, sV, Kh, Vh, 0, S);
     cp_async_commit();
     prefetch_kv(sK, sV, Kh, Vh, n_tiles, S);
 
@@ -471,20 +608,24 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     // pipe and the MUFU/ALU chains overlap inside one warp. Tiles t + 1 and
     // t + 2 are in flight, hence three stages.
     cp_async_wait<1>();
+    kv_visible_to_wgmma();
     __syncthreads();
     load_q_fragments(qf, sQ, wrow, lane);
     float s[MI][NB][4];
-    mma_qk(s, qf, sK + key_off * LDH, lane);
+    mma_qk(s, qf, sK + key_off * KV_ROW_HALVES, lane);
     mask_scores(s, key_off, q0 + wrow, S, causal, lane);
     for (int t = 0; t < n_tiles; ++t) {
         if (t + 2 < n_tiles) load_kv(sK, sV, Kh, Vh, t + 2, S);
         cp_async_commit();
         cp_async_wait<1>();  // tile t + 1 is resident
+        kv_visible_to_wgmma();
         __syncthreads();
         // Past the last tile this reads a stale stage; the result is dropped.
+        // With wgmma it runs under this tile's softmax: P·V's wait covers it.
         float s_next[MI][NB][4];
-        mma_qk(s_next, qf, sK + (((t + 1) % KV_STAGES) * KV_ROWS + key_off) * LDH, lane);
-        softmax_pv(s, o, l_acc, m_r, sV + ((t % KV_STAGES) * KV_ROWS + key_off) * LDH, scale_log2, lane);
+        mma_qk<false>(s_next, qf, sK + ((t + 1) % KV_STAGES) * KV_TILE_HALVES + key_off * KV_ROW_HALVES, lane);
+        softmax_pv(s, o, l_acc, m_r, sV + (t % KV_STAGES) * KV_TILE_HALVES + key_off * KV_ROW_HALVES, scale_log2,
+                   lane);
         mask_scores(s_next, (t + 1) * KV_ROWS + key_off, q0 + wrow, S, causal, lane);
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
@@ -504,9 +645,9 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
         const int key0 = t * KV_ROWS + key_off;
         if (key0 < kv_end) {  // warp-uniform: a causal tail may leave a group nothing
             float s[MI][NB][4];
-            mma_qk(s, qf, sK + (stage * KV_ROWS + key_off) * LDH, lane);
+            mma_qk(s, qf, sK + stage * KV_TILE_HALVES + key_off * KV_ROW_HALVES, lane);
             mask_scores(s, key0, q0 + wrow, S, causal, lane);
-            softmax_pv(s, o, l_acc, m_r, sV + (stage * KV_ROWS + key_off) * LDH, scale_log2, lane);
+            softmax_pv(s, o, l_acc, m_r, sV + stage * KV_TILE_HALVES + key_off * KV_ROW_HALVES, scale_log2, lane);
         }
         // Every warp is done with this stage before it is refilled.
         __syncthreads();

@@ -60,7 +60,8 @@ if want sanitize; then
 say "sanitizers (parallel)"
 # The mma path also on a causal shape with partial tiles (split groups left idle).
 for v in scalar wmma pv wmma+pv async wmma+async pv+async wmma+pv+async mma mma+async \
-         mma+async@64x64s2w8k2 mma+async@32x64s2w8k4 mma+async@128x64s2w4 mma+async@64x64s3w4 mma+async@64x32s3w8k2; do
+         mma+async@64x64s2w8k2 mma+async@32x64s2w8k4 mma+async@128x64s2w4 mma+async@64x64s3w4 mma+async@64x32s3w8k2 \
+         mma@64x64s2w4g mma+async@64x64s2w4g mma+async@64x64s3w8k2g mma+async@64x128s2w8k2g mma+async@64x64s2w16k4g; do
   for tool in memcheck racecheck; do
     for shape in 2,8,512,64 1,3,333,64; do
       [[ $shape == 1,3,333,64 && $v != mma* ]] && continue
@@ -181,7 +182,8 @@ fi
 
 if want counters; then
 say "gates, every variant (counters with L2 emptied before each pass)"
-for v in scalar wmma pv wmma+pv async wmma+async pv+async wmma+pv+async mma+async mma+async@64x64s2w8k2 mma+async@128x64s2w4; do
+for v in scalar wmma pv wmma+pv async wmma+async pv+async wmma+pv+async mma+async mma+async@64x64s2w8k2 mma+async@128x64s2w4 \
+         mma+async@64x128s2w8k2g mma+async@64x128s2w4g; do
   "$BIN" gates --variant "$v" --max-seconds 1 --json >"$LOGS/gates-$v.json" 2>"$LOGS/gates-$v.err"; rc=$?
   python3 - "$LOGS/gates-$v.json" "$v" "$rc" <<'PY'
 import json, sys
@@ -193,19 +195,23 @@ marks = " ".join(f"{g['id']}={g['status'][0].upper() if g['status'] != 'not_appl
 print(f"  {v:<15} rc={rc} passes {c.get('passes')} {c.get('collection_ms', 0):.0f} ms ({c.get('setup_ms', 0):.0f} setup)  {marks}  {d.get('counter_error') or ''}")
 PY
 done
-say "gates table, mma+async@64x64s2w8k2"; "$BIN" gates --variant mma+async@64x64s2w8k2 --max-seconds 1; echo "  rc=$?"
+for v in mma+async@64x64s2w8k2 mma+async@64x128s2w8k2g; do
+  say "gates table, $v"; "$BIN" gates --variant $v --max-seconds 1; echo "  rc=$?"
+done
+say "gates table, mma+async@64x128s2w4g at B4 H16 S4096"
+"$BIN" gates --variant mma+async@64x128s2w4g --shape 4,16,4096,64 --max-seconds 1; echo "  rc=$?"
 say "an unknown metric in --metrics: refused, the rest collected"
 printf '[[metric]]\nname = "sm__no_such_metric.sum"\nunit = ""\ndisplay = "bogus"\n' >"$LOGS/bogus.toml"
 "$BIN" gates --variant wmma --metrics "$LOGS/bogus.toml" --max-seconds 0.5 2>&1 | grep -E "refused|Tensor|passes" | head -5
 say "ncu crosscheck"
-OUT="$LOGS/xc" RANGES="${RANGES:-auto}" bash scripts/ncu-crosscheck.sh scalar wmma+pv+async mma+async@64x64s2w8k2 2>&1 | tee "$LOGS/crosscheck.log"
+OUT="$LOGS/xc" RANGES="${RANGES:-auto}" bash scripts/ncu-crosscheck.sh scalar wmma+pv+async mma+async@64x64s2w8k2 mma+async@64x128s2w8k2g 2>&1 | tee "$LOGS/crosscheck.log"
 fi
 
 # Tune the mma path on the three shapes of issue 9 (the choice is cached for sdpa below).
 if want tune; then
 for shape in "2,8,512,64" "2,8,512,64 --causal" "4,16,4096,64"; do
   say "tune mma+async, $shape"
-  "$BIN" tune --shape $shape --max-seconds 1 2>"$LOGS/tune-${shape// /}.err" | tee "$LOGS/tune-${shape// /}.log" | head -14
+  "$BIN" tune --shape $shape --max-seconds 1 2>"$LOGS/tune-${shape// /}.err" | tee "$LOGS/tune-${shape// /}.log" | head -24
 done
 fi
 
@@ -220,14 +226,16 @@ fi
 # wmma+pv+async).
 if want tour && command -v script >/dev/null; then
   say "tour (live, pty 120x40)"
-  # Then M (mma+async), t three times to 64x64s2w8k2 (the tuned tile at this
-  # shape), g, b (slot B), the bookmark and the race scalar vs mma.
+  # Then M (mma+async), t three times to 64x64s2w8k2 (mma.sync's tuned tile
+  # at this shape), g, then fifteen more to 64x128s2w8k2g (wgmma's), g, b
+  # (slot B), the bookmark and the race scalar vs wgmma.
   ( sleep 4; printf g; sleep 2; for k in w p w c w p w; do printf "$k"; sleep 2; printf g; sleep 2; done
-    printf M; sleep 1; printf t; sleep 1; printf t; sleep 1; printf t; sleep 2; printf g; sleep 2
+    printf M; sleep 1; for i in 1 2 3; do printf t; sleep 1; done; sleep 1; printf g; sleep 2
+    for i in $(seq 15); do printf t; sleep 0.5; done; sleep 2; printf g; sleep 2
     printf b; sleep 1; printf 'm'; sleep 1; printf 'x'; sleep 60 ) \
     | TERM=xterm-256color script -qfec \
       "stty cols 120 rows 40; exec $BIN live --variant scalar --record $OUT/tour.jsonl --ab-seconds 8" /dev/null >"$LOGS/tour-tty.log" 2>&1 &
-  sleep 62
+  sleep 76
   pkill -TERM -x attnscope; sleep 3
   pkill -KILL -x attnscope && say "  tour had to be SIGKILLed"
   pkill -f 'sleep 60'; wait 2>/dev/null

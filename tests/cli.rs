@@ -138,10 +138,22 @@ fn bundled_real_session_replays() {
 
 #[test]
 fn gpu_commands_validate_before_touching_the_gpu() {
-    let cases: [(&[&str], &str); 21] = [
+    let cases: [(&[&str], &str); 24] = [
         (
             &["bench", "--variants", "mma+wmma"],
             "mma replaces wmma and pv",
+        ),
+        (
+            &["bench", "--variants", "wmma@64x64s2w4g"],
+            "g (wgmma) is a tile option of the mma path",
+        ),
+        (
+            &["bench", "--variants", "mma@128x64s2w4g"],
+            "wgmma tiles give each warpgroup",
+        ),
+        (
+            &["build", "--variants", "mma+async@tuned"],
+            "build has no GPU to tune on",
         ),
         (
             &["bench", "--variants", "wmma@64x64s2w8k2"],
@@ -276,6 +288,22 @@ fn build_compiles_without_a_gpu() {
             .unwrap()
             .len()
             > 1000
+    );
+    // wgmma tiles build for Hopper (sm_90a) and are refused, by name, elsewhere.
+    let (code, out, err) = run(&["build", "--variants", "mma+async@64x64s2w8k2g"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("wgmma mma ldmatrix cp.async"), "{out}");
+    let (code, out, err) = run(&[
+        "build",
+        "--arch",
+        "sm_80",
+        "--variants",
+        "mma+async@64x64s2w8k2g",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("FAILED") && err.contains("only Hopper (sm_90) has"),
+        "{out}{err}"
     );
     let broken = dir.join("k");
     std::fs::create_dir_all(&broken).unwrap();

@@ -130,7 +130,11 @@ fn mma_and_wmma_exclude_each_other_and_t_walks_the_mma_tiles() {
     assert_eq!(selected(&ui.handle(Action::ToggleMma)), "mma+async");
     // t cycles every mma tuning candidate, K/V splits included.
     let mut seen = Vec::new();
-    for _ in 0..TileConfig::MMA_CANDIDATES.len() {
+    // No GPU named in this state: the wgmma tiles (Hopper only) are left out.
+    let mma = "mma+async".parse::<attnscope::session::Variant>().unwrap();
+    let walk = TileConfig::presets_for(mma.toggles, false);
+    assert!(walk.iter().all(|t| !t.wgmma));
+    for _ in 0..walk.len() {
         seen.push(selected(&ui.handle(Action::NextTile)));
     }
     assert!(
@@ -149,6 +153,31 @@ fn mma_and_wmma_exclude_each_other_and_t_walks_the_mma_tiles() {
         "mma+async@64x64s2w8k2"
     );
     assert_eq!(selected(&ui.handle(Action::ToggleWmma)), "wmma+async");
+}
+
+#[test]
+fn on_hopper_t_also_walks_the_wgmma_tiles() {
+    let mut ui = UiState::live(GateSet::default_set());
+    ui.apply(&Stamped {
+        t_us: 0,
+        event: Event::Header(SessionHeader {
+            gpu: Some(GpuInfo {
+                name: "NVIDIA H100 80GB HBM3".into(),
+                cc_major: 9,
+                cc_minor: 0,
+                sm_count: 132,
+                ..GpuInfo::default()
+            }),
+            ..SessionHeader::default()
+        }),
+    });
+    assert_eq!(selected(&ui.handle(Action::ToggleMma)), "mma");
+    let mut seen = Vec::new();
+    for _ in 0..TileConfig::MMA_CANDIDATES.len() {
+        seen.push(selected(&ui.handle(Action::NextTile)));
+    }
+    assert!(seen.contains(&"mma@64x128s2w8k2g".to_string()), "{seen:?}");
+    assert_eq!(seen.last().unwrap(), "mma");
 }
 
 #[test]

@@ -45,14 +45,24 @@ fn every_variant_compiles_clean_on_every_arch() {
             let v: Variant = flags.parse().unwrap();
             jobs.push((arch, v, 128u32));
             jobs.push((arch, v.with_tile("64x64s2w8k2"), 128u32));
+            jobs.push((arch, v.with_tile("64x64s2w8k2g"), 128u32));
         }
     }
     let failures: Vec<String> = jobs
         .par_iter()
         .filter_map(|(arch, v, d)| {
-            let b = match nvrtc::compile(KERNEL_SOURCE, &defines(v, *d), arch) {
+            // wgmma tiles are Hopper-only: refused by name elsewhere, sm_90a on sm_90.
+            let target = match (nvrtc::target_arch(v, arch), v.tile.wgmma) {
+                (Ok(t), _) => t,
+                (Err(e), true) if e.to_string().contains("only Hopper") => return None,
+                (Err(e), _) => return Some(format!("{v} D={d} {arch}: {e}")),
+            };
+            if v.tile.wgmma && target != "sm_90a" {
+                return Some(format!("{v} {arch}: compiled for {target}, not sm_90a"));
+            }
+            let b = match nvrtc::compile(KERNEL_SOURCE, &defines(v, *d), &target) {
                 Ok(b) => b,
-                Err(e) => return Some(format!("{v} D={d} {arch}: {e}")),
+                Err(e) => return Some(format!("{v} D={d} {target}: {e}")),
             };
             let mut bad = Vec::new();
             if b.spill_store_bytes + b.spill_load_bytes > 0 || b.stack_bytes > 0 {
@@ -76,6 +86,12 @@ fn every_variant_compiles_clean_on_every_arch() {
                         t.mma, b.families
                     ));
                 }
+            }
+            if v.tile.wgmma != b.families.contains(&"wgmma".to_string()) {
+                bad.push(format!(
+                    "wgmma expected {}, families {:?}",
+                    v.tile.wgmma, b.families
+                ));
             }
             if t.cp_async != b.families.contains(&"cp.async".to_string()) {
                 bad.push(format!(

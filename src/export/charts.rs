@@ -507,12 +507,18 @@ where
             );
             bar.set_margin(3, 3, 0, 0);
             chart.draw_series(std::iter::once(bar)).map_err(text)?;
+            // A label past a long bar would leave the plot: it goes inside, at the end.
+            let (x, anchor) = if len > 2.4 {
+                (len - 0.03, plotters::style::text_anchor::HPos::Right)
+            } else {
+                (len + 0.03, plotters::style::text_anchor::HPos::Left)
+            };
             chart
                 .draw_series(std::iter::once(Text::new(
                     label,
-                    (len + 0.03, SegmentValue::CenterOf(row)),
+                    (x, SegmentValue::CenterOf(row)),
                     font(12).pos(plotters::style::text_anchor::Pos::new(
-                        plotters::style::text_anchor::HPos::Left,
+                        anchor,
                         plotters::style::text_anchor::VPos::Center,
                     )),
                 )))

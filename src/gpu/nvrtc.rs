@@ -51,6 +51,23 @@ pub enum BuildError {
     },
     #[error("NVRTC error: {0}")]
     Nvrtc(String),
+    #[error(
+        "{variant} uses wgmma, which only Hopper (sm_90) has; this build targets {arch}: pick a tile without the trailing g"
+    )]
+    NeedsHopper { variant: String, arch: String },
+}
+
+/// The target a variant compiles for: wgmma exists only in sm_90a, Hopper's
+/// architecture-specific target (its cubin loads on sm_90 GPUs only).
+pub fn target_arch(variant: &Variant, arch: &str) -> Result<String, BuildError> {
+    match (variant.tile.wgmma, arch) {
+        (false, _) => Ok(arch.to_string()),
+        (true, "sm_90" | "sm_90a") => Ok("sm_90a".into()),
+        (true, _) => Err(BuildError::NeedsHopper {
+            variant: variant.name(),
+            arch: arch.into(),
+        }),
+    }
 }
 
 /// The -D defines for a variant at a head dimension.
@@ -68,6 +85,7 @@ pub fn defines(variant: &Variant, head_dim: u32) -> Vec<String> {
         format!("-DUSE_CP_ASYNC={}", u8::from(t.cp_async)),
         format!("-DUSE_MMA={}", u8::from(t.mma)),
         format!("-DSPLIT={}", c.split),
+        format!("-DUSE_WGMMA={}", u8::from(c.wgmma)),
         format!("-DINJECT_FAULT={}", u8::from(t.fault)),
     ]
 }
@@ -147,6 +165,7 @@ impl Builder {
 
     /// Builds `variant` for `shape.d` and `arch` (`sm_90`), from cache when possible.
     pub fn build(&self, variant: &Variant, shape: &Shape, arch: &str) -> Result<Build, BuildError> {
+        let arch = &target_arch(variant, arch)?;
         let defines = defines(variant, shape.d);
         let key = self.key(&defines, arch)?;
         if let Some(b) = self

@@ -52,6 +52,9 @@ pub fn families(ptx: &str) -> Vec<String> {
     if has("wmma.") {
         out.push("wmma".to_string());
     }
+    if has("wgmma.") {
+        out.push("wgmma".to_string());
+    }
     if has("mma.sync") {
         out.push("mma".to_string());
     }

@@ -566,7 +566,8 @@ pub fn selftest(args: SelftestArgs) -> i32 {
     }
     // The mma path's tuning candidates, on the mission shape and on a causal
     // one whose last tiles are partial (and empty for some split groups).
-    for tile in TileConfig::MMA_CANDIDATES {
+    let wgmma = engine.info.has_wgmma();
+    for tile in TileConfig::presets_for(mma[0].toggles, wgmma) {
         for v in &mma {
             for shape in [
                 Shape::MISSION,
@@ -578,7 +579,19 @@ pub fn selftest(args: SelftestArgs) -> i32 {
                     causal: true,
                 },
             ] {
-                cases.push((v.with_tile(tile), shape));
+                cases.push((Variant { tile, ..*v }, shape));
+            }
+        }
+    }
+    // wgmma's second 64-column block of D (another descriptor offset).
+    if wgmma {
+        for tile in ["64x64s2w4g", "64x64s3w8k2g"] {
+            for shape in ["1,3,333,128", "2,4,512,128"] {
+                let shape = Shape {
+                    causal: true,
+                    ..shape.parse().expect("valid")
+                };
+                cases.push((mma[1].with_tile(tile), shape));
             }
         }
     }
@@ -678,10 +691,29 @@ pub fn build(args: BuildArgs) -> i32 {
         "{:<28} {:>5} {:>12} {:>9} {:>6} {:>8}  families",
         "variant", "regs", "static smem", "spill B", "stack", "ms"
     );
+    if let Some(VariantSpec::Tuned(v)) = args
+        .variants
+        .0
+        .iter()
+        .find(|s| matches!(s, VariantSpec::Tuned(_)))
+    {
+        return fail(
+            exit::USAGE,
+            format!(
+                "{}@tuned: build has no GPU to tune on; name a tile (`attnscope tune` prints the winner)",
+                v.name()
+            ),
+        );
+    }
+    let builder = nvrtc::Builder::new(source).without_disk_cache();
+    let shape = Shape {
+        d: args.d,
+        ..Shape::MISSION
+    };
     let mut failed = 0;
     for spec in &args.variants.0 {
         let (VariantSpec::Fixed(v) | VariantSpec::Tuned(v)) = *spec;
-        match nvrtc::compile(&source, &nvrtc::defines(&v, args.d), &args.arch) {
+        match builder.build(&v, &shape, &args.arch) {
             Ok(b) => {
                 println!(
                     "{:<28} {:>5} {:>12} {:>9} {:>6} {:>8.0}  {}",
@@ -693,6 +725,10 @@ pub fn build(args: BuildArgs) -> i32 {
                     b.compile_ms,
                     b.families.join(" ")
                 );
+                // ptxas's advice (wgmma serialized, and the like) is part of the report.
+                for line in b.log.lines().filter(|l| l.contains("warning")) {
+                    println!("    {}", line.trim());
+                }
                 if let Some(dir) = &args.out {
                     let path = dir.join(format!("{}.cubin", v.name()));
                     if let Err(e) = std::fs::write(&path, &b.cubin) {

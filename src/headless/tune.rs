@@ -123,8 +123,8 @@ impl TuneCache {
 }
 
 /// The tiles tuned over for a path: what `t` cycles through, where valid.
-pub fn candidates(toggles: Toggles) -> Vec<TileConfig> {
-    TileConfig::presets_for(toggles)
+pub fn candidates(toggles: Toggles, wgmma: bool) -> Vec<TileConfig> {
+    TileConfig::presets_for(toggles, wgmma)
         .into_iter()
         .filter(|&tile| Variant { toggles, tile }.check().is_ok())
         .collect()
@@ -148,7 +148,7 @@ fn trials(
     quiet: bool,
 ) -> (Vec<Trial>, Option<usize>) {
     let mut out = Vec::new();
-    for tile in candidates(toggles) {
+    for tile in candidates(toggles, run.engine.info.has_wgmma()) {
         let variant = Variant { toggles, tile };
         let trial = match bench_one(&mut run.engine, &mut run.sink, &variant, shape, plan, None) {
             Ok((row, correct)) => Trial {
@@ -275,7 +275,7 @@ pub fn run(args: TuneArgs) -> i32 {
                 tile: TileConfig::default()
             }
             .name(),
-            candidates(toggles).len(),
+            candidates(toggles, run.engine.info.has_wgmma()).len(),
             args.max_seconds
         );
     }
@@ -367,10 +367,16 @@ mod tests {
     #[test]
     fn candidates_are_valid_for_their_path() {
         let mma = "mma+async".parse::<Variant>().unwrap().toggles;
-        assert_eq!(candidates(mma).len(), TileConfig::MMA_CANDIDATES.len());
+        assert_eq!(
+            candidates(mma, true).len(),
+            TileConfig::MMA_CANDIDATES.len()
+        );
+        let without = candidates(mma, false);
+        assert!(without.len() < TileConfig::MMA_CANDIDATES.len());
+        assert!(without.iter().all(|t| !t.wgmma));
         let full = Variant::FULL.toggles;
-        assert_eq!(candidates(full), TileConfig::PRESETS.to_vec());
-        for t in candidates(mma) {
+        assert_eq!(candidates(full, true), TileConfig::PRESETS.to_vec());
+        for t in candidates(mma, true) {
             assert_eq!(TileConfig::parse(&t.text()).unwrap(), t);
         }
     }

@@ -83,6 +83,13 @@ pub struct GpuInfo {
     pub memory_bytes: u64,
 }
 
+impl GpuInfo {
+    /// Hopper (sm_90) runs the wgmma tiles; nothing else does (sm_90a code).
+    pub fn has_wgmma(&self) -> bool {
+        (self.cc_major, self.cc_minor) == (9, 0)
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ClockInfo {

@@ -34,6 +34,9 @@ pub struct TileConfig {
     pub warps: u32,
     /// Warp groups that share each K/V tile (mma path only), merged at the end.
     pub split: u32,
+    /// The mma path's Q·Kᵀ and P·V by Hopper's `wgmma` (sm_90a), suffix `g`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub wgmma: bool,
 }
 
 impl TileConfig {
@@ -44,6 +47,7 @@ impl TileConfig {
         stages: 2,
         warps: 4,
         split: 1,
+        wgmma: false,
     };
 
     /// What `t` cycles through in live mode; the first is the default.
@@ -55,6 +59,7 @@ impl TileConfig {
             stages: 2,
             warps: 8,
             split: 1,
+            wgmma: false,
         },
         TileConfig {
             block_m: 64,
@@ -62,6 +67,7 @@ impl TileConfig {
             stages: 2,
             warps: 4,
             split: 1,
+            wgmma: false,
         },
         TileConfig {
             block_m: 64,
@@ -69,13 +75,15 @@ impl TileConfig {
             stages: 1,
             warps: 4,
             split: 1,
+            wgmma: false,
         },
     ];
 
     /// Tiles the mma path is tuned over (`attnscope tune`): 16 or 32 query
     /// rows per warp, K/V split over 1, 2 or 4 warp groups, 2 stages or 3
-    /// (software-pipelined: Q·Kᵀ of the next tile overlaps this softmax).
-    pub const MMA_CANDIDATES: [&'static str; 13] = [
+    /// (software-pipelined: Q·Kᵀ of the next tile overlaps this softmax),
+    /// and on Hopper the wgmma tiles (`g`, see `presets_for`).
+    pub const MMA_CANDIDATES: [&'static str; 20] = [
         "64x64s2w4",
         "64x64s3w4",
         "64x128s2w4",
@@ -89,15 +97,23 @@ impl TileConfig {
         "128x64s2w8",
         "128x64s3w8",
         "128x64s2w8k2",
+        "64x64s2w4g",
+        "64x64s3w4g",
+        "64x128s2w4g",
+        "64x64s2w8k2g",
+        "64x64s3w8k2g",
+        "64x128s2w8k2g",
+        "64x64s2w16k4g",
     ];
 
     /// What `t` cycles through for a path: the presets, or for the mma path
-    /// every tuning candidate.
-    pub fn presets_for(toggles: Toggles) -> Vec<TileConfig> {
+    /// every tuning candidate, the wgmma ones only when the GPU has wgmma.
+    pub fn presets_for(toggles: Toggles, wgmma: bool) -> Vec<TileConfig> {
         if toggles.mma {
             Self::MMA_CANDIDATES
                 .iter()
                 .map(|t| parse_tile(t).expect("candidate tiles parse (tested)"))
+                .filter(|t| wgmma || !t.wgmma)
                 .collect()
         } else {
             Self::PRESETS.to_vec()
@@ -109,7 +125,8 @@ impl TileConfig {
         parse_tile(text)
     }
 
-    /// What `parse` reads: `64x64s2w4`, with `kN` when the split is not 1.
+    /// What `parse` reads: `64x64s2w4`, with `kN` when the split is not 1
+    /// and `g` for wgmma.
     pub fn text(&self) -> String {
         let mut s = format!(
             "{}x{}s{}w{}",
@@ -117,6 +134,9 @@ impl TileConfig {
         );
         if self.split != 1 {
             s.push_str(&format!("k{}", self.split));
+        }
+        if self.wgmma {
+            s.push('g');
         }
         s
     }
@@ -227,6 +247,17 @@ impl Variant {
                     c.block_m, c.split, c.warps
                 ));
             }
+            if c.wgmma && c.block_n == 96 {
+                return Err("wgmma tiles take BLOCK_N 32, 64 or 128".into());
+            }
+            if c.wgmma && (rows != 16 || !(c.warps / c.split).is_multiple_of(4)) {
+                return Err(format!(
+                    "wgmma tiles give each warpgroup (4 warps × 16 rows) 64 query rows: {} needs 16 rows per warp and warps÷split a multiple of 4",
+                    c.text()
+                ));
+            }
+        } else if c.wgmma {
+            return Err("g (wgmma) is a tile option of the mma path: use mma or mma+async".into());
         } else {
             if c.split != 1 {
                 return Err(
@@ -393,15 +424,19 @@ impl FromStr for Variant {
     }
 }
 
-/// `64x64s2w4` or `64x64s2w8k2`: BLOCK_M x BLOCK_N, STAGES, warps, and the
-/// K/V split (1 when left out).
+/// `64x64s2w4`, `64x64s2w8k2` or `64x64s2w4g`: BLOCK_M x BLOCK_N, STAGES,
+/// warps, the K/V split (1 when left out) and `g` for wgmma.
 fn parse_tile(text: &str) -> Result<TileConfig, String> {
     let bad = || {
         format!(
-            "tile '{text}' is not of the form 64x64s2w4 (BLOCK_M x BLOCK_N, stages, warps; optional kN: K/V split over N warp groups)"
+            "tile '{text}' is not of the form 64x64s2w4 (BLOCK_M x BLOCK_N, stages, warps; optional kN: K/V split over N warp groups; optional g: wgmma)"
         )
     };
-    let (m, rest) = text.split_once('x').ok_or_else(bad)?;
+    let (text_no_g, wgmma) = match text.strip_suffix('g') {
+        Some(rest) => (rest, true),
+        None => (text, false),
+    };
+    let (m, rest) = text_no_g.split_once('x').ok_or_else(bad)?;
     let (n, rest) = rest.split_once('s').ok_or_else(bad)?;
     let (s, rest) = rest.split_once('w').ok_or_else(bad)?;
     let (w, k) = rest.split_once('k').unwrap_or((rest, "1"));
@@ -412,6 +447,7 @@ fn parse_tile(text: &str) -> Result<TileConfig, String> {
         stages: num(s)?,
         warps: num(w)?,
         split: num(k)?,
+        wgmma,
     })
 }
 
@@ -513,6 +549,7 @@ mod tests {
             stages: 1,
             warps: 8,
             split: 1,
+            wgmma: false,
         };
         assert_eq!(v.name().parse::<Variant>().unwrap(), v);
         assert_eq!(

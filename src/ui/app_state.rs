@@ -4,7 +4,7 @@
 
 use crate::metrics::gates::GateSet;
 use crate::session::command::Command;
-use crate::session::event::{L2Mode, Stamped};
+use crate::session::event::{GpuInfo, L2Mode, Stamped};
 use crate::session::replay::ReplayControl;
 use crate::session::{Shape, TileConfig, Variant};
 
@@ -179,8 +179,11 @@ impl UiState {
             Action::ToggleMma => next.variant.toggles.mma ^= true,
             Action::ToggleFault => next.variant.toggles.fault ^= true,
             Action::NextTile => {
+                let wgmma = (self.session.header.as_ref())
+                    .and_then(|h| h.gpu.as_ref())
+                    .is_some_and(GpuInfo::has_wgmma);
                 next.variant.tile = cycle(
-                    &TileConfig::presets_for(base.variant.toggles),
+                    &TileConfig::presets_for(base.variant.toggles, wgmma),
                     base.variant.tile,
                 )
             }
