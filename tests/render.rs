@@ -258,3 +258,27 @@ fn gates_panel_shows_counter_progress_then_why_counters_failed() {
     let (x, y) = find(&buf, "error").expect("the counter gates say error");
     assert_eq!(buf[(x, y)].fg, Color::DarkGray, "N/A cells stay dim");
 }
+
+#[test]
+fn variant_panel_names_the_split_and_the_wgmma_instruction() {
+    use attnscope::session::Shape;
+    use attnscope::session::event::{Event, VariantSelected};
+    let mut state = UiState::live(GateSet::default_set());
+    for (t_us, name, instr, tile) in [
+        (1, "mma+async@64x64s2w8k2", "mma.sync", "64×64 s2 w8 k2"),
+        (2, "mma+async@64x128s2w8k2g", "wgmma", "64×128 s2 w8 k2"),
+    ] {
+        state.apply(&Stamped {
+            t_us,
+            event: Event::VariantSelected(VariantSelected {
+                variant: name.parse().unwrap(),
+                shape: Shape::MISSION,
+            }),
+        });
+        let buf = draw(&state, 120, 40);
+        let screen = text(&buf);
+        for needle in [name, instr, tile] {
+            assert!(screen.contains(needle), "{needle} missing:\n{screen}");
+        }
+    }
+}

@@ -129,7 +129,7 @@ pub const KEYS: &[Binding] = &[
         Char('M'),
         "M",
         ToggleMma,
-        "toggle USE_MMA: mma.sync path (replaces w, p)",
+        "toggle USE_MMA: mma.sync, or wgmma with g tiles (replaces w, p)",
         true,
     ),
     bind(

@@ -36,13 +36,22 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         switch(t.wmma, "w", "WMMA Q·Kᵀ"),
         switch(t.wmma_pv, "p", "WMMA P·V"),
         switch(t.cp_async, "c", "cp.async"),
-        switch(t.mma, "M", "mma.sync"),
+        // The tile decides the mma path's instruction: wgmma for `g` tiles.
+        switch(t.mma, "M", if tile.wgmma { "wgmma" } else { "mma.sync" }),
         Line::from(vec![
             Span::styled(" tile  ", theme::label()),
             Span::styled(
                 format!(
-                    "{}×{} s{} w{}",
-                    tile.block_m, tile.block_n, tile.stages, tile.warps
+                    "{}×{} s{} w{}{}",
+                    tile.block_m,
+                    tile.block_n,
+                    tile.stages,
+                    tile.warps,
+                    if tile.split == 1 {
+                        String::new()
+                    } else {
+                        format!(" k{}", tile.split)
+                    }
                 ),
                 theme::value(),
             ),
