@@ -4,6 +4,7 @@
 //! (`session`); `metrics` is pure computation; `ui` is a fold of events plus
 //! pure rendering; `gpu` is the only module that touches CUDA.
 
+pub mod cache_dir;
 pub mod cli;
 pub mod export;
 pub mod gpu;

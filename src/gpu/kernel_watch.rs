@@ -30,6 +30,15 @@ pub fn read_source(dir: &Path) -> Result<String, String> {
     })
 }
 
+/// The kernel to build: DIR/attention.cu with `--kernels DIR`, else the
+/// bundled one.
+pub fn source_or_bundled(dir: Option<&Path>) -> Result<String, String> {
+    match dir {
+        Some(dir) => read_source(dir),
+        None => Ok(super::nvrtc::KERNEL_SOURCE.to_string()),
+    }
+}
+
 /// Watches DIR/attention.cu by polling (editors that save by rename are seen
 /// too) and sends its text whenever it changes; ends when `to` closes.
 pub fn spawn(dir: PathBuf, initial: String, to: Sender<Command>) {

@@ -130,10 +130,7 @@ pub struct Builder {
 
 impl Builder {
     pub fn new(source: String) -> Builder {
-        let disk = std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-            .map(|c| c.join("attnscope/cubin"));
+        let disk = crate::cache_dir::cache_dir().map(|c| c.join("cubin"));
         Builder {
             source,
             memory: Mutex::new(HashMap::new()),

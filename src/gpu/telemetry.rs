@@ -126,7 +126,6 @@ impl Poller {
     }
 }
 
-/// One full sample of GPU 0 (every query once).
 /// Other processes computing on GPU 0 right now ("python3 (PID 4242, 1.2 GiB)"):
 /// their kernels share the SMs with ours, so timings are not clean.
 pub fn other_processes(nvml: &Nvml) -> Vec<String> {
@@ -164,6 +163,7 @@ pub fn shared_gpu_warning(nvml: &Nvml) -> Option<String> {
     })
 }
 
+/// One full sample of GPU 0 (every query once).
 pub fn sample(nvml: &Nvml) -> Result<TelemetrySample, String> {
     let d = nvml
         .device_by_index(0)

@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::Instant;
 
 use super::engine::{Engine, Timer};
-use super::nvrtc::KERNEL_SOURCE;
 use super::telemetry::{self, Sampler};
 use super::worker::Worker;
 use crate::session::command::Command;
@@ -46,15 +45,12 @@ pub fn serve(args: WorkerArgs) -> i32 {
         let mut w = out.lock().unwrap_or_else(|e| e.into_inner());
         serde_json::to_writer(&mut *w, s).is_ok() && w.write_all(b"\n").is_ok() && w.flush().is_ok()
     };
-    let source = match &args.kernels {
-        None => KERNEL_SOURCE.to_string(),
-        Some(dir) => match super::kernel_watch::read_source(dir) {
-            Ok(s) => s,
-            Err(e) => {
-                emit_to(&out, &error(started, "worker", e));
-                return crate::cli::exit::USAGE;
-            }
-        },
+    let source = match super::kernel_watch::source_or_bundled(args.kernels.as_deref()) {
+        Ok(s) => s,
+        Err(e) => {
+            emit_to(&out, &error(started, "worker", e));
+            return crate::cli::exit::USAGE;
+        }
     };
     let mut engine = match Engine::new(source) {
         Ok(e) => e,

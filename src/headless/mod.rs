@@ -668,14 +668,26 @@ pub fn selftest(args: SelftestArgs) -> i32 {
 /// The bundled kernel, or `--kernels DIR`'s copy; Err is the exit code, the
 /// reason printed.
 fn kernel_source(dir: Option<&Path>) -> Result<String, i32> {
-    match dir {
-        Some(dir) => crate::gpu::kernel_watch::read_source(dir).map_err(|e| fail(exit::USAGE, e)),
-        None => Ok(KERNEL_SOURCE.to_string()),
-    }
+    crate::gpu::kernel_watch::source_or_bundled(dir).map_err(|e| fail(exit::USAGE, e))
 }
 
 /// `attnscope build`: NVRTC only, so it runs on machines with no GPU.
 pub fn build(args: BuildArgs) -> i32 {
+    let mut variants = Vec::new();
+    for spec in &args.variants.0 {
+        match *spec {
+            VariantSpec::Fixed(v) => variants.push(v),
+            VariantSpec::Tuned(v) => {
+                return fail(
+                    exit::USAGE,
+                    format!(
+                        "{}@tuned: build has no GPU to tune on; name a tile (`attnscope tune` prints the winner)",
+                        v.name()
+                    ),
+                );
+            }
+        }
+    }
     let source = match kernel_source(args.kernels.as_deref()) {
         Ok(s) => s,
         Err(code) => return code,
@@ -691,28 +703,13 @@ pub fn build(args: BuildArgs) -> i32 {
         "{:<28} {:>5} {:>12} {:>9} {:>6} {:>8}  families",
         "variant", "regs", "static smem", "spill B", "stack", "ms"
     );
-    if let Some(VariantSpec::Tuned(v)) = args
-        .variants
-        .0
-        .iter()
-        .find(|s| matches!(s, VariantSpec::Tuned(_)))
-    {
-        return fail(
-            exit::USAGE,
-            format!(
-                "{}@tuned: build has no GPU to tune on; name a tile (`attnscope tune` prints the winner)",
-                v.name()
-            ),
-        );
-    }
     let builder = nvrtc::Builder::new(source).without_disk_cache();
     let shape = Shape {
         d: args.d,
         ..Shape::MISSION
     };
     let mut failed = 0;
-    for spec in &args.variants.0 {
-        let (VariantSpec::Fixed(v) | VariantSpec::Tuned(v)) = *spec;
+    for v in variants {
         match builder.build(&v, &shape, &args.arch) {
             Ok(b) => {
                 println!(

@@ -58,10 +58,7 @@ impl TuneCache {
         if let Some(p) = std::env::var_os("ATTNSCOPE_TUNE_CACHE") {
             return Some(PathBuf::from(p));
         }
-        std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-            .map(|c| c.join("attnscope/tuned.json"))
+        crate::cache_dir::cache_dir().map(|c| c.join("tuned.json"))
     }
 
     /// The cache at `default_path()` (empty when there is no cache folder),
@@ -270,11 +267,7 @@ pub fn run(args: TuneArgs) -> i32 {
     if !args.json {
         eprintln!(
             "tuning {} on {shape}: {} candidate tiles, up to {} s each",
-            Variant {
-                toggles,
-                tile: TileConfig::default()
-            }
-            .name(),
+            args.variant.name(),
             candidates(toggles, run.engine.info.has_wgmma()).len(),
             args.max_seconds
         );

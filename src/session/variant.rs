@@ -55,27 +55,16 @@ impl TileConfig {
         TileConfig::DEFAULT,
         TileConfig {
             block_m: 128,
-            block_n: 64,
-            stages: 2,
             warps: 8,
-            split: 1,
-            wgmma: false,
+            ..TileConfig::DEFAULT
         },
         TileConfig {
-            block_m: 64,
             block_n: 32,
-            stages: 2,
-            warps: 4,
-            split: 1,
-            wgmma: false,
+            ..TileConfig::DEFAULT
         },
         TileConfig {
-            block_m: 64,
-            block_n: 64,
             stages: 1,
-            warps: 4,
-            split: 1,
-            wgmma: false,
+            ..TileConfig::DEFAULT
         },
     ];
 
