@@ -5,11 +5,11 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
+use attnscope::export::summary;
 use attnscope::metrics::gates::GateSet;
+use attnscope::model::state::SessionState;
 use attnscope::session::reader::{OnCorrupt, read_file};
 use attnscope::ui::app_state::UiState;
-use attnscope::ui::state::SessionState;
-use attnscope::ui::summary;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 

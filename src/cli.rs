@@ -6,19 +6,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::session::{Shape, Variant};
 
-/// Exit codes, documented in the README.
-pub mod exit {
-    /// A check failed: a gate, the self-test, a correctness run.
-    pub const CHECK_FAILED: i32 = 1;
-    /// Bad command-line usage (clap's own code).
-    pub const USAGE: i32 = 2;
-    /// A session file is missing, unreadable, corrupt or of another schema.
-    pub const SESSION: i32 = 3;
-    /// No usable GPU, driver or CUDA library.
-    pub const NO_GPU: i32 = 4;
-    /// No terminal to draw on.
-    pub const NO_TERMINAL: i32 = 5;
-}
+pub use crate::exit;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -61,7 +49,7 @@ pub enum Cmd {
     /// The GPU worker process the dashboard runs: commands as JSON lines on
     /// stdin, events as JSON lines on stdout.
     #[command(hide = true)]
-    Worker(crate::gpu::worker_process::WorkerArgs),
+    Worker(WorkerArgs),
     /// Launch one variant N times and exit, nothing else: a clean target for
     /// `ncu` (scripts/ncu-crosscheck.sh).
     #[command(hide = true)]
@@ -386,33 +374,8 @@ pub struct ReplayArgs {
 
 pub fn parse_shape(text: &str) -> Result<Shape, String> {
     let shape: Shape = text.parse()?;
-    validate_shape(&shape)?;
+    shape.validate()?;
     Ok(shape)
-}
-
-/// The shapes the kernels support: B, H ≥ 1; S ≥ 1; D ∈ {64, 128}.
-pub fn validate_shape(shape: &Shape) -> Result<(), String> {
-    let Shape { b, h, s, d, .. } = *shape;
-    if b == 0 || b > 4096 {
-        return Err(format!("B={b} is out of range: 1 ≤ B ≤ 4096"));
-    }
-    if h == 0 || h > 4096 {
-        return Err(format!("H={h} is out of range: 1 ≤ H ≤ 4096"));
-    }
-    if s == 0 || s > 1 << 20 {
-        return Err(format!("S={s} is out of range: 1 ≤ S ≤ 1048576"));
-    }
-    if d != 64 && d != 128 {
-        return Err(format!("D={d} is not supported: D must be 64 or 128"));
-    }
-    let bytes = 4 * shape.elements() as u128 * 2;
-    if bytes > 1 << 40 {
-        return Err(format!(
-            "B·H·S·D = {} elements needs {bytes} bytes for Q, K, V, O: too large",
-            shape.elements()
-        ));
-    }
-    Ok(())
 }
 
 pub fn parse_variant(text: &str) -> Result<Variant, String> {
@@ -427,4 +390,35 @@ pub fn parse_speed(text: &str) -> Result<f64, String> {
         return Err(format!("speed {v} is out of range: 0.25 ≤ speed ≤ 256"));
     }
     Ok(v)
+}
+
+/// How the worker process is started (by the dashboard, not by hand).
+#[derive(Clone, Debug, Args)]
+pub struct WorkerArgs {
+    /// NVML telemetry samples per second, 0 (off) to 100.
+    #[arg(long, default_value_t = 10.0, value_parser = parse_hz)]
+    pub telemetry_hz: f64,
+    /// Longest A/B race, seconds.
+    #[arg(long, default_value_t = 10.0, value_parser = parse_seconds)]
+    pub ab_seconds: f64,
+    /// Metric names for `g`, comma-separated (default: the catalogue and the default gates').
+    #[arg(long)]
+    pub metric_names: Option<String>,
+    /// Build DIR/attention.cu instead of the bundled kernel.
+    #[arg(long, value_name = "DIR")]
+    pub kernels: Option<PathBuf>,
+}
+
+impl WorkerArgs {
+    pub fn config(&self) -> crate::gpu::worker_process::WorkerConfig {
+        crate::gpu::worker_process::WorkerConfig {
+            telemetry_hz: self.telemetry_hz,
+            ab_seconds: self.ab_seconds,
+            metric_names: self
+                .metric_names
+                .as_ref()
+                .map(|n| n.split(',').map(str::to_string).collect()),
+            kernels: self.kernels.clone(),
+        }
+    }
 }

@@ -3,13 +3,13 @@
 use std::path::Path;
 
 use attnscope::metrics::gates::{GateSet, Status};
+use attnscope::model::state::{Key, SessionState};
 use attnscope::session::TileConfig;
 use attnscope::session::command::Command;
 use attnscope::session::event::*;
 use attnscope::session::reader::{OnCorrupt, read_file};
 use attnscope::ui::app_state::{Effect, UiState};
 use attnscope::ui::keymap::Action;
-use attnscope::ui::state::{Key, SessionState};
 
 fn fixture_state() -> SessionState {
     let mut s = SessionState::default();

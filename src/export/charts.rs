@@ -11,7 +11,7 @@ use plotters::prelude::*;
 use super::{ExportError, Gathered, HEIGHT, WIDTH};
 use crate::metrics::gates::{GateSet, Status};
 use crate::metrics::histogram::fine_index;
-use crate::ui::state::Key;
+use crate::model::state::Key;
 
 /// A font inside the binary: CI machines and servers often have none.
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSansMono.ttf");

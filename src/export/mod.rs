@@ -3,6 +3,7 @@
 //! it reads the event stream like replay does and never touches a GPU.
 
 mod charts;
+pub mod summary;
 mod tables;
 mod trace;
 
@@ -10,10 +11,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::metrics::gates::GateSet;
+use crate::model::state::{Key, SessionState};
 use crate::session::event::{Event, Stamped};
 use crate::session::reader::{self, OnCorrupt, ReadReport, SessionError};
 use crate::session::{Shape, Variant};
-use crate::ui::state::{Key, SessionState};
 
 /// Picture size in pixels (SVG uses the same user units).
 pub const WIDTH: u32 = 1200;
@@ -38,8 +39,8 @@ impl ExportError {
     pub fn exit_code(&self) -> i32 {
         match self {
             ExportError::Session(e) => e.exit_code(),
-            ExportError::Empty(_) => crate::cli::exit::SESSION,
-            _ => crate::cli::exit::USAGE,
+            ExportError::Empty(_) => crate::exit::SESSION,
+            _ => crate::exit::USAGE,
         }
     }
 }

@@ -5,8 +5,8 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
+use crate::model::state::SessionState;
 use crate::session::event::{Event, Stamped};
-use crate::ui::state::SessionState;
 
 pub const SAMPLE_COLUMNS: &str =
     "t_us,variant,shape,l2,timer,sm_clock_mhz,throttled,index,latency_ns";

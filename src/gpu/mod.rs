@@ -1,12 +1,13 @@
 //! Everything that touches the driver: library discovery, NVRTC builds,
-//! launches and timing, counters, telemetry, the worker. Nothing outside this
-//! module calls CUDA.
+//! launches and timing, counters, telemetry, the worker and its supervisor.
+//! Nothing outside this module calls CUDA, and nothing in it imports a room
+//! above it (`ui/`, `cli.rs`, `headless/`, `app/`): it speaks in `session/`
+//! events and `metrics/` arithmetic.
 
 pub mod cupti_timer;
 pub mod engine;
 pub mod kernel_watch;
 pub mod libs;
-pub mod live;
 pub mod measure;
 pub mod nvrtc;
 pub mod profiler;

@@ -14,13 +14,22 @@ use std::time::{Duration, Instant};
 use crate::session::command::Command;
 use crate::session::event::{ErrorReport, Event, Stamped, VariantSelected};
 use crate::session::{Shape, Variant};
-use crate::ui::app::UiMsg;
 
 /// More deaths than this within `RESTART_WINDOW` and we stop restarting.
 const MAX_RESTARTS: usize = 3;
 const RESTART_WINDOW: Duration = Duration::from_secs(30);
 /// Lines of the worker's stderr kept for the death notice.
 const STDERR_KEEP: usize = 8;
+
+/// Where the supervisor delivers: the worker's events, restamped on the
+/// dashboard's clock, and one last line when there is no worker any more.
+/// The top of the program decides what a delivery is (a screen message, a
+/// test's vector), so this room knows nothing above it.
+pub trait Feed: Send + Sync + 'static {
+    /// False when nobody is listening any more.
+    fn event(&self, s: Stamped) -> bool;
+    fn ended(&self, why: String);
+}
 
 /// What the dashboard learns from the worker's events, to recover with.
 #[derive(Default)]
@@ -49,29 +58,29 @@ pub fn spawn(
     args: Vec<String>,
     first: Command,
     started: Instant,
-    ui: Sender<UiMsg>,
+    ui: Arc<dyn Feed>,
 ) -> Sender<Command> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || supervise(args, first, started, ui, rx));
     tx
 }
 
-fn error(started: Instant, message: String, variant: Option<Variant>) -> UiMsg {
-    UiMsg::Stream(Box::new(Stamped::since(
+fn error(started: Instant, message: String, variant: Option<Variant>) -> Stamped {
+    Stamped::since(
         started,
         Event::Error(ErrorReport {
             source: "worker".into(),
             message,
             variant,
         }),
-    )))
+    )
 }
 
 fn supervise(
     args: Vec<String>,
     first: Command,
     started: Instant,
-    ui: Sender<UiMsg>,
+    ui: Arc<dyn Feed>,
     commands: Receiver<Command>,
 ) {
     let track = Arc::new(Mutex::new(Track::default()));
@@ -90,12 +99,12 @@ fn supervise(
         {
             Ok(c) => c,
             Err(e) => {
-                let _ = ui.send(error(
+                ui.event(error(
                     started,
                     format!("cannot start the worker process {}: {e}", exe.display()),
                     None,
                 ));
-                let _ = ui.send(UiMsg::SourceEnded("no GPU worker".into()));
+                ui.ended("no GPU worker".into());
                 return;
             }
         };
@@ -207,9 +216,9 @@ fn supervise(
                 None => "; restarting it".into(),
             });
         }
-        let _ = ui.send(error(started, message, current.map(|c| c.0)));
+        ui.event(error(started, message, current.map(|c| c.0)));
         if giving_up {
-            let _ = ui.send(UiMsg::SourceEnded("the GPU worker keeps dying".into()));
+            ui.ended("the GPU worker keeps dying".into());
             return;
         }
         next_select = back.map(|(variant, shape)| Command::Select { variant, shape });
@@ -223,14 +232,14 @@ fn supervise(
 fn start_readers(
     child: &mut Child,
     offset_us: u64,
-    ui: &Sender<UiMsg>,
+    ui: &Arc<dyn Feed>,
     track: &Arc<Mutex<Track>>,
     stderr_tail: &Arc<Mutex<VecDeque<String>>>,
     done: Sender<()>,
 ) -> Vec<std::thread::JoinHandle<()>> {
     let mut handles = Vec::new();
     if let Some(out) = child.stdout.take() {
-        let (ui, track) = (ui.clone(), Arc::clone(track));
+        let (ui, track) = (Arc::clone(ui), Arc::clone(track));
         handles.push(std::thread::spawn(move || {
             for line in BufReader::new(out).lines() {
                 let Ok(line) = line else { break };
@@ -250,7 +259,7 @@ fn start_readers(
                     }
                     t.see(&s.event);
                 }
-                if ui.send(UiMsg::Stream(Box::new(s))).is_err() {
+                if !ui.event(s) {
                     break;
                 }
             }

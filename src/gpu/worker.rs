@@ -235,7 +235,7 @@ impl Worker {
         shape: Shape,
         emit: &mut impl FnMut(Stamped) -> bool,
     ) -> bool {
-        if let Err(e) = crate::cli::validate_shape(&shape) {
+        if let Err(e) = shape.validate() {
             emit(self.stamp(Event::Error(ErrorReport {
                 source: "shape".into(),
                 message: e,

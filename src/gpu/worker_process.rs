@@ -16,20 +16,16 @@ use crate::session::event::{ErrorReport, Event, Stamped};
 /// Exit code after the CUDA context died (the supervisor restarts on any exit).
 pub const EXIT_CONTEXT_LOST: i32 = 70;
 
-/// How the worker process is started.
-#[derive(Clone, Debug, clap::Args)]
-pub struct WorkerArgs {
-    /// NVML telemetry samples per second, 0 (off) to 100.
-    #[arg(long, default_value_t = 10.0, value_parser = crate::cli::parse_hz)]
+/// How the worker process runs; the command line that fills it lives in `cli.rs`.
+#[derive(Clone, Debug, Default)]
+pub struct WorkerConfig {
+    /// NVML telemetry samples per second; 0 is off.
     pub telemetry_hz: f64,
     /// Longest A/B race, seconds.
-    #[arg(long, default_value_t = 10.0, value_parser = crate::cli::parse_seconds)]
     pub ab_seconds: f64,
-    /// Metric names for `g`, comma-separated (default: the catalogue and the default gates').
-    #[arg(long)]
-    pub metric_names: Option<String>,
+    /// Metric names for `g` (None: the catalogue and the default gates').
+    pub metric_names: Option<Vec<String>>,
     /// Build DIR/attention.cu instead of the bundled kernel.
-    #[arg(long, value_name = "DIR")]
     pub kernels: Option<std::path::PathBuf>,
 }
 
@@ -38,7 +34,7 @@ pub fn parse_command(line: &str) -> Result<Command, String> {
     serde_json::from_str(line).map_err(|e| format!("not a command: {e}"))
 }
 
-pub fn serve(args: WorkerArgs) -> i32 {
+pub fn serve(args: WorkerConfig) -> i32 {
     let started = Instant::now();
     let out = Arc::new(Mutex::new(std::io::BufWriter::new(std::io::stdout())));
     let emit_to = |out: &Arc<Mutex<std::io::BufWriter<std::io::Stdout>>>, s: &Stamped| -> bool {
@@ -49,7 +45,7 @@ pub fn serve(args: WorkerArgs) -> i32 {
         Ok(s) => s,
         Err(e) => {
             emit_to(&out, &error(started, "worker", e));
-            return crate::cli::exit::USAGE;
+            return crate::exit::USAGE;
         }
     };
     let mut engine = match Engine::new(source) {
@@ -63,7 +59,7 @@ pub fn serve(args: WorkerArgs) -> i32 {
                     format!("the GPU worker cannot start: {e}"),
                 ),
             );
-            return crate::cli::exit::NO_GPU;
+            return crate::exit::NO_GPU;
         }
     };
     engine.use_timer(Timer::Cupti);
@@ -84,8 +80,8 @@ pub fn serve(args: WorkerArgs) -> i32 {
     }
     let mut worker = Worker::new(engine, started);
     worker.ab_seconds = args.ab_seconds;
-    if let Some(names) = &args.metric_names {
-        worker.metric_names = names.split(',').map(str::to_string).collect();
+    if let Some(names) = args.metric_names {
+        worker.metric_names = names;
     }
     let _sampler = match nvml {
         Some(Ok(nvml)) => {

@@ -4,7 +4,8 @@
 
 use serde_json::json;
 
-use super::{Run, bench_one, fail};
+use super::bench::bench_one;
+use super::{Run, fail};
 use crate::cli::{GatesArgs, LaunchArgs, exit};
 use crate::gpu::engine::{CounterFailure, Engine, Timer};
 use crate::gpu::measure::Plan;
@@ -13,9 +14,9 @@ use crate::gpu::profiler::RangeMode;
 use crate::metrics::catalogue;
 use crate::metrics::format::metric;
 use crate::metrics::gates::{self, GateSet, Status};
+use crate::model::state::{Key, SessionState};
 use crate::session::event::*;
 use crate::session::{Shape, Variant};
-use crate::ui::state::{Key, SessionState};
 
 pub fn run(args: GatesArgs) -> i32 {
     let set = match GateSet::load(args.gates.as_deref()) {

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{Run, bench_one, fail};
+use super::bench::bench_one;
+use super::{Run, fail};
 use crate::cli::{TuneArgs, exit};
 use crate::gpu::engine::{Engine, Timer};
 use crate::gpu::measure::Plan;

@@ -57,7 +57,7 @@ pub enum SessionError {
 impl SessionError {
     /// Exit code for the CLI; documented in the README.
     pub fn exit_code(&self) -> i32 {
-        3
+        crate::exit::SESSION
     }
 }
 

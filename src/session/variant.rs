@@ -359,6 +359,33 @@ impl Shape {
     pub fn elements(&self) -> usize {
         self.b as usize * self.h as usize * self.s as usize * self.d as usize
     }
+
+    /// The shapes the kernels support: 1 ≤ B, H ≤ 4096; 1 ≤ S ≤ 2²⁰;
+    /// D ∈ {64, 128}; Q, K, V and O together under 1 TiB. The CLI and the
+    /// worker both check with this, so a shape one accepts the other runs.
+    pub fn validate(&self) -> Result<(), String> {
+        let Shape { b, h, s, d, .. } = *self;
+        if b == 0 || b > 4096 {
+            return Err(format!("B={b} is out of range: 1 ≤ B ≤ 4096"));
+        }
+        if h == 0 || h > 4096 {
+            return Err(format!("H={h} is out of range: 1 ≤ H ≤ 4096"));
+        }
+        if s == 0 || s > 1 << 20 {
+            return Err(format!("S={s} is out of range: 1 ≤ S ≤ 1048576"));
+        }
+        if d != 64 && d != 128 {
+            return Err(format!("D={d} is not supported: D must be 64 or 128"));
+        }
+        let bytes = 4 * self.elements() as u128 * 2;
+        if bytes > 1 << 40 {
+            return Err(format!(
+                "B·H·S·D = {} elements needs {bytes} bytes for Q, K, V, O: too large",
+                self.elements()
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Default for Shape {

@@ -9,7 +9,7 @@ use crate::session::replay::ReplayControl;
 use crate::session::{Shape, TileConfig, Variant};
 
 use super::keymap::{self, Action, Context};
-use super::state::{Key, SessionState};
+use crate::model::{Key, SessionState};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Mode {

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use crate::metrics::format::bytes;
-use crate::ui::state::first_error_line;
+use crate::model::state::first_error_line;
 use crate::ui::{app_state::UiState, theme};
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {

@@ -10,8 +10,8 @@ use ratatui::widgets::{Cell, Row, Table, Widget};
 
 use crate::metrics::format::metric;
 use crate::metrics::gates::{GateResult, Status};
+use crate::model::state::Key;
 use crate::session::event::AbReport;
-use crate::ui::state::Key;
 use crate::ui::{app_state::UiState, theme};
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &UiState, ab: &AbReport) {

@@ -9,7 +9,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use crate::metrics::format::{count, duration_ns};
 use crate::metrics::histogram::{LatencyStats, joint_range};
-use crate::ui::state::{Key, VariantState};
+use crate::model::state::{Key, VariantState};
 use crate::ui::{app_state::UiState, theme};
 
 const EIGHTHS: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];

@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::ui::state::Level;
+use crate::model::state::Level;
 use crate::ui::{app_state::UiState, theme};
 
 /// Width of the "   12.34s " stamp column.

@@ -7,7 +7,7 @@ use crate::metrics::format::{bytes, duration_ns, metric};
 use crate::metrics::gates::{GateSet, Status};
 use crate::session::reader::ReadReport;
 
-use super::state::{SessionState, active_throttles};
+use crate::model::state::{SessionState, active_throttles};
 
 pub fn to_json(s: &SessionState, gates: &GateSet, read: &ReadReport) -> Value {
     let variants: Vec<Value> = s
@@ -241,7 +241,7 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
     let errors: Vec<_> = s
         .log
         .iter()
-        .filter(|l| l.level == crate::ui::state::Level::Error)
+        .filter(|l| l.level == crate::model::state::Level::Error)
         .collect();
     if !errors.is_empty() {
         line(String::new());

@@ -1,19 +1,32 @@
 //! Live mode: the dashboard in this process, the GPU worker in a child
-//! process (supervisor.rs), so a faulting kernel never takes the screen down.
+//! process (`gpu/supervisor.rs`), so a faulting kernel never takes the screen down.
 
 use std::path::PathBuf;
-use std::sync::mpsc;
+use std::sync::Arc;
+use std::sync::mpsc::{self, Sender};
 use std::time::Instant;
 
-use super::supervisor;
 use crate::cli::LiveArgs;
+use crate::gpu::{kernel_watch, supervisor};
 use crate::metrics::gates::GateSet;
 use crate::session::command::Command;
 use crate::session::event::{Event, Stamped};
 use crate::session::recorder::Recorder;
 use crate::session::{Shape, Variant};
-use crate::ui::app::{self, Outlets};
+use crate::ui::app::{self, Outlets, UiMsg};
 use crate::ui::app_state::UiState;
+
+/// The supervisor's deliveries become screen messages.
+struct ScreenFeed(Sender<UiMsg>);
+
+impl supervisor::Feed for ScreenFeed {
+    fn event(&self, s: Stamped) -> bool {
+        self.0.send(UiMsg::Stream(Box::new(s))).is_ok()
+    }
+    fn ended(&self, why: String) {
+        let _ = self.0.send(UiMsg::SourceEnded(why));
+    }
+}
 
 pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
     let defs =
@@ -22,7 +35,7 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
     let kernels = match &args.kernels {
         Some(dir) => Some((
             dir.canonicalize().unwrap_or_else(|_| dir.clone()),
-            super::kernel_watch::read_source(dir).map_err(anyhow::Error::msg)?,
+            kernel_watch::read_source(dir).map_err(anyhow::Error::msg)?,
         )),
         None => None,
     };
@@ -53,10 +66,10 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
         worker_args,
         Command::Select { variant, shape },
         started,
-        tx.clone(),
+        Arc::new(ScreenFeed(tx.clone())),
     );
     if let Some((dir, source)) = kernels {
-        super::kernel_watch::spawn(dir, source, cmd_tx.clone());
+        kernel_watch::spawn(dir, source, cmd_tx.clone());
     }
     let mut state = UiState::live(gates);
     if let (Some(p), crate::ui::app_state::Mode::Live { recording, .. }) =

@@ -1,0 +1,202 @@
+//! The top: the only room that knows all the others. It wires producers (the
+//! GPU worker's supervisor, a replay), the fold, the recorder and the screen
+//! together for live and replay, and runs `export` over a file.
+
+pub mod live;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+
+use crate::cli::{ExportArgs, LiveArgs, ReplayArgs};
+use crate::exit;
+use crate::export::summary;
+use crate::metrics::gates::GateSet;
+use crate::model::SessionState;
+use crate::session::reader::{self, OnCorrupt};
+use crate::session::replay::spawn_replay;
+use crate::ui::app::{self, Outlets, UiMsg};
+use crate::ui::app_state::UiState;
+
+fn load_gates(path: Option<&Path>) -> Result<GateSet, String> {
+    GateSet::load(path)
+}
+
+fn fail(code: i32, message: impl std::fmt::Display) -> i32 {
+    eprintln!("attnscope: {message}");
+    code
+}
+
+/// `--strict` stops at the first corrupt line; otherwise it is skipped and named.
+fn on_corrupt(strict: bool) -> OnCorrupt {
+    if strict {
+        OnCorrupt::Stop
+    } else {
+        OnCorrupt::Skip
+    }
+}
+
+pub fn export(args: ExportArgs) -> i32 {
+    let gates = match load_gates(args.gates.as_deref()) {
+        Ok(g) => g,
+        Err(e) => return fail(exit::USAGE, e),
+    };
+    let on_corrupt = on_corrupt(args.strict);
+    match crate::export::export(&args.file, &args.out, &gates, on_corrupt) {
+        Ok(w) => {
+            for s in &w.read.skipped {
+                eprintln!("attnscope: skipped line {}: {}", s.line, s.message);
+            }
+            for f in &w.files {
+                println!("{}", f.display());
+            }
+            0
+        }
+        Err(e) => fail(e.exit_code(), e),
+    }
+}
+
+pub fn replay(args: ReplayArgs) -> i32 {
+    let gates = match load_gates(args.gates.as_deref()) {
+        Ok(g) => g,
+        Err(e) => return fail(exit::USAGE, e),
+    };
+    let on_corrupt = on_corrupt(args.strict);
+    if args.summary {
+        let mut state = SessionState::default();
+        let report = match reader::read_file(&args.file, on_corrupt, |s| {
+            state.apply(&s);
+            true
+        }) {
+            Ok(r) => r,
+            Err(e) => return fail(e.exit_code(), e),
+        };
+        if args.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&summary::to_json(&state, &gates, &report))
+                    .unwrap_or_default()
+            );
+        } else {
+            print!("{}", summary::to_text(&state, &gates, &report));
+        }
+        return 0;
+    }
+    run_replay_tui(&args.file, args.speed, on_corrupt, gates, None)
+}
+
+/// Plays a session in the dashboard; `banner` says why it is not live.
+fn run_replay_tui(
+    file: &Path,
+    speed: f64,
+    on_corrupt: OnCorrupt,
+    gates: GateSet,
+    banner: Option<String>,
+) -> i32 {
+    if !std::io::stdout().is_terminal() {
+        return fail(
+            exit::NO_TERMINAL,
+            "standard output is not a terminal: use `attnscope replay FILE --summary`",
+        );
+    }
+    // Check the file's header before taking over the screen, so errors print plainly.
+    if let Err(e) = reader::read_file(file, on_corrupt, |_| false) {
+        return fail(e.exit_code(), e);
+    }
+    let (tx, rx) = mpsc::channel();
+    let (ctl_tx, ctl_rx) = mpsc::channel();
+    let stream_tx = tx.clone();
+    let handle = spawn_replay(file.to_path_buf(), speed, on_corrupt, ctl_rx, move |s| {
+        stream_tx.send(UiMsg::Stream(Box::new(s))).is_ok()
+    });
+    let end_tx = tx.clone();
+    std::thread::spawn(move || {
+        let line = match handle.join() {
+            Ok(Ok(r)) => format!(
+                "end of replay: {} events{}{}",
+                r.events,
+                if r.skipped.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} corrupt lines skipped", r.skipped.len())
+                },
+                if r.torn_tail {
+                    ", torn last line dropped"
+                } else {
+                    ""
+                }
+            ),
+            Ok(Err(e)) => format!("replay stopped: {e}"),
+            Err(_) => "replay stopped unexpectedly".into(),
+        };
+        let _ = end_tx.send(UiMsg::SourceEnded(line));
+    });
+    let state = UiState::replay(gates, file.display().to_string(), speed, banner);
+    let outlets = Outlets {
+        replay: Some(ctl_tx),
+        ..Outlets::default()
+    };
+    match app::run(state, rx, tx, outlets) {
+        Ok(_) => 0,
+        Err(e) => fail(exit::NO_TERMINAL, format!("{e:#}")),
+    }
+}
+
+/// The newest session shipped in `sessions/`, beside the binary or the working directory.
+fn bundled_session() -> Option<PathBuf> {
+    let mut roots = vec![PathBuf::from("sessions")];
+    roots.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sessions"));
+    roots.into_iter().find_map(|dir| {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .ok()?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        files.sort();
+        files.pop()
+    })
+}
+
+pub fn live(args: LiveArgs) -> i32 {
+    let gates = match load_gates(args.gates.as_deref()) {
+        Ok(g) => g,
+        Err(e) => return fail(exit::USAGE, e),
+    };
+    // Bad files are usage errors, said before anything starts.
+    if let Err(e) = crate::metrics::catalogue::load(args.metrics.as_deref()) {
+        return fail(exit::USAGE, e);
+    }
+    if let Some(Err(e)) = args
+        .kernels
+        .as_deref()
+        .map(crate::gpu::kernel_watch::read_source)
+    {
+        return fail(exit::USAGE, e);
+    }
+    let why_not_live = crate::gpu::probe().err();
+    let Some(reason) = why_not_live else {
+        if !std::io::stdout().is_terminal() {
+            return fail(
+                exit::NO_TERMINAL,
+                "standard output is not a terminal: use `attnscope bench` or `selftest` headless",
+            );
+        }
+        return live::run(args, gates).unwrap_or_else(|e| fail(exit::NO_GPU, format!("{e:#}")));
+    };
+    let Some(session) = bundled_session() else {
+        return fail(
+            exit::NO_GPU,
+            format!("{reason}\nand no recorded session was found in sessions/ to replay"),
+        );
+    };
+    eprintln!(
+        "attnscope: no usable GPU: {reason}\nattnscope: replaying {}",
+        session.display()
+    );
+    let short = reason.split(" (searched").next().unwrap_or(&reason);
+    let banner = format!(
+        "no usable GPU ({short}): replaying {} · `attnscope doctor` says how to go live",
+        session.display()
+    );
+    run_replay_tui(&session, 1.0, OnCorrupt::Skip, gates, Some(banner))
+}

@@ -1,0 +1,223 @@
+//! `attnscope bench`: build, check and time variants back to back, one table.
+
+use serde_json::json;
+
+use super::{Run, Sink, fail, kernel_source, sampler_cost, tune};
+use crate::cli::{BenchArgs, VariantSpec, exit};
+use crate::gpu::engine::{Engine, EngineError, Timer};
+use crate::gpu::measure::{self, Plan};
+use crate::gpu::worker::Worker;
+use crate::metrics::histogram::LatencyStats;
+use crate::session::Shape;
+use crate::session::event::*;
+
+pub fn bench(args: BenchArgs) -> i32 {
+    let shape = Shape {
+        causal: args.causal,
+        ..args.shape
+    };
+    let wanted = if args.timer == "events" {
+        Timer::CudaEvents
+    } else {
+        Timer::Cupti
+    };
+    let source = match kernel_source(args.kernels.as_deref()) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let mut run = match Run::start_with(source, wanted, args.telemetry_hz, args.record.as_deref()) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let plan = Plan {
+        l2: if args.cold_l2 {
+            L2Mode::Cold
+        } else {
+            L2Mode::Hot
+        },
+        max_s: args.max_seconds,
+        ..Plan::default()
+    };
+    let mut variants = Vec::new();
+    for spec in &args.variants.0 {
+        match *spec {
+            VariantSpec::Fixed(v) => variants.push(v),
+            VariantSpec::Tuned(v) => {
+                let tune_plan = Plan {
+                    max_s: plan.max_s.min(1.0),
+                    ..plan
+                };
+                match tune::resolve(&mut run, v.toggles, &shape, &tune_plan) {
+                    Ok(t) => variants.push(t),
+                    Err(e) => return fail(exit::USAGE, format!("{v}@tuned: {e}")),
+                }
+            }
+        }
+    }
+    let Run {
+        mut engine,
+        mut sink,
+        sampler,
+        started,
+    } = run;
+    let timer = engine.timer();
+    let mut rows = Vec::new();
+    let mut any_fail = false;
+    for variant in &variants {
+        match bench_one(
+            &mut engine,
+            &mut sink,
+            variant,
+            &shape,
+            &plan,
+            args.launches,
+        ) {
+            Ok((row, pass)) => {
+                any_fail |= !pass;
+                rows.push(row);
+            }
+            Err(e) => {
+                any_fail = true;
+                eprintln!("attnscope: {variant}: {e}");
+                rows.push(json!({"variant": variant.name(), "error": e.to_string()}));
+            }
+        }
+    }
+    let gpu = &engine.info;
+    let cost = sampler_cost(&sampler, started.elapsed().as_secs_f64());
+    drop(sampler);
+    sink.drain();
+    if let Some(c) = cost {
+        eprintln!(
+            "attnscope: telemetry: {} NVML samples at {} Hz over {:.1} s used {:.3}% of one core \
+             ({:.2} ms of it inside NVML queries)",
+            c.samples,
+            args.telemetry_hz,
+            c.wall_s,
+            c.share * 100.0,
+            c.query_ms
+        );
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &json!({"gpu": gpu, "shape": shape, "l2": plan.l2, "timer": timer, "results": rows})
+            )
+            .unwrap_or_default()
+        );
+    } else {
+        println!(
+            "{} ({}), {shape}, {:?} L2, GPU time per launch from {}",
+            gpu.name,
+            engine.arch,
+            plan.l2,
+            timer.name()
+        );
+        // Wide enough for tuned names such as mma+async@64x64s2w8k2.
+        let w = rows
+            .iter()
+            .filter_map(|r| r["variant"].as_str())
+            .map(|n| n.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(16);
+        println!(
+            "{:<w$} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9} {:>5} {:>7} {:>6} {:>7}",
+            "variant",
+            "p50 µs",
+            "p90 µs",
+            "p99 µs",
+            "noise",
+            "TFLOP/s",
+            "max err",
+            "regs",
+            "smem",
+            "spill",
+            "correct"
+        );
+        for r in &rows {
+            if let Some(e) = r.get("error") {
+                println!("{:<w$} ERROR {}", r["variant"].as_str().unwrap_or(""), e);
+                continue;
+            }
+            println!(
+                "{:<w$} {:>9.2} {:>9.2} {:>9.2} {:>6.2}% {:>8.2} {:>9.2e} {:>5} {:>6}K {:>6} {:>7}",
+                r["variant"].as_str().unwrap_or(""),
+                r["p50_us"].as_f64().unwrap_or(f64::NAN),
+                r["p90_us"].as_f64().unwrap_or(f64::NAN),
+                r["p99_us"].as_f64().unwrap_or(f64::NAN),
+                r["rel_noise"].as_f64().unwrap_or(f64::NAN) * 100.0,
+                r["tflops"].as_f64().unwrap_or(f64::NAN),
+                r["max_abs_err"].as_f64().unwrap_or(f64::NAN),
+                r["registers"],
+                r["smem_bytes"].as_u64().unwrap_or(0) / 1024,
+                r["spill_bytes"],
+                if r["correct"].as_bool() == Some(true) {
+                    "PASS"
+                } else {
+                    "FAIL"
+                },
+            );
+        }
+    }
+    if any_fail { exit::CHECK_FAILED } else { 0 }
+}
+
+/// Builds, checks and times one variant for `bench`, recording as it goes;
+/// returns its table row and whether it was correct.
+pub(super) fn bench_one(
+    engine: &mut Engine,
+    sink: &mut Sink,
+    variant: &Variant,
+    shape: &Shape,
+    plan: &Plan,
+    launches: Option<u32>,
+) -> Result<(serde_json::Value, bool), EngineError> {
+    sink.event(Event::VariantSelected(VariantSelected {
+        variant: *variant,
+        shape: *shape,
+    }));
+    let build = engine.prepare(variant, shape)?;
+    sink.event(Event::BuildFinished(Worker::build_report(
+        engine, variant, shape, &build,
+    )));
+    let check = engine.check(variant, shape, 42)?;
+    sink.event(Event::Correctness(check.clone()));
+    let mut stats = LatencyStats::default();
+    let done = match launches {
+        Some(n) => {
+            let (d, batch) = measure::fixed(engine, variant, shape, plan, n as usize)?;
+            stats.extend(&batch.samples_ns);
+            sink.event(Event::Latency(batch));
+            d
+        }
+        None => {
+            let on_batch = |b: LatencyBatch| {
+                stats.extend(&b.samples_ns);
+                sink.drain();
+                sink.event(Event::Latency(b));
+            };
+            measure::measure(engine, variant, shape, plan, on_batch, || true)?.0
+        }
+    };
+    sink.event(Event::MeasurementDone(done.clone()));
+    let p = stats.percentiles().unwrap_or_default();
+    let row = json!({
+        "variant": variant.name(),
+        "shape": shape,
+        "p50_us": p.p50_ns / 1e3, "p90_us": p.p90_ns / 1e3, "p99_us": p.p99_ns / 1e3, "min_us": p.min_ns / 1e3,
+        "samples": p.count,
+        "rel_noise": done.rel_noise,
+        "stop_reason": done.stop_reason,
+        "launch_overhead_us": done.launch_overhead_us,
+        "tflops": shape.flops() / (p.p50_ns * 1e-9) / 1e12,
+        "max_abs_err": check.max_abs_err,
+        "rel_l2_err": check.rel_l2_err,
+        "correct": check.pass,
+        "registers": build.registers,
+        "smem_bytes": engine.smem_bytes(variant, shape.d).unwrap_or(0) + build.smem_static_bytes,
+        "spill_bytes": build.spill_store_bytes + build.spill_load_bytes,
+    });
+    Ok((row, check.pass))
+}

@@ -1,0 +1,81 @@
+//! `attnscope build`: compile variants with NVRTC and print the PTXAS report.
+
+use std::path::Path;
+
+use super::{fail, kernel_source};
+use crate::cli::{BuildArgs, VariantSpec, exit};
+use crate::gpu::nvrtc;
+use crate::session::Shape;
+
+/// `attnscope build`: NVRTC only, so it runs on machines with no GPU.
+pub fn build(args: BuildArgs) -> i32 {
+    let mut variants = Vec::new();
+    for spec in &args.variants.0 {
+        match *spec {
+            VariantSpec::Fixed(v) => variants.push(v),
+            VariantSpec::Tuned(v) => {
+                return fail(
+                    exit::USAGE,
+                    format!(
+                        "{}@tuned: build has no GPU to tune on; name a tile (`attnscope tune` prints the winner)",
+                        v.name()
+                    ),
+                );
+            }
+        }
+    }
+    let source = match kernel_source(args.kernels.as_deref()) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    if let Err(e) = nvrtc::nvrtc_version() {
+        return fail(exit::NO_GPU, e);
+    }
+    if let Some(Err(e)) = args.out.as_deref().map(std::fs::create_dir_all) {
+        let dir = args.out.as_deref().unwrap_or(Path::new("")).display();
+        return fail(exit::USAGE, format!("--out {dir}: {e}"));
+    }
+    println!(
+        "{:<28} {:>5} {:>12} {:>9} {:>6} {:>8}  families",
+        "variant", "regs", "static smem", "spill B", "stack", "ms"
+    );
+    let builder = nvrtc::Builder::new(source).without_disk_cache();
+    let shape = Shape {
+        d: args.d,
+        ..Shape::MISSION
+    };
+    let mut failed = 0;
+    for v in variants {
+        match builder.build(&v, &shape, &args.arch) {
+            Ok(b) => {
+                println!(
+                    "{:<28} {:>5} {:>12} {:>9} {:>6} {:>8.0}  {}",
+                    v.name(),
+                    b.registers,
+                    b.smem_static_bytes,
+                    b.spill_store_bytes + b.spill_load_bytes,
+                    b.stack_bytes,
+                    b.compile_ms,
+                    b.families.join(" ")
+                );
+                // ptxas's advice (wgmma serialized, and the like) is part of the report.
+                for line in b.log.lines().filter(|l| l.contains("warning")) {
+                    println!("    {}", line.trim());
+                }
+                if let Some(dir) = &args.out {
+                    let path = dir.join(format!("{}.cubin", v.name()));
+                    if let Err(e) = std::fs::write(&path, &b.cubin) {
+                        failed += 1;
+                        eprintln!("attnscope: cannot write {}: {e}", path.display());
+                    }
+                }
+            }
+            Err(e) => {
+                failed += 1;
+                println!("{:<28} FAILED", v.name());
+                eprintln!("{e}");
+            }
+        }
+    }
+    if failed > 0 { exit::CHECK_FAILED } else { 0 }
+}

@@ -1,0 +1,90 @@
+//! `attnscope doctor`: which libraries, GPU, driver and CUDA versions; what
+//! is missing and how to fix it.
+
+use std::path::Path;
+
+use crate::exit;
+use crate::gpu::engine::Engine;
+use crate::gpu::libs::{self, Lib};
+use crate::gpu::nvrtc::{self, KERNEL_SOURCE};
+
+pub fn doctor() -> i32 {
+    let mut problems = 0;
+    println!("attnscope {} doctor", env!("CARGO_PKG_VERSION"));
+    for lib in [Lib::Cuda, Lib::Nvrtc, Lib::Cupti, Lib::Nvml] {
+        match libs::ensure(lib) {
+            Ok(f) => println!(
+                "  ok   {:<20} {}",
+                lib.name(),
+                f.path.map_or("(found on the loader's path)".into(), |p| p
+                    .display()
+                    .to_string())
+            ),
+            Err(e) => {
+                problems += usize::from(matches!(lib, Lib::Cuda | Lib::Nvrtc));
+                println!("  MISSING {e}");
+            }
+        }
+    }
+    match nvrtc::nvrtc_version() {
+        Ok((a, b)) => println!(
+            "  ok   NVRTC {a}.{b}; headers in {:?}",
+            nvrtc::include_dirs()
+        ),
+        Err(e) => println!("  --   NVRTC version unknown: {e}"),
+    }
+    match crate::gpu::probe() {
+        Ok(()) => match Engine::new(KERNEL_SOURCE.to_string()) {
+            Ok(e) => println!(
+                "  ok   GPU 0: {} ({}), {} SMs, {} MiB L2, {} GiB, driver {}",
+                e.info.name,
+                e.arch,
+                e.info.sm_count,
+                e.info.l2_bytes >> 20,
+                e.info.memory_bytes >> 30,
+                e.driver_version().unwrap_or_else(|| "?".into())
+            ),
+            Err(e) => {
+                problems += 1;
+                println!("  FAIL GPU: {e}");
+            }
+        },
+        Err(e) => {
+            problems += 1;
+            println!("  FAIL GPU: {e}");
+        }
+    }
+    match profiling_admin_only(Path::new("/proc/driver/nvidia/params")) {
+        Some(true) => println!(
+            "  --   hardware counters need admin: RmProfilingAdminOnly=1. Run as root, or set \
+             `options nvidia NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d and reboot"
+        ),
+        Some(false) => {
+            println!("  ok   hardware counters open to all users (RmProfilingAdminOnly=0)")
+        }
+        None => println!("  --   profiling permission unknown (no /proc/driver/nvidia/params)"),
+    }
+    match crate::gpu::profiler::library_ok() {
+        Ok(()) => println!(
+            "  ok   CUPTI range profiler and profiler host API present (g, attnscope gates)"
+        ),
+        Err(e) => println!("  --   no hardware counters: {e}"),
+    }
+    if problems == 0 {
+        println!("live mode is available");
+        0
+    } else {
+        println!(
+            "live mode is not available here; `attnscope` will replay the bundled session instead"
+        );
+        exit::NO_GPU
+    }
+}
+
+fn profiling_admin_only(params: &Path) -> Option<bool> {
+    let text = std::fs::read_to_string(params).ok()?;
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("RmProfilingAdminOnly"))?;
+    Some(line.split(':').nth(1)?.trim() == "1")
+}

@@ -1,0 +1,7 @@
+//! The dashboard's model: a pure fold of the event stream. The screen, the
+//! summaries, the exporters and the headless judges all read it; it reads
+//! only `session/` (the events) and `metrics/` (the arithmetic).
+
+pub mod state;
+
+pub use state::{Key, SessionState, VariantState};
