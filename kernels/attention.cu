@@ -72,6 +72,16 @@
 #ifndef INJECT_FAULT
 #define INJECT_FAULT 0
 #endif
+// Test-only mutations that prove the correctness oracle has teeth
+// (`selftest --mutations`): MUTATE_RESCALE leaves O unscaled when a row's
+// running maximum rises; MUTATE_MERGE forgets to rescale the first group's
+// O when split groups merge.
+#ifndef MUTATE_RESCALE
+#define MUTATE_RESCALE 0
+#endif
+#ifndef MUTATE_MERGE
+#define MUTATE_MERGE 0
+#endif
 
 #include <cuda_fp16.h>
 #ifndef INFINITY
@@ -498,8 +508,10 @@ __device__ __forceinline__ void softmax_pv(float (&s)[MI][NB][4], float (&o)[MI]
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 l_acc[mi][e] *= alpha[mi][e / 2];
+#if !MUTATE_RESCALE
 #pragma unroll
                 for (int d = 0; d < DB; ++d) o[mi][d][e] *= alpha[mi][e / 2];
+#endif
             }
     }
 #if USE_WGMMA
@@ -569,7 +581,7 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     const int g = lane / 4;
     const int q = lane % 4;
     const int q0 = blockIdx.x * BLOCK_M;
-    const size_t head = (size_t)blockIdx.y * S * HEAD_DIM;
+    const size_t head = ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * S * HEAD_DIM;
     const half* Kh = K + head;
     const half* Vh = V + head;
 
@@ -620,19 +632,24 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
         cp_async_wait<1>();  // tile t + 1 is resident
         kv_visible_to_wgmma();
         __syncthreads();
-        // Past the last tile this reads a stale stage; the result is dropped.
-        // With wgmma it runs under this tile's softmax: P·V's wait covers it.
+        // Q·Kᵀ of the next tile, if there is one (a stage past the last tile
+        // holds nothing this row block needs). With wgmma it runs under this
+        // tile's softmax: P·V's wait covers it. `more` is block-uniform.
+        const bool more = t + 1 < n_tiles;
         float s_next[MI][NB][4];
-        mma_qk<false>(s_next, qf, sK + ((t + 1) % KV_STAGES) * KV_TILE_HALVES + key_off * KV_ROW_HALVES, lane);
+        if (more)
+            mma_qk<false>(s_next, qf, sK + ((t + 1) % KV_STAGES) * KV_TILE_HALVES + key_off * KV_ROW_HALVES, lane);
         softmax_pv(s, o, l_acc, m_r, sV + (t % KV_STAGES) * KV_TILE_HALVES + key_off * KV_ROW_HALVES, scale_log2,
                    lane);
-        mask_scores(s_next, (t + 1) * KV_ROWS + key_off, q0 + wrow, S, causal, lane);
+        if (more) {
+            mask_scores(s_next, (t + 1) * KV_ROWS + key_off, q0 + wrow, S, causal, lane);
 #pragma unroll
-        for (int mi = 0; mi < MI; ++mi)
+            for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
-            for (int n = 0; n < NB; ++n)
+                for (int n = 0; n < NB; ++n)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) s[mi][n][e] = s_next[mi][n][e];
+                    for (int e = 0; e < 4; ++e) s[mi][n][e] = s_next[mi][n][e];
+        }
         // Every warp is done with tile t before its stage is refilled.
         __syncthreads();
     }
@@ -706,7 +723,8 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
 #pragma unroll
                 for (int d = 0; d < DB; ++d)
 #pragma unroll
-                    for (int e = 0; e < 4; ++e) o[mi][d][e] = o[mi][d][e] * a_self[e / 2] + src[32 * r++] * a_other[e / 2];
+                    for (int e = 0; e < 4; ++e)
+                        o[mi][d][e] = o[mi][d][e] * (MUTATE_MERGE ? 1.f : a_self[e / 2]) + src[32 * r++] * a_other[e / 2];
             }
         }
     }
@@ -760,7 +778,7 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     const int q0 = blockIdx.x * BLOCK_M;
-    const size_t head = (size_t)blockIdx.y * S * HEAD_DIM;
+    const size_t head = ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * S * HEAD_DIM;
     const half* Qh = Q + head;
     const half* Kh = K + head;
     const half* Vh = V + head;
@@ -940,7 +958,7 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
                 __syncwarp();
                 float* orow = sO + (wrow + sr) * LDO + sh * (HEAD_DIM / 2);
 #pragma unroll
-                for (int d = 0; d < HEAD_DIM / 2; ++d) orow[d] *= alpha;
+                for (int d = 0; d < HEAD_DIM / 2; ++d) orow[d] *= MUTATE_RESCALE ? 1.f : alpha;
                 __syncwarp();
 #pragma unroll
                 for (int d = 0; d < HEAD_DIM / 16; ++d)
@@ -970,7 +988,7 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
         // Row r's alpha lives in lane r (and r + 16).
 #pragma unroll
         for (int r = 0; r < ROWS_PER_WARP; ++r) {
-            const float a = __shfl_sync(FULL_MASK, alpha, r);
+            const float a = MUTATE_RESCALE ? 1.f : __shfl_sync(FULL_MASK, alpha, r);
 #pragma unroll
             for (int c = 0; c < DCHUNKS; ++c) {
                 o_acc[r][c].x *= a;

@@ -12,3 +12,18 @@ extern "C" __global__ void clock_probe(unsigned long long* out, long long cycles
     out[0] = (unsigned long long)(c1 - c0);
     out[1] = t1 - t0;
 }
+
+// The %globaltimer's update step: spin until it changes, `n` times, and
+// store each change in ns (out holds n values).
+extern "C" __global__ void globaltimer_step(unsigned long long* out, int n) {
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    unsigned long long prev, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(prev));
+    for (int i = 0; i < n; ++i) {
+        do {
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        } while (now == prev);
+        out[i] = now - prev;
+        prev = now;
+    }
+}

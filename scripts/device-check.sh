@@ -16,7 +16,8 @@
 #   A/B race) recorded to $OUT/tour.jsonl, the session shipped in sessions/.
 # Usage (repo root, binary carried in .carry/):
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
-#   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour   (all = every section but tour)
+#   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
+#   clocks oracle calibrate regimes cudnn   (all = every section but tour)
 set -u
 SECTIONS=" ${*:-all} "
 want() { [[ "$SECTIONS" == *" all "* && "$1" != tour && "$1" != soak ]] || [[ "$SECTIONS" == *" $1 "* ]]; }
@@ -28,6 +29,14 @@ export PATH="/usr/local/cuda/bin:$PATH"
 T0=$(date +%s)
 say() { echo "[$(( $(date +%s) - T0 ))s] $*"; }
 trap 'tar czf "$OUT/logs.tgz" -C "$LOGS" . 2>/dev/null' EXIT
+CUDNN_DIR=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))' 2>/dev/null)
+if [ -n "$CUDNN_DIR" ]; then
+  # cudarc asks the loader for the bare libcudnn.so first: point it at
+  # PyTorch's copy, so attnscope's cudnn and torch's run the same library.
+  mkdir -p /tmp/cudnn-link && ln -sf "$CUDNN_DIR/libcudnn.so.9" /tmp/cudnn-link/libcudnn.so
+  export LD_LIBRARY_PATH="/tmp/cudnn-link:$CUDNN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "cuDNN for attnscope: $CUDNN_DIR/libcudnn.so.9 (PyTorch's)"
+fi
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu --format=csv,noheader
 say "doctor"; "$BIN" doctor | sed 's/^/  /'
@@ -226,20 +235,138 @@ fi
 # wmma+pv+async).
 if want tour && command -v script >/dev/null; then
   say "tour (live, pty 120x40)"
-  # Then M (mma+async), t three times to 64x64s2w8k2 (mma.sync's tuned tile
-  # at this shape), g, then fifteen more to 64x128s2w8k2g (wgmma's), g, b
-  # (slot B), the bookmark and the race scalar vs wgmma.
-  ( sleep 4; printf g; sleep 2; for k in w p w c w p w; do printf "$k"; sleep 2; printf g; sleep 2; done
-    printf M; sleep 1; for i in 1 2 3; do printf t; sleep 1; done; sleep 1; printf g; sleep 2
-    for i in $(seq 15); do printf t; sleep 0.5; done; sleep 2; printf g; sleep 2
-    printf b; sleep 1; printf 'm'; sleep 1; printf 'x'; sleep 60 ) \
+  # scalar; the WMMA toggles to wmma+pv+async; M and t eighteen times to
+  # 64x128s2w8k2g (the tile tune picks at this shape), g; R: isolated for a
+  # while, R back; I: checks on normal:1, again I for normal:4, I for rising;
+  # d: cuDNN, g, a (slot A); d back to the tile, b (slot B), a bookmark, and
+  # the race cuDNN vs the wgmma tile, interleaved.
+  ( sleep 4; printf g; sleep 2; for k in w p c; do printf "$k"; sleep 2; done; printf g; sleep 2
+    printf M; sleep 1; for i in $(seq 18); do printf t; sleep 0.4; done; sleep 2; printf g; sleep 2
+    printf R; sleep 5; printf R; sleep 2; printf I; sleep 1; printf I; sleep 1; printf I; sleep 2
+    printf d; sleep 3; printf g; sleep 2; printf a; sleep 1; printf d; sleep 3; printf b; sleep 1
+    printf 'm'; sleep 1; printf 'x'; sleep 60 ) \
     | TERM=xterm-256color script -qfec \
       "stty cols 120 rows 40; exec $BIN live --variant scalar --record $OUT/tour.jsonl --ab-seconds 8" /dev/null >"$LOGS/tour-tty.log" 2>&1 &
-  sleep 76
+  sleep 70
   pkill -TERM -x attnscope; sleep 3
   pkill -KILL -x attnscope && say "  tour had to be SIGKILLed"
   pkill -f 'sleep 60'; wait 2>/dev/null
   say "  terminal restored: $(grep -c $'\e\[?1049l' "$LOGS/tour-tty.log")"
-  "$BIN" replay "$OUT/tour.jsonl" --summary | grep -vE '^\s+(l1tex|sm__|smsp|dram)' | head -40
+  "$BIN" replay "$OUT/tour.jsonl" --summary | grep -vE '^\s+(l1tex|sm__|smsp|dram)' | head -60
+fi
+
+if want cudnnnames; then
+  say "what each side runs: PyTorch's cuDNN SDPA kernels per call, attnscope's cudnn engine"
+  PYTHONUNBUFFERED=1 python3 - <<'PY'
+import torch, torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.profiler import profile, ProfilerActivity
+print("  torch", torch.__version__, "cuDNN", torch.backends.cudnn.version())
+for (b, h, s, d) in [(2, 8, 512, 64), (4, 16, 4096, 64), (2, 16, 2048, 128)]:
+    q, k, v = (torch.rand(b, h, s, d, device="cuda", dtype=torch.float16) for _ in range(3))
+    with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+        for _ in range(5):
+            F.scaled_dot_product_attention(q, k, v)
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            F.scaled_dot_product_attention(q, k, v)
+            torch.cuda.synchronize()
+    ks = [(e.name, e.self_device_time_total) for e in prof.events() if str(e.device_type).endswith("CUDA")]
+    print(f"  B{b} H{h} S{s} D{d}: {len(ks)} kernels/call: " + "; ".join(f"{n[:70]} {t:.2f} µs" for n, t in ks))
+PY
+  for shape in "2,8,512,64" "4,16,4096,64" "2,16,2048,128"; do
+    "$BIN" bench --variants cudnn --shape $shape --max-seconds 1 --telemetry-hz 0 --record /tmp/c.jsonl >/dev/null 2>&1
+    echo "  attnscope $shape: $(grep -o '"ptxas_log":"[^"]*"' /tmp/c.jsonl | head -1)"
+  done
+fi
+
+# ---- issue 16/17/18 sections: clocks, oracle, calibrate, regimes, cudnn ----
+G=mma+async@64x128s2w8k2g
+
+if want clocks; then
+  say "clock probe against NVML (attnscope clocks)"
+  "$BIN" clocks >"$OUT/clocks.json" 2>"$LOGS/clocks.err"; echo "  rc=$?"
+  python3 - "$OUT/clocks.json" <<'PY'
+import json, sys, statistics
+d = json.load(open(sys.argv[1]))
+print("  globaltimer steps ns:", d["globaltimer_steps_ns"], " expected MHz:", d["expected_mhz"])
+by = {}
+for p in d["probes"]:
+    by.setdefault((p.get("after_batch", False), p["cycles"]), []).append(p)
+for (a, c), ps in sorted(by.items()):
+    print(f"  {'after a batch' if a else 'idle':<13} {c:>9} cycles: probe {statistics.median(p['probe_mhz'] for p in ps):7.1f} MHz "
+          f"(min {min(p['probe_mhz'] for p in ps):.1f}, max {max(p['probe_mhz'] for p in ps):.1f})  host clock {statistics.median(p.get('host_mhz', 0) for p in ps):7.1f} MHz  NVML {statistics.median(p['nvml_mhz_after'] for p in ps)} MHz")
+print("  CUPTI step from the probes:", d.get("cupti_step_ns"), " globaltimer vs host:", d.get("globaltimer_vs_host"),
+      " calibrated probe now:", d.get("calibrated_probe_mhz_now"), "MHz, NVML now:", d.get("nvml_mhz_now"))
+PY
+fi
+
+if want oracle; then
+  say "selftest --mutations (planted rescale and merge bugs)"
+  "$BIN" selftest --mutations >"$OUT/mutations.txt" 2>&1; echo "  rc=$?"; cat "$OUT/mutations.txt" | sed 's/^/  /'
+  say "selftest (full: every path, every distribution, odd shapes, B·H > 65535)"
+  "$BIN" selftest >"$LOGS/selftest.log" 2>&1; echo "  rc=$?"
+  grep -E '^(FAIL|skip)' "$LOGS/selftest.log" | head -20 | sed 's/^/  /'; tail -1 "$LOGS/selftest.log" | sed 's/^/  /'
+  grep -E '256,256,17|B256 H256|B256 H257' "$LOGS/selftest.log" | head -6 | sed 's/^/  /'
+  cp "$LOGS/selftest.log" "$OUT/selftest.txt"
+fi
+
+if want calibrate; then
+  for v in scalar $G; do
+    say "A/A calibration, $v (20 races)"
+    "$BIN" ab --calibrate $v --races 20 --ab-seconds 3 --telemetry-hz 0 >"$LOGS/cal-$v.log" 2>&1; echo "  rc=$?"
+    head -1 "$LOGS/cal-$v.log" | cut -c1-200 | sed 's/^/  /'; tail -1 "$LOGS/cal-$v.log" | sed 's/^/  /'
+    cat "$LOGS/cal-$v.log" >>"$OUT/calibration.txt"
+  done
+  say "--expect: scalar vs $G faster (rc 0), same (rc 1)"
+  "$BIN" ab --a scalar --b $G --expect faster --ab-seconds 2 --telemetry-hz 0 | tail -2 | sed 's/^/  /'; echo "  rc=${PIPESTATUS[0]}"
+  "$BIN" ab --a scalar --b $G --expect same --ab-seconds 2 --telemetry-hz 0 | tail -1 | sed 's/^/  /'; echo "  rc=${PIPESTATUS[0]}"
+fi
+
+if want regimes; then
+  V="scalar,wmma+pv+async,$G,cudnn"
+  for r in back-to-back isolated; do
+    say "bench $r: $V"
+    "$BIN" bench --variants $V --regime $r --max-seconds 2 --telemetry-hz 0 --json >"$OUT/regime-$r.json" 2>"$LOGS/regime-$r.err"; echo "  rc=$?"
+  done
+  for v in wmma+pv+async $G cudnn; do
+    say "interleaved: scalar vs $v"
+    "$BIN" ab --a scalar --b $v --ab-seconds 3 --telemetry-hz 0 --json >"$OUT/interleaved-$v.json" 2>>"$LOGS/interleaved.err"; echo "  rc=$?"
+  done
+  say "isolation taken apart: $G and cudnn (gap, L2, the scrub's carveout)"
+  for cfg in "gap=1000 l2=cold" "gap=1000 l2=hot" "gap=20 l2=cold" "gap=10000 l2=cold" "gap=1000 l2=cold carve=100" "gap=20 l2=hot"; do
+    gap=$(echo $cfg | grep -o 'gap=[0-9]*' | cut -d= -f2); l2=$(echo $cfg | grep -o 'l2=[a-z]*' | cut -d= -f2)
+    carve=$(echo $cfg | grep -o 'carve=[0-9]*' | cut -d= -f2)
+    ATTNSCOPE_ISOLATION_GAP_US=$gap ATTNSCOPE_ISOLATION_L2=$l2 ATTNSCOPE_SCRUB_CARVEOUT=$carve \
+      "$BIN" bench --variants $G,cudnn,wmma+pv+async --regime isolated --max-seconds 1.5 --telemetry-hz 0 --json \
+      >"$OUT/iso-$gap-$l2-${carve:-x}.json" 2>/dev/null
+  done
+  say "back-to-back cold L2 (scrub before each, no gap)"
+  "$BIN" bench --variants $G,cudnn,wmma+pv+async --cold-l2 --max-seconds 1.5 --telemetry-hz 0 --json >"$OUT/b2b-cold.json" 2>/dev/null
+  python3 scripts/regime_table.py "$OUT" | tee "$OUT/regimes.txt"
+fi
+
+if want cudnn; then
+  say "cuDNN fidelity: attnscope cudnn vs PyTorch's cuDNN SDPA (same run, CUPTI both) and ncu"
+  PYTHONUNBUFFERED=1 python3 bench/sdpa_compare.py --bin "$BIN" --variants "cudnn,$G" --json "$OUT/sdpa.json" 2>&1 | tail -30
+  for shape in "2,8,512,64" "4,16,4096,64" "2,16,2048,128"; do
+    for v in cudnn $G; do
+      ncu --metrics gpu__time_duration.sum --clock-control none --csv "$BIN" launch --variant $v --shape $shape --count 5 \
+        >"$LOGS/ncu-$v-$shape.csv" 2>&1
+      python3 - "$LOGS/ncu-$v-$shape.csv" "$v" "$shape" <<'PY'
+import csv, sys, statistics
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
+hdr = rows[0] if rows else []
+vals = []
+if "Metric Value" in hdr:
+    i, k = hdr.index("Metric Value"), hdr.index("Kernel Name")
+    for r in rows[1:]:
+        if "l2_scrub" not in r[k] and "clock_probe" not in r[k]:
+            vals.append(float(r[i].replace(",", "")))
+print(f"  ncu {sys.argv[2]:<26} {sys.argv[3]:<14} kernels {len(vals)}  median {statistics.median(vals)/1e3 if vals else float('nan'):.2f} µs (alone, cache flushed)")
+PY
+    done
+  done
+  "$BIN" launch --variant cudnn --shape 2,8,512,64 --causal --count 5 >/dev/null 2>&1 && echo "  causal cudnn launch ok"
 fi
 say "done"

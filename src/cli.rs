@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::session::{Shape, Variant};
+use crate::session::{Inputs, Regime, Shape, Variant};
 
 pub use crate::exit;
 
@@ -54,6 +54,10 @@ pub enum Cmd {
     /// `ncu` (scripts/ncu-crosscheck.sh).
     #[command(hide = true)]
     Launch(LaunchArgs),
+    /// The clock probe against NVML: probe lengths, the globaltimer's step,
+    /// and the SM clock each reads (docs/measurement.md).
+    #[command(hide = true)]
+    Clocks,
 }
 
 #[derive(Debug, Args)]
@@ -82,6 +86,13 @@ pub struct GatesArgs {
     /// Longest timing per variant for the speedup gate, seconds (0.5 to 600).
     #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
     pub max_seconds: f64,
+    /// Input distribution of the correctness check: uniform, normal:σ,
+    /// rising, outliers, ties, large (`attnscope selftest --help` lists them).
+    #[arg(long, default_value = "uniform", value_parser = parse_inputs)]
+    pub inputs: Inputs,
+    /// Seed of the check's inputs (default: a fresh one, printed).
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -152,6 +163,17 @@ pub struct BenchArgs {
     /// Also record the run as a session file.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// back-to-back (the same kernel queued, the default) or isolated (an
+    /// idle gap and an emptied L2 before every launch, as Nsight Compute times).
+    #[arg(long, default_value = "back-to-back", value_parser = parse_solo_regime)]
+    pub regime: Regime,
+    /// Input distribution of the correctness check: uniform, normal:σ,
+    /// rising, outliers, ties, large (`attnscope selftest --help` lists them).
+    #[arg(long, default_value = "uniform", value_parser = parse_inputs)]
+    pub inputs: Inputs,
+    /// Seed of the check's inputs (default: a fresh one, printed).
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Your copy of the kernels folder: its attention.cu is built instead of the bundled one.
     #[arg(long, value_name = "DIR")]
     pub kernels: Option<PathBuf>,
@@ -171,9 +193,34 @@ pub struct AbArgs {
     /// Causal mask.
     #[arg(long)]
     pub causal: bool,
+    /// interleaved (A and B alternate back to back, ABBA order) or isolated
+    /// (an idle gap and an emptied L2 before every launch, as Nsight Compute times).
+    #[arg(long, default_value = "interleaved", value_parser = parse_race_regime)]
+    pub regime: Regime,
     /// Longest race, seconds (0.5 to 600).
     #[arg(long, default_value_t = 10.0, value_parser = parse_seconds)]
     pub ab_seconds: f64,
+    /// Exit 1 unless the verdict is this: faster (B faster than A), slower,
+    /// or same (no difference detected). For a CI job.
+    #[arg(long, value_parser = ["faster", "slower", "same"])]
+    pub expect: Option<String>,
+    /// With --expect: by at least this many percent (faster/slower: the whole
+    /// interval beyond it; same: the whole interval within ±PCT).
+    #[arg(long, value_name = "PCT", requires = "expect", value_parser = parse_percent)]
+    pub by: Option<f64>,
+    /// Calibrate instead of comparing: race this variant against itself
+    /// `--races` times and count how many intervals cover 1.0 (exits 1 under 90%).
+    #[arg(long, value_name = "VARIANT", value_parser = parse_variant, conflicts_with_all = ["expect"])]
+    pub calibrate: Option<Variant>,
+    /// Races for --calibrate (2 to 200).
+    #[arg(long, default_value_t = 20, requires = "calibrate", value_parser = clap::value_parser!(u32).range(2..=200))]
+    pub races: u32,
+    /// Inputs the race runs on (see `attnscope selftest --help`).
+    #[arg(long, default_value = "uniform", value_parser = parse_inputs)]
+    pub inputs: Inputs,
+    /// Seed of the inputs (default: a fresh one, printed).
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// NVML telemetry samples per second, 0 (off) to 100.
     #[arg(long, default_value_t = 10.0, value_parser = parse_hz)]
     pub telemetry_hz: f64,
@@ -186,10 +233,32 @@ pub struct AbArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = selftest_help())]
 pub struct SelftestArgs {
+    /// Only this input distribution (default: every one; see below).
+    #[arg(long, value_parser = parse_inputs)]
+    pub inputs: Option<Inputs>,
+    /// A one-minute subset: every path and tile family on a few shapes.
+    #[arg(long)]
+    pub quick: bool,
+    /// Prove the oracle has teeth: build each path with a planted rescale bug
+    /// (and a split tile with a planted merge bug) and report which input
+    /// distributions catch it; exits 1 if `rising` misses one.
+    #[arg(long)]
+    pub mutations: bool,
+    /// Base seed (each case adds its index; default: a fresh one, printed).
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+fn selftest_help() -> String {
+    format!(
+        "Input distributions (--inputs on bench, ab, gates, tune and selftest; I in live):\n{}",
+        Inputs::help()
+    )
 }
 
 #[derive(Debug, Args)]
@@ -245,6 +314,13 @@ pub struct TuneArgs {
     /// Longest sampling time per candidate, seconds (0.5 to 600).
     #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
     pub max_seconds: f64,
+    /// Input distribution of the correctness check: uniform, normal:σ,
+    /// rising, outliers, ties, large (`attnscope selftest --help` lists them).
+    #[arg(long, default_value = "uniform", value_parser = parse_inputs)]
+    pub inputs: Inputs,
+    /// Seed of the check's inputs (default: a fresh one, printed).
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -323,6 +399,13 @@ pub struct LiveArgs {
     /// Longest A/B race, seconds (0.5 to 600).
     #[arg(long, default_value_t = 10.0, value_parser = parse_seconds)]
     pub ab_seconds: f64,
+    /// Starting regime: back-to-back or isolated (R switches; races are
+    /// interleaved, or isolated when this is).
+    #[arg(long, value_parser = parse_solo_regime)]
+    pub regime: Option<Regime>,
+    /// Starting input distribution of the correctness checks (I cycles).
+    #[arg(long, value_parser = parse_inputs)]
+    pub inputs: Option<Inputs>,
     /// NVML telemetry samples per second, 0 (off) to 100.
     #[arg(long, default_value_t = 10.0, value_parser = parse_hz)]
     pub telemetry_hz: f64,
@@ -344,6 +427,8 @@ impl Default for LiveArgs {
             shape: None,
             variant: None,
             ab_seconds: 10.0,
+            regime: None,
+            inputs: None,
             telemetry_hz: 10.0,
             metrics: None,
             kernels: None,
@@ -380,6 +465,41 @@ pub fn parse_shape(text: &str) -> Result<Shape, String> {
 
 pub fn parse_variant(text: &str) -> Result<Variant, String> {
     text.parse()
+}
+
+pub fn parse_inputs(text: &str) -> Result<Inputs, String> {
+    text.parse()
+}
+
+/// A solo regime: back-to-back or isolated (interleaved is a race's).
+pub fn parse_solo_regime(text: &str) -> Result<Regime, String> {
+    match text.parse()? {
+        Regime::Interleaved => Err(
+            "interleaved needs two variants: race them with `attnscope ab` (or x in live)".into(),
+        ),
+        r => Ok(r),
+    }
+}
+
+/// A race's regime: interleaved or isolated.
+pub fn parse_race_regime(text: &str) -> Result<Regime, String> {
+    match text.parse()? {
+        Regime::BackToBack => Err(
+            "a race alternates its two variants: interleaved or isolated, not back-to-back".into(),
+        ),
+        r => Ok(r),
+    }
+}
+
+pub fn parse_percent(text: &str) -> Result<f64, String> {
+    let v: f64 = text
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("'{text}' is not a percentage"))?;
+    if !(0.0..=1000.0).contains(&v) {
+        return Err(format!("{v}% is out of range: 0 ≤ PCT ≤ 1000"));
+    }
+    Ok(v)
 }
 
 pub fn parse_speed(text: &str) -> Result<f64, String> {

@@ -22,6 +22,7 @@ fn main() -> ExitCode {
         Cmd::Doctor => attnscope::headless::doctor(),
         Cmd::Worker(args) => attnscope::gpu::worker_process::serve(args.config()),
         Cmd::Launch(args) => attnscope::headless::gates::launch(args),
+        Cmd::Clocks => attnscope::headless::clocks(),
     };
     ExitCode::from(code as u8)
 }

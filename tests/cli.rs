@@ -61,6 +61,8 @@ fn summary_of_fixture_text_and_json() {
     assert_eq!(code, 0);
     assert!(out.contains("wmma+pv+async"));
     assert!(out.contains("A/B: A=scalar B=wmma+pv+async"));
+    assert!(out.contains("timer: cupti, step 32 ns"), "{out}");
+    assert!(out.contains("÷ cuDNN"), "{out}");
     let (code, out, _) = run(&[
         "replay",
         "tests/fixtures/fixture_mission.jsonl",
@@ -69,8 +71,17 @@ fn summary_of_fixture_text_and_json() {
     ]);
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["events"], 39);
-    assert_eq!(v["variants"].as_array().unwrap().len(), 3);
+    assert_eq!(v["events"], 65);
+    assert_eq!(v["variants"].as_array().unwrap().len(), 4);
+    // Each variant's latency by regime, and its ratio to cuDNN with the source named.
+    let full = &v["variants"].as_array().unwrap()[3];
+    assert_eq!(full["variant"], "wmma+pv+async");
+    assert_eq!(full["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        full["speedup_vs_cudnn"]["source"],
+        "solo medians, back-to-back"
+    );
+    assert_eq!(full["speedup_vs_scalar"]["source"], "race, interleaved");
 }
 
 #[test]

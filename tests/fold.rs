@@ -4,10 +4,10 @@ use std::path::Path;
 
 use attnscope::metrics::gates::{GateSet, Status};
 use attnscope::model::state::{Key, SessionState};
-use attnscope::session::TileConfig;
 use attnscope::session::command::Command;
 use attnscope::session::event::*;
 use attnscope::session::reader::{OnCorrupt, read_file};
+use attnscope::session::{Regime, TileConfig};
 use attnscope::ui::app_state::{Effect, UiState};
 use attnscope::ui::keymap::Action;
 
@@ -28,7 +28,7 @@ fn fixture_state() -> SessionState {
 #[test]
 fn fold_of_the_fixture() {
     let s = fixture_state();
-    assert_eq!(s.events, 39);
+    assert_eq!(s.events, 65);
     assert_eq!(s.errors, 1);
     let scalar = Key {
         variant: Variant::SCALAR,
@@ -39,18 +39,49 @@ fn fold_of_the_fixture() {
         shape: Shape::MISSION,
     };
     let v = &s.variants[&full];
-    assert_eq!(v.latency.count(), 300);
+    let b2b = v.run(Some(Regime::BackToBack)).unwrap();
+    let raced = v.run(Some(Regime::Interleaved)).unwrap();
+    // Regimes never mix: 300 solo samples, 200 from the race.
+    assert_eq!(b2b.latency.count(), 300);
+    assert_eq!(raced.latency.count(), 200);
+    assert_eq!(s.regime, Some(Regime::BackToBack));
     assert_eq!(v.throttled_samples, 50);
-    assert_eq!(v.clock_tagged_samples, 300);
+    assert_eq!(v.clock_tagged_samples, 500);
     assert_eq!(v.build.as_ref().unwrap().registers, 128);
     assert!(v.correctness.as_ref().unwrap().pass);
+    assert_eq!(s.inputs, Some(attnscope::session::Inputs::Rising));
+    // One speedup: the race of the pair, with its interval and its source.
     let speedup = s.speedup_vs_scalar(&full).unwrap();
-    let expect = s.variants[&scalar].latency.percentile(0.5) / v.latency.percentile(0.5);
-    assert_eq!(speedup, expect);
-    assert!(speedup > 3.0);
+    assert_eq!(speedup.value, 3.333);
+    assert_eq!(speedup.ci, Some((3.30, 3.36)));
+    assert_eq!(speedup.source_label(), "race, interleaved");
+    // Seen from the other side, the same race inverted.
+    let back = s.speedup(&full, &scalar).unwrap();
+    assert!((back.value - 1.0 / 3.333).abs() < 1e-12);
+    // Without a race of the pair: solo medians, in one named regime.
+    let cudnn = Key {
+        variant: Variant::CUDNN,
+        shape: Shape::MISSION,
+    };
+    let vs = s.speedup_vs_cudnn(&full).unwrap();
+    assert_eq!(vs.source_label(), "solo medians, back-to-back");
+    assert!((vs.value - 9_000.0 / 12_000.0).abs() < 1e-9, "{vs:?}");
+    assert!(s.speedup_vs_cudnn(&cudnn).is_none());
+    let cg = s.gates(&GateSet::default_set(), &cudnn);
+    let reason = |id: &str| match &cg.iter().find(|g| g.id == id).unwrap().status {
+        Status::NotApplicable(w) => w.clone(),
+        other => format!("{other}"),
+    };
+    assert!(
+        reason("registers").contains("cuDNN"),
+        "{}",
+        reason("registers")
+    );
+    assert!(reason("speedup_cudnn").contains("cuDNN baseline"));
     let gates = s.gates(&GateSet::default_set(), &full);
     let get = |id: &str| gates.iter().find(|g| g.id == id).unwrap().status.clone();
     assert_eq!(get("speedup"), Status::Pass);
+    assert_eq!(get("speedup_cudnn"), Status::Fail);
     assert_eq!(get("tensor_pipe"), Status::Pass);
     assert_eq!(get("dram"), Status::Fail);
     // The failed wmma build is recorded against wmma only.
@@ -60,10 +91,37 @@ fn fold_of_the_fixture() {
     };
     assert!(s.variants[&wmma].build_failure.is_some());
     assert!(s.variants[&full].build_failure.is_none());
-    assert_eq!(s.telemetry.len(), 12);
+    assert_eq!(s.telemetry.len(), 18);
     assert_eq!(s.throttle_now(), vec!["sw_power_cap".to_string()]);
     assert_eq!(s.bookmarks.len(), 1);
     assert!(s.ab.as_ref().unwrap().done);
+}
+
+#[test]
+fn a_session_from_before_regimes_folds_into_not_recorded() {
+    let mut s = SessionState::default();
+    let batch = LatencyBatch {
+        variant: Variant::SCALAR,
+        shape: Shape::MISSION,
+        samples_ns: vec![1000, 1010, 990],
+        ..LatencyBatch::default()
+    };
+    let line = serde_json::to_string(&Stamped {
+        t_us: 1,
+        event: Event::Latency(batch),
+    })
+    .unwrap()
+    .replace(",\"regime\":null", "");
+    assert!(!line.contains("regime"));
+    s.apply(&serde_json::from_str(&line).unwrap());
+    let key = Key {
+        variant: Variant::SCALAR,
+        shape: Shape::MISSION,
+    };
+    let v = &s.variants[&key];
+    assert_eq!(v.run(None).unwrap().latency.count(), 3);
+    assert!(v.run(Some(Regime::BackToBack)).is_none());
+    assert_eq!(regime_name(s.regime), "regime not recorded");
 }
 
 #[test]

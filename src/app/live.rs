@@ -72,6 +72,16 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
         kernel_watch::spawn(dir, source, cmd_tx.clone());
     }
     let mut state = UiState::live(gates);
+    if let crate::ui::app_state::Mode::Live { regime, inputs, .. } = &mut state.mode {
+        if let Some(r) = args.regime {
+            *regime = r;
+            let _ = cmd_tx.send(Command::SetRegime { regime: r });
+        }
+        if let Some(i) = args.inputs {
+            *inputs = i;
+            let _ = cmd_tx.send(Command::SetInputs { inputs: i });
+        }
+    }
     if let (Some(p), crate::ui::app_state::Mode::Live { recording, .. }) =
         (&args.record, &mut state.mode)
     {

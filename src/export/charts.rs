@@ -142,12 +142,7 @@ where
     if let Some(b) = b {
         sides.push(("B", b, B_COLOR));
     }
-    sides.retain(|(_, k, _)| {
-        g.state
-            .variants
-            .get(k)
-            .is_some_and(|s| s.latency.count() > 0)
-    });
+    sides.retain(|(_, k, _)| g.stats(k).count() > 0);
     let body = root
         .titled(
             &format!("Latency per launch, {} · {}", a.shape, gpu_name(g)),
@@ -172,7 +167,7 @@ where
     };
     // The middle 99.8% of each side: one stray launch must not squash the picture.
     let span = |k: &Key| {
-        let s = &g.state.variants[k].latency;
+        let s = g.stats(k);
         (s.percentile(0.001), s.percentile(0.999))
     };
     let spans: Vec<(f64, f64)> = sides.iter().map(|(_, k, _)| span(k)).collect();
@@ -207,7 +202,7 @@ where
 
 /// (lo µs, hi µs, % of that side's launches) over the span's fine buckets.
 fn side_bins(g: &Gathered, key: &Key, span: (f64, f64)) -> Vec<(f64, f64, f64)> {
-    let s = &g.state.variants[key].latency;
+    let s = g.stats(key);
     let lo = fine_index(span.0 as u64);
     let range = (lo, fine_index(span.1 as u64).max(lo));
     let n = s.count().max(1) as f64;
@@ -256,10 +251,7 @@ where
         .draw()
         .map_err(text)?;
     for ((side, key, color), bins) in sides.iter().zip(&bins) {
-        let p = g.state.variants[key]
-            .latency
-            .percentiles()
-            .unwrap_or_default();
+        let p = g.stats(key).percentiles().unwrap_or_default();
         let c = *color;
         chart
             .draw_series(bins.iter().map(move |&(l, h, pct)| {
@@ -552,13 +544,10 @@ where
         .state
         .variants
         .iter()
-        .filter(|(k, s)| k.shape == shape && s.latency.count() > 0)
-        .map(|(k, s)| {
-            (
-                k.variant,
-                s.latency.percentile(0.5) / 1e3,
-                s.latency.percentile(0.9) / 1e3,
-            )
+        .filter(|(k, _)| k.shape == shape && g.stats(k).count() > 0)
+        .map(|(k, _)| {
+            let s = g.stats(k);
+            (k.variant, s.percentile(0.5) / 1e3, s.percentile(0.9) / 1e3)
         })
         .collect();
     rows.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));

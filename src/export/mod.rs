@@ -82,11 +82,11 @@ impl Gathered {
             .state
             .variants
             .iter()
-            .filter(|(_, s)| s.latency.count() > 0)
+            .filter(|(_, s)| s.samples() > 0)
             .map(|(k, _)| *k)
             .collect();
         let scalar = timed.iter().find(|k| k.variant == Variant::SCALAR).copied();
-        let p50 = |k: &Key| self.state.variants[k].latency.percentile(0.5);
+        let p50 = |k: &Key| self.stats(k).percentile(0.5);
         match scalar {
             Some(a) => {
                 let b = timed
@@ -98,6 +98,33 @@ impl Gathered {
             }
             None => Some((*timed.first()?, timed.get(1).copied())),
         }
+    }
+
+    /// The regime the pictures show a variant in: the race's for the raced
+    /// pair, else the variant's solo regime (the session's newest).
+    pub fn regime_of(&self, key: &Key) -> Option<crate::session::Regime> {
+        if let Some(ab) = &self.state.ab
+            && ab.shape == key.shape
+            && (ab.a == key.variant || ab.b == key.variant)
+        {
+            return ab.regime;
+        }
+        self.state
+            .variants
+            .get(key)
+            .and_then(|v| v.shown(self.state.regime))
+            .and_then(|(r, _)| r)
+    }
+
+    /// The latency histogram of `key` in the regime the pictures use.
+    pub fn stats(&self, key: &Key) -> &crate::metrics::histogram::LatencyStats {
+        static EMPTY: std::sync::LazyLock<crate::metrics::histogram::LatencyStats> =
+            std::sync::LazyLock::new(Default::default);
+        self.state
+            .variants
+            .get(key)
+            .and_then(|v| v.run(self.regime_of(key)))
+            .map_or(&*EMPTY, |r| &r.latency)
     }
 
     /// The shape most of the session is about: the pair's.

@@ -3,35 +3,60 @@
 
 use serde_json::{Value, json};
 
-use crate::metrics::format::{bytes, duration_ns, metric};
+use crate::metrics::format::{bytes, duration_ns, median_interval, metric};
 use crate::metrics::gates::{GateSet, Status};
+use crate::model::state::{Key, SessionState, Speedup, active_throttles};
+use crate::session::event::regime_name;
 use crate::session::reader::ReadReport;
 
-use crate::model::state::{SessionState, active_throttles};
+fn speedup_json(sp: Option<Speedup>) -> Value {
+    sp.map_or(
+        Value::Null,
+        |sp| json!({"value": sp.value, "ci": sp.ci, "source": sp.source_label()}),
+    )
+}
+
+/// time(variant) ÷ time(cuDNN) at the same shape and regime, when cuDNN ran.
+fn vs_cudnn(s: &SessionState, key: &Key) -> Option<Speedup> {
+    s.speedup_vs_cudnn(key)
+}
 
 pub fn to_json(s: &SessionState, gates: &GateSet, read: &ReadReport) -> Value {
     let variants: Vec<Value> = s
         .variants
         .iter()
         .map(|(key, v)| {
-            let p = v.latency.percentiles();
+            let runs: Vec<Value> = v
+                .runs
+                .iter()
+                .map(|(regime, r)| {
+                    let p = r.latency.percentiles();
+                    json!({
+                        "regime": regime_name(*regime),
+                        "latency_ns": p.map(|p| json!({
+                            "count": p.count, "min": p.min_ns, "p50": p.p50_ns, "p90": p.p90_ns,
+                            "p99": p.p99_ns, "max": p.max_ns, "mean": p.mean_ns,
+                        })),
+                        "batches": r.batches,
+                        "between_batch_rel": r.between_batch_rel(),
+                        "measurement": r.measurement,
+                    })
+                })
+                .collect();
             json!({
                 "variant": key.variant.name(),
                 "shape": key.shape,
-                "latency_ns": p.map(|p| json!({
-                    "count": p.count, "min": p.min_ns, "p50": p.p50_ns, "p90": p.p90_ns,
-                    "p99": p.p99_ns, "max": p.max_ns, "mean": p.mean_ns,
-                })),
+                "runs": runs,
                 "samples_throttled": v.throttled_samples,
                 "samples_clock_tagged": v.clock_tagged_samples,
                 "samples_cold_l2": v.l2_cold_samples,
                 "sm_clock_mhz_range": v.sm_clock_seen,
-                "measurement": v.measurement,
                 "build": v.build,
                 "build_failure": v.build_failure,
                 "correctness": v.correctness,
                 "counters": v.counters,
-                "speedup_vs_scalar": s.speedup_vs_scalar(key),
+                "speedup_vs_scalar": speedup_json(s.speedup_vs_scalar(key)),
+                "speedup_vs_cudnn": speedup_json(vs_cudnn(s, key)),
                 "gates": s.gates(gates, key),
             })
         })
@@ -74,6 +99,9 @@ fn telemetry_json(s: &SessionState) -> Value {
     })
 }
 
+static EMPTY_RUN: std::sync::LazyLock<crate::model::state::RunState> =
+    std::sync::LazyLock::new(Default::default);
+
 pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
     let mut out = String::new();
     let mut line = |l: String| {
@@ -92,21 +120,34 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
             h.tool_version, h.host
         ));
         line(format!(
-            "driver {}{} · CUDA {} · {} events over {:.1} s · {} errors",
-            h.nvidia_driver.as_deref().unwrap_or("?"),
+            "driver {}{} · CUDA {} · {} events over {:.1} s · {} error{}",
+            h.nvidia_driver.as_deref().unwrap_or("not recorded"),
             h.driver_version
                 .as_deref()
                 .map_or(String::new(), |v| format!(" (CUDA {v} API)")),
-            h.cuda_version.as_deref().unwrap_or("?"),
+            h.cuda_version.as_deref().unwrap_or("not recorded"),
             s.events,
             s.last_t_us as f64 / 1e6,
-            s.errors
+            s.errors,
+            if s.errors == 1 { "" } else { "s" }
+        ));
+        line(format!(
+            "timer: {}",
+            match (&h.timer, h.timer_resolution_ns) {
+                (Some(t), Some(step)) => format!(
+                    "{t}, step {} ns (no interval here is narrower)",
+                    crate::metrics::format::step_text(step)
+                ),
+                (Some(t), None) => format!("{t}, step not measured"),
+                _ => "not recorded (a session from before timer steps were measured)".into(),
+            }
         ));
     }
     if !read.skipped.is_empty() || read.torn_tail {
         line(format!(
-            "file: {} corrupt lines skipped{}",
+            "file: {} corrupt line{} skipped{}",
             read.skipped.len(),
+            if read.skipped.len() == 1 { "" } else { "s" },
             if read.torn_tail {
                 ", torn last line dropped"
             } else {
@@ -118,55 +159,110 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
         }
     }
     line(String::new());
+    let cudnn_seen = s.variants.keys().any(|k| k.variant.toggles.cudnn);
     line(format!(
-        "{:<26} {:<18} {:>9} {:>9} {:>9} {:>9} {:>7} {:>5} {:>9} {:>6} {:>8}",
-        "variant", "shape", "p50", "p90", "p99", "min", "n", "regs", "smem", "spill", "correct"
+        "{:<28} {:<22} {:<13} {:>9} {:>8} {:>9} {:>9} {:>8} {:>5} {:>9} {:>6} {:>7}{}",
+        "variant",
+        "shape",
+        "regime",
+        "p50",
+        "±95%",
+        "p90",
+        "p99",
+        "n",
+        "regs",
+        "smem",
+        "spill",
+        "correct",
+        if cudnn_seen { "  ÷ cuDNN" } else { "" }
     ));
     for (key, v) in &s.variants {
-        let p = v.latency.percentiles();
-        let d = |f: fn(&crate::metrics::histogram::Percentiles) -> f64| {
-            p.as_ref().map_or("—".into(), |p| duration_ns(f(p)))
+        let (regs, smem, spill) = match v.build.as_ref() {
+            Some(_) if key.variant.toggles.cudnn => ("—".into(), "—".into(), "—".into()),
+            Some(b) => (
+                b.registers.to_string(),
+                bytes((b.smem_static_bytes + b.smem_dynamic_bytes) as f64),
+                (b.spill_store_bytes + b.spill_load_bytes).to_string(),
+            ),
+            None => ("—".into(), "—".into(), "—".into()),
         };
-        let (regs, smem, spill) =
-            v.build
-                .as_ref()
-                .map_or(("—".into(), "—".into(), "—".into()), |b| {
-                    (
-                        b.registers.to_string(),
-                        bytes((b.smem_static_bytes + b.smem_dynamic_bytes) as f64),
-                        (b.spill_store_bytes + b.spill_load_bytes).to_string(),
-                    )
-                });
         let correct = match (&v.correctness, &v.build_failure) {
             (Some(c), _) => if c.pass { "PASS" } else { "FAIL" }.to_string(),
             (None, Some(_)) => "no build".into(),
             (None, None) => "—".into(),
         };
-        line(format!(
-            "{:<26} {:<18} {:>9} {:>9} {:>9} {:>9} {:>7} {:>5} {:>9} {:>6} {:>8}",
-            key.variant.name(),
-            key.shape.to_string(),
-            d(|p| p.p50_ns),
-            d(|p| p.p90_ns),
-            d(|p| p.p99_ns),
-            d(|p| p.min_ns),
-            p.map_or(0, |p| p.count),
-            regs,
-            smem,
-            spill,
-            correct
-        ));
+        let cudnn_key = Key {
+            variant: crate::session::Variant::CUDNN,
+            shape: key.shape,
+        };
+        let mut runs: Vec<_> = v
+            .runs
+            .iter()
+            .filter(|(_, r)| r.latency.count() > 0)
+            .collect();
+        if runs.is_empty() {
+            runs.push((&None, &EMPTY_RUN));
+        }
+        for (regime, r) in runs {
+            let p = r.latency.percentiles();
+            let d = |f: fn(&crate::metrics::histogram::Percentiles) -> f64| {
+                p.as_ref().map_or("—".into(), |p| duration_ns(f(p)))
+            };
+            let median = v.median_ns(*regime);
+            let ci = r.measurement.as_ref().map_or("—".to_string(), |m| {
+                median_interval(m)
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            });
+            let ratio = match (
+                median,
+                s.variants
+                    .get(&cudnn_key)
+                    .and_then(|c| c.median_ns(*regime)),
+            ) {
+                (Some(m), Some(c)) if cudnn_seen => format!("  {:.3}", m / c),
+                _ if cudnn_seen => "  —".into(),
+                _ => String::new(),
+            };
+            line(format!(
+                "{:<28} {:<22} {:<13} {:>9} {:>8} {:>9} {:>9} {:>8} {:>5} {:>9} {:>6} {:>7}{ratio}",
+                key.variant.name(),
+                key.shape.to_string(),
+                if r.latency.count() == 0 {
+                    "—"
+                } else {
+                    regime_name(*regime).trim_start_matches("regime ")
+                },
+                median.map_or("—".into(), duration_ns),
+                ci,
+                d(|p| p.p90_ns),
+                d(|p| p.p99_ns),
+                p.map_or(0, |p| p.count),
+                regs,
+                smem,
+                spill,
+                correct
+            ));
+        }
         if v.clock_tagged_samples > 0 {
             line(format!(
-                "{:<26} {} of {} samples throttled or below the expected clock{}",
+                "{:<28} {} of {} samples throttled or below the expected clock{}",
                 "",
                 v.throttled_samples,
                 v.clock_tagged_samples,
                 v.sm_clock_seen
-                    .map(|(lo, hi)| format!("; SM clock {lo}–{hi} MHz"))
+                    .map(|(lo, hi)| format!("; SM clock {lo}–{hi} MHz (probe, per batch)"))
                     .unwrap_or_default()
             ));
         }
+    }
+    if cudnn_seen {
+        line(
+            "÷ cuDNN: this variant's time over cuDNN's at the same shape and regime (below 1: faster)"
+                .into(),
+        );
     }
     for (key, v) in &s.variants {
         let results = s.gates(gates, key);
@@ -181,7 +277,9 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
                 .map(|x| metric(x, &r.unit))
                 .unwrap_or_else(|| "—".into());
             let why = match &r.status {
-                Status::NotApplicable(w) => format!("  ({w})"),
+                Status::NotApplicable(w) => {
+                    format!("  ({})", w.replace(" (press g to collect counters)", ""))
+                }
                 _ => String::new(),
             };
             line(format!(
@@ -206,10 +304,11 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
     if let Some(ab) = &s.ab {
         line(String::new());
         line(format!(
-            "A/B: A={} B={} @ {}: p50 {} vs {}, speedup {:.3}× [{:.3}, {:.3}] 95% CI, {} ({}, p={:.2e}), n={}/{}",
+            "A/B: A={} B={} @ {}, {}: p50 {} vs {}, speedup {:.3}× [{:.3}, {:.3}] 95% CI, {} ({}), n={}/{}",
             ab.a,
             ab.b,
             ab.shape,
+            regime_name(ab.regime),
             duration_ns(ab.p50_a_ns),
             duration_ns(ab.p50_b_ns),
             ab.speedup,
@@ -217,10 +316,12 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
             ab.ci_high,
             ab.verdict,
             ab.test,
-            ab.p_value,
             ab.samples_a,
             ab.samples_b
         ));
+        if !ab.design.is_empty() {
+            line(format!("     {}", ab.design));
+        }
     }
     if let (Value::Null, Some(e)) = (telemetry_json(s), &s.telemetry_error) {
         line(String::new());
@@ -228,14 +329,23 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
     }
     if let Value::Object(t) = telemetry_json(s) {
         line(String::new());
+        let span = |v: &Value| {
+            let lo = v[0].as_f64().unwrap_or(f64::NAN);
+            let hi = v[1].as_f64().unwrap_or(f64::NAN);
+            if (hi - lo).abs() < 0.5 {
+                format!("{lo:.0}")
+            } else {
+                format!("{lo:.0}–{hi:.0}")
+            }
+        };
         line(format!(
-            "telemetry: SM clock {} MHz, memory clock {} MHz, power {} W, temperature {} °C, {} of {} samples throttled",
-            t["sm_clock_mhz"],
-            t["mem_clock_mhz"],
-            t["power_w"],
-            t["temp_c"],
+            "telemetry (the last {} samples): SM clock {} MHz, memory clock {} MHz, power {} W, temperature {} °C, {} throttled",
+            t["samples_kept"],
+            span(&t["sm_clock_mhz"]),
+            span(&t["mem_clock_mhz"]),
+            span(&t["power_w"]),
+            span(&t["temp_c"]),
             t["samples_throttled"],
-            t["samples_kept"]
         ));
     }
     let errors: Vec<_> = s

@@ -1,7 +1,7 @@
 //! Per-launch GPU time from CUPTI's activity API: the kernel records Nsight
 //! Systems shows. Records arrive in buffers through two C callbacks; we keep
-//! the durations of our kernel in a process-wide queue and drain it after
-//! each flush.
+//! every kernel's span but the L2 scrub's in a process-wide queue, tagged by
+//! what launched it, and drain it after each flush.
 
 use std::ffi::CStr;
 use std::sync::Mutex;
@@ -16,8 +16,33 @@ const BUFFER_BYTES: usize = 8 << 20;
 /// `CUPTI_ACTIVITY_FLAG_FLUSH_FORCED`: flush buffers even if not full.
 const FLUSH_FORCED: u32 = 1;
 
-/// (start, end) in ns of each completed `attention_fwd` launch, in order.
-static DURATIONS: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
+/// Which kernel a record belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    /// attnscope's attention kernel (`attention_fwd`).
+    Attention,
+    /// The clock probe (timer resolution, SM clock).
+    Probe,
+    /// Any other kernel: a vendor library's (cuDNN launches its own).
+    Other,
+}
+
+/// One kernel's execution on the GPU, CUPTI timestamps in ns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Span {
+    pub start: u64,
+    pub end: u64,
+    pub kind: Kind,
+}
+
+impl Span {
+    pub fn ns(&self) -> u64 {
+        self.end.saturating_sub(self.start).max(1)
+    }
+}
+
+/// Spans of completed launches since the last `take`.
+static SPANS: Mutex<Vec<Span>> = Mutex::new(Vec::new());
 static DROPPED: Mutex<u64> = Mutex::new(0);
 
 /// Turns kernel activity records on once per process; the error says why not.
@@ -48,17 +73,15 @@ pub fn resume() -> Result<(), String> {
         .map_err(|e| format!("cuptiActivityEnable(CONCURRENT_KERNEL): {e:?}"))
 }
 
-/// Flushes CUPTI and returns the kernel durations recorded since the last call.
-/// The caller synchronizes the stream first.
-pub fn take() -> Result<Vec<u64>, String> {
+/// Flushes CUPTI and returns the kernel spans recorded since the last call,
+/// in start order (on one stream, launch order). The caller synchronizes
+/// the stream first.
+pub fn take() -> Result<Vec<Span>, String> {
     activity::flush_all(FLUSH_FORCED).map_err(|e| format!("cuptiActivityFlushAll: {e:?}"))?;
-    let mut d = DURATIONS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut d = SPANS.lock().unwrap_or_else(|e| e.into_inner());
     let mut spans = std::mem::take(&mut *d);
     spans.sort_unstable();
-    Ok(spans
-        .into_iter()
-        .map(|(s, e)| e.saturating_sub(s).max(1))
-        .collect())
+    Ok(spans)
 }
 
 pub fn dropped() -> u64 {
@@ -107,11 +130,16 @@ unsafe extern "C" fn buffer_completed(
         let k = record as *const sys::CUpti_ActivityKernel4;
         // SAFETY: a kernel record is at least as large as version 4's prefix.
         let (start, end, name) = unsafe { ((*k).start, (*k).end, (*k).name) };
-        let ours = !name.is_null()
-            && unsafe { CStr::from_ptr(name) }.to_bytes() == super::nvrtc::ENTRY.as_bytes();
-        if ours {
-            found.push((start, end));
-        }
+        // SAFETY: CUPTI's kernel name is a NUL-terminated string or null.
+        let name = (!name.is_null()).then(|| unsafe { CStr::from_ptr(name) }.to_bytes());
+        let kind = match name {
+            Some(n) if n == super::nvrtc::ENTRY.as_bytes() => Kind::Attention,
+            Some(b"clock_probe") => Kind::Probe,
+            // The scrub empties L2 between launches; it is never a sample.
+            Some(b"l2_scrub") => continue,
+            _ => Kind::Other,
+        };
+        found.push(Span { start, end, kind });
     }
     let mut dropped = 0usize;
     // SAFETY: null context and stream 0 ask about all of them.
@@ -120,7 +148,7 @@ unsafe extern "C" fn buffer_completed(
     {
         *DROPPED.lock().unwrap_or_else(|e| e.into_inner()) += dropped as u64;
     }
-    DURATIONS
+    SPANS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .extend(found);

@@ -12,6 +12,8 @@ pub enum Lib {
     Nvrtc,
     Cupti,
     Nvml,
+    /// cuDNN, for the `cudnn` variant only: everything else works without it.
+    Cudnn,
 }
 
 impl Lib {
@@ -22,6 +24,7 @@ impl Lib {
             Lib::Nvrtc => &["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"],
             Lib::Cupti => &["libcupti.so.13", "libcupti.so.12", "libcupti.so"],
             Lib::Nvml => &["libnvidia-ml.so.1", "libnvidia-ml.so"],
+            Lib::Cudnn => &["libcudnn.so.9", "libcudnn.so"],
         }
     }
 
@@ -40,6 +43,9 @@ impl Lib {
             }
             Lib::Cupti => {
                 "install the CUDA toolkit 13.x (extras/CUPTI), or `pip install nvidia-cuda-cupti==13.0.*`"
+            }
+            Lib::Cudnn => {
+                "`pip install nvidia-cudnn-cu13` (cuDNN 9), or install cuDNN 9 for CUDA 13; only the cudnn variant needs it"
             }
         }
     }
@@ -152,7 +158,8 @@ pub struct Missing {
 
 /// Finds and preloads `lib` once per process.
 pub fn ensure(lib: Lib) -> Result<Found, Missing> {
-    static CELLS: [OnceLock<Result<Found, Missing>>; 4] = [
+    static CELLS: [OnceLock<Result<Found, Missing>>; 5] = [
+        OnceLock::new(),
         OnceLock::new(),
         OnceLock::new(),
         OnceLock::new(),
@@ -162,6 +169,12 @@ pub fn ensure(lib: Lib) -> Result<Found, Missing> {
 }
 
 fn load(lib: Lib) -> Result<Found, Missing> {
+    // cudarc asks for the bare `libcudnn.so` before the soname: when the
+    // loader finds one, that copy is what runs, whatever we preload, so it
+    // is the one to report.
+    if lib == Lib::Cudnn && open_global(Path::new("libcudnn.so")).is_ok() {
+        return Ok(Found { lib, path: None });
+    }
     let dirs = search_dirs();
     let mut detail = None;
     for dir in &dirs {

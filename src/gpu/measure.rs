@@ -1,16 +1,20 @@
-//! Sampling one variant until the median is stable: batches of about 25 ms,
-//! each handed out as it completes.
+//! Sampling one variant until its median is known well enough: batches of
+//! about 25 ms, each handed out as it completes. The median's interval comes
+//! from resampling whole batches (launches inside one are correlated) and is
+//! never narrower than the timer's step.
 
 use std::time::Instant;
 
 use super::engine::{Engine, EngineError};
-use crate::metrics::noise;
-use crate::session::event::{L2Mode, LatencyBatch, MeasurementDone};
+use crate::metrics::blocks::{self, MedianInterval};
+use crate::session::event::{L2Mode, LatencyBatch, MeasurementDone, Regime};
 use crate::session::{Shape, Variant};
 
 #[derive(Clone, Copy, Debug)]
 pub struct Plan {
     pub l2: L2Mode,
+    /// Back to back or isolated (an interleaved regime is a race's).
+    pub regime: Regime,
     pub target_noise: f64,
     pub min_s: f64,
     pub max_s: f64,
@@ -21,6 +25,7 @@ impl Default for Plan {
     fn default() -> Self {
         Plan {
             l2: L2Mode::Hot,
+            regime: Regime::BackToBack,
             target_noise: 0.005,
             min_s: 0.5,
             max_s: 5.0,
@@ -29,11 +34,17 @@ impl Default for Plan {
     }
 }
 
-/// Samples kept for the stopping rule (older ones are still reported in batches).
-const KEEP: usize = 200_000;
+/// Samples kept for the interval (older batches are still reported).
+const KEEP: usize = 400_000;
+/// Bootstrap resamples for the stopping rule (the final interval uses more).
+const QUICK_ROUNDS: usize = 300;
+/// About this much GPU time per batch, ns.
+const BATCH_NS: f64 = 25e6;
+/// Isolated launches cost the gap each: fewer per batch, ~25 ms of wall time.
+const ISOLATED_BATCH: usize = 20;
 
 /// Exactly `n` timed launches after one warm-up (sanitizer runs); returns the
-/// summary and the one batch.
+/// summary and the one batch (one batch gives no interval).
 pub fn fixed(
     engine: &mut Engine,
     variant: &Variant,
@@ -42,30 +53,102 @@ pub fn fixed(
     n: usize,
 ) -> Result<(MeasurementDone, LatencyBatch), EngineError> {
     engine.prepare(variant, shape)?;
-    engine.time_batch(variant, shape, 1, plan.l2)?;
+    engine.time_batch(variant, shape, 1, plan.l2, plan.regime)?;
     let started = Instant::now();
-    let (mut samples, host_us) = engine.time_batch(variant, shape, n, plan.l2)?;
-    let batch = LatencyBatch {
+    let (samples, host_us) = engine.time_batch(variant, shape, n, plan.l2, plan.regime)?;
+    let batch = batch_event(engine, variant, shape, plan, samples);
+    let done = summary(
+        engine,
+        variant,
+        shape,
+        plan,
+        &[batch.samples_ns.as_slice()],
+        started,
+        "fixed_count",
+        Some(host_us),
+    );
+    Ok((done, batch))
+}
+
+fn batch_event(
+    engine: &Engine,
+    variant: &Variant,
+    shape: &Shape,
+    plan: &Plan,
+    samples: Vec<u64>,
+) -> LatencyBatch {
+    let isolated = plan.regime == Regime::Isolated;
+    LatencyBatch {
         variant: *variant,
         shape: *shape,
-        l2: plan.l2,
-        samples_ns: samples.clone(),
+        l2: if isolated {
+            engine.isolation.l2
+        } else {
+            plan.l2
+        },
+        regime: Some(plan.regime),
+        samples_ns: samples,
         sm_clock_mhz: None,
         throttled: None,
         timer: engine.timer().name().into(),
-    };
-    samples.sort_unstable();
-    let done = MeasurementDone {
+        gap_us: isolated.then_some(engine.isolation.gap_us),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn summary(
+    engine: &Engine,
+    variant: &Variant,
+    shape: &Shape,
+    plan: &Plan,
+    batches: &[&[u64]],
+    started: Instant,
+    stop_reason: &str,
+    launch_overhead_us: Option<f64>,
+) -> MeasurementDone {
+    let step = engine.timer_step_ns.unwrap_or(1.0);
+    let all: Vec<u64> = batches.concat();
+    let interval = blocks::median_interval(batches, step, blocks::ROUNDS, 17);
+    MeasurementDone {
         variant: *variant,
         shape: *shape,
-        samples: samples.len() as u64,
-        median_ns: noise::median(&samples).unwrap_or(f64::NAN),
-        rel_noise: noise::median_rel_noise(&samples).unwrap_or(f64::NAN),
+        samples: all.len() as u64,
+        median_ns: interval.map_or_else(|| blocks::median(&all, step), |m| m.median_ns),
+        rel_noise: interval.map_or(f64::NAN, |m| m.rel_halfwidth()),
         wall_s: started.elapsed().as_secs_f64(),
-        stop_reason: "fixed_count".into(),
-        launch_overhead_us: Some(host_us),
-    };
-    Ok((done, batch))
+        stop_reason: stop_reason.into(),
+        launch_overhead_us,
+        regime: Some(plan.regime),
+        ci_low_ns: interval.map(|m| m.low_ns),
+        ci_high_ns: interval.map(|m| m.high_ns),
+        batches: batches.len() as u64,
+        resolution_ns: engine.timer_step_ns,
+        limited_by_resolution: interval.is_some_and(|m| m.limited_by_resolution),
+        within_batch_rel: interval.map(|m| m.within_rel),
+        between_batch_rel: interval.map(|m| m.between_rel),
+    }
+}
+
+/// The stopping rule: the median's interval within ±`target` (or as narrow as
+/// the timer allows) after `min_s`, or `max_s` reached.
+pub fn should_stop(
+    interval: Option<&MedianInterval>,
+    elapsed_s: f64,
+    target: f64,
+    min_s: f64,
+    max_s: f64,
+) -> Option<&'static str> {
+    let tight = interval.is_some_and(|m| m.rel_halfwidth() < target);
+    let at_step = interval.is_some_and(|m| m.limited_by_resolution);
+    if elapsed_s >= min_s && tight {
+        Some("converged")
+    } else if elapsed_s >= min_s && at_step {
+        Some("converged_at_timer_step")
+    } else if elapsed_s >= max_s {
+        Some("time_limit")
+    } else {
+        None
+    }
 }
 
 /// Measures `variant`, calling `on_batch` per batch; `keep_going` is asked
@@ -80,35 +163,41 @@ pub fn measure(
     mut keep_going: impl FnMut() -> bool,
 ) -> Result<(MeasurementDone, LatencyBatch), EngineError> {
     engine.prepare(variant, shape)?;
-    engine.time_batch(variant, shape, plan.warmup, plan.l2)?;
+    let warmup = if plan.regime == Regime::Isolated {
+        2
+    } else {
+        plan.warmup
+    };
+    engine.time_batch(variant, shape, warmup, plan.l2, plan.regime)?;
     let started = Instant::now();
-    let mut all: Vec<u64> = Vec::new();
-    let mut batch = 16usize;
+    let mut kept: Vec<Vec<u64>> = Vec::new();
+    let mut kept_samples = 0usize;
+    let mut batch = if plan.regime == Regime::Isolated {
+        ISOLATED_BATCH
+    } else {
+        16
+    };
     let mut overhead_us = Vec::new();
+    let step = engine.timer_step_ns.unwrap_or(1.0);
     let (stop_reason, last) = loop {
-        let (samples, host_us) = engine.time_batch(variant, shape, batch, plan.l2)?;
+        let (samples, host_us) = engine.time_batch(variant, shape, batch, plan.l2, plan.regime)?;
         overhead_us.push(host_us);
-        let mean_ns = samples.iter().sum::<u64>() as f64 / samples.len().max(1) as f64;
-        // Aim for about 25 ms of GPU time per batch.
-        batch = ((25e6 / mean_ns.max(1.0)) as usize).clamp(8, 4096);
-        if all.len() < KEEP {
-            all.extend_from_slice(&samples);
+        if plan.regime != Regime::Isolated {
+            let mean_ns = samples.iter().sum::<u64>() as f64 / samples.len().max(1) as f64;
+            batch = ((BATCH_NS / mean_ns.max(1.0)) as usize).clamp(8, 4096);
         }
-        let mut batch_event = LatencyBatch {
-            variant: *variant,
-            shape: *shape,
-            l2: plan.l2,
-            samples_ns: samples,
-            sm_clock_mhz: None,
-            throttled: None,
-            timer: engine.timer().name().into(),
-        };
+        if kept_samples < KEEP {
+            kept_samples += samples.len();
+            kept.push(samples.clone());
+        }
+        let mut batch_event = batch_event(engine, variant, shape, plan, samples);
         engine.tag(&mut batch_event);
         on_batch(batch_event.clone());
-        all.sort_unstable();
         let elapsed = started.elapsed().as_secs_f64();
-        if let Some(reason) = noise::should_stop(
-            noise::median_rel_noise(&all),
+        let refs: Vec<&[u64]> = kept.iter().map(Vec::as_slice).collect();
+        let interval = blocks::median_interval(&refs, step, QUICK_ROUNDS, kept.len() as u64);
+        if let Some(reason) = should_stop(
+            interval.as_ref(),
             elapsed,
             plan.target_noise,
             plan.min_s,
@@ -121,15 +210,58 @@ pub fn measure(
         }
     };
     overhead_us.sort_by(f64::total_cmp);
-    let done = MeasurementDone {
-        variant: *variant,
-        shape: *shape,
-        samples: all.len() as u64,
-        median_ns: noise::median(&all).unwrap_or(f64::NAN),
-        rel_noise: noise::median_rel_noise(&all).unwrap_or(f64::NAN),
-        wall_s: started.elapsed().as_secs_f64(),
-        stop_reason,
-        launch_overhead_us: overhead_us.get(overhead_us.len() / 2).copied(),
-    };
+    let refs: Vec<&[u64]> = kept.iter().map(Vec::as_slice).collect();
+    let done = summary(
+        engine,
+        variant,
+        shape,
+        plan,
+        &refs,
+        started,
+        &stop_reason,
+        overhead_us.get(overhead_us.len() / 2).copied(),
+    );
     Ok((done, last))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn interval(rel: f64, at_step: bool) -> MedianInterval {
+        MedianInterval {
+            median_ns: 1000.0,
+            low_ns: 1000.0 * (1.0 - rel),
+            high_ns: 1000.0 * (1.0 + rel),
+            blocks: 20,
+            samples: 2000,
+            resolution_ns: 32.0,
+            limited_by_resolution: at_step,
+            within_rel: 0.0,
+            between_rel: 0.0,
+        }
+    }
+
+    #[test]
+    fn stopping_rule() {
+        let tight = interval(0.001, false);
+        let loose = interval(0.01, false);
+        let step = interval(0.016, true);
+        assert_eq!(should_stop(Some(&tight), 0.4, 0.005, 0.5, 10.0), None);
+        assert_eq!(
+            should_stop(Some(&tight), 0.6, 0.005, 0.5, 10.0),
+            Some("converged")
+        );
+        assert_eq!(should_stop(Some(&loose), 0.6, 0.005, 0.5, 10.0), None);
+        // A kernel short against the timer's step converges at the step.
+        assert_eq!(
+            should_stop(Some(&step), 0.6, 0.005, 0.5, 10.0),
+            Some("converged_at_timer_step")
+        );
+        assert_eq!(
+            should_stop(None, 10.0, 0.005, 0.5, 10.0),
+            Some("time_limit")
+        );
+        assert_eq!(should_stop(None, 1.0, 0.005, 0.5, 10.0), None);
+    }
 }

@@ -20,7 +20,7 @@ pub const KERNEL_SOURCE: &str = include_str!("../../kernels/attention.cu");
 pub const ENTRY: &str = "attention_fwd";
 
 /// What one compile produced.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Build {
     pub arch: String,
     pub cubin: Vec<u8>,
@@ -87,6 +87,8 @@ pub fn defines(variant: &Variant, head_dim: u32) -> Vec<String> {
         format!("-DSPLIT={}", c.split),
         format!("-DUSE_WGMMA={}", u8::from(c.wgmma)),
         format!("-DINJECT_FAULT={}", u8::from(t.fault)),
+        format!("-DMUTATE_RESCALE={}", u8::from(t.mut_rescale)),
+        format!("-DMUTATE_MERGE={}", u8::from(t.mut_merge)),
     ]
 }
 

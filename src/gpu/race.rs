@@ -1,16 +1,22 @@
-//! The A/B race: A and B launched alternately on the same inputs until the
-//! speedup's 95% interval is within ±1%, or a time limit.
+//! The A/B race: A and B launched in rounds of ABBA order (the opener
+//! alternating per round) on the same inputs, until the speedup's 95%
+//! interval is within ±1% or a time limit. Each round is one independent
+//! unit: the interval resamples whole rounds, A and B together.
 
 use std::time::Instant;
 
 use super::engine::{Engine, EngineError};
-use crate::metrics::abstats;
-use crate::session::event::{AbReport, L2Mode, LatencyBatch};
+use crate::metrics::abstats::{self, DISCARD_PER_ROUND};
+use crate::metrics::blocks;
+use crate::session::event::{AbReport, L2Mode, LatencyBatch, Regime};
 use crate::session::{Shape, Variant};
 
 #[derive(Clone, Copy, Debug)]
 pub struct RacePlan {
     pub l2: L2Mode,
+    /// Interleaved (back to back, alternating) or isolated (a gap and an
+    /// emptied L2 before every launch).
+    pub regime: Regime,
     pub min_s: f64,
     pub max_s: f64,
     /// Stop when the interval's half-width is under this share of the speedup.
@@ -21,6 +27,7 @@ impl Default for RacePlan {
     fn default() -> Self {
         RacePlan {
             l2: L2Mode::Hot,
+            regime: Regime::Interleaved,
             min_s: 1.0,
             max_s: 10.0,
             rel_ci: 0.01,
@@ -32,10 +39,49 @@ impl Default for RacePlan {
 const KEEP: usize = 400_000;
 /// How often a live verdict is published.
 const REPORT_EVERY_S: f64 = 0.5;
+/// Bootstrap resamples for the running verdicts (the final one uses more).
+const QUICK_ROUNDS: usize = 400;
+/// About this much GPU time per round, ns: short rounds make more
+/// independent units.
+const ROUND_NS: f64 = 10e6;
+/// Launches per round in the isolated regime (each costs the idle gap).
+const ISOLATED_ROUND: usize = 24;
 
 pub enum RaceEvent {
     Batch(LatencyBatch),
     Report(AbReport),
+}
+
+/// What the race has gathered: each round's kept samples per side.
+#[derive(Default)]
+pub struct Rounds {
+    pub a: Vec<Vec<u64>>,
+    pub b: Vec<Vec<u64>>,
+    /// Per round, how much slower the first kept launch was than the round's median.
+    pub first_excess: Vec<f64>,
+}
+
+impl Rounds {
+    /// Splits one round's samples (in launch order) by side, dropping the
+    /// first `DISCARD_PER_ROUND`.
+    pub fn add(&mut self, order: &[bool], samples: &[u64]) -> (Vec<u64>, Vec<u64>) {
+        let (mut sa, mut sb) = (Vec::new(), Vec::new());
+        for (&is_a, &ns) in order.iter().zip(samples).skip(DISCARD_PER_ROUND) {
+            if is_a { sa.push(ns) } else { sb.push(ns) }
+        }
+        let mut sorted: Vec<u64> = samples.iter().skip(DISCARD_PER_ROUND).copied().collect();
+        sorted.sort_unstable();
+        if let (Some(first), Some(mid)) = (samples.first(), sorted.get(sorted.len() / 2)) {
+            self.first_excess.push(*first as f64 / *mid as f64 - 1.0);
+        }
+        self.a.push(sa.clone());
+        self.b.push(sb.clone());
+        (sa, sb)
+    }
+
+    fn samples(&self) -> usize {
+        self.a.iter().chain(&self.b).map(Vec::len).sum()
+    }
 }
 
 pub fn race(
@@ -49,32 +95,47 @@ pub fn race(
 ) -> Result<AbReport, EngineError> {
     engine.prepare(a, shape)?;
     engine.prepare(b, shape)?;
-    engine.time_interleaved(a, b, shape, 10, plan.l2)?; // warm-up
+    let regime = plan.regime;
+    // Warm-up: both kernels loaded, clocks up.
+    engine.time_sequence(&[*a, *b, *b, *a].repeat(4), shape, plan.l2, regime)?;
     let started = Instant::now();
-    let (mut all_a, mut all_b) = (Vec::new(), Vec::new());
-    let mut pairs = 8usize;
+    let mut rounds = Rounds::default();
+    let mut launches = if regime == Regime::Isolated {
+        ISOLATED_ROUND
+    } else {
+        16
+    };
     let mut last_report = 0.0;
     let timer = engine.timer().name().to_string();
-    loop {
-        let (sa, sb) = engine.time_interleaved(a, b, shape, pairs, plan.l2)?;
-        let mean = (sa.iter().chain(&sb).sum::<u64>() as f64 / (sa.len() + sb.len()).max(1) as f64)
-            .max(1.0);
-        // About 25 ms of GPU time per round.
-        pairs = ((25e6 / (2.0 * mean)) as usize).clamp(4, 2048);
-        if all_a.len() < KEEP {
-            all_a.extend_from_slice(&sa);
-            all_b.extend_from_slice(&sb);
+    for round in 0u64.. {
+        let order = abstats::abba_order(round, launches);
+        let variants: Vec<Variant> = order.iter().map(|&x| if x { *a } else { *b }).collect();
+        let (samples, _) = engine.time_sequence(&variants, shape, plan.l2, regime)?;
+        if regime != Regime::Isolated {
+            let mean = samples.iter().sum::<u64>() as f64 / samples.len().max(1) as f64;
+            launches = ((ROUND_NS / mean.max(1.0)) as usize).clamp(8, 4096);
         }
+        let (sa, sb) = if rounds.samples() < 2 * KEEP {
+            rounds.add(&order, &samples)
+        } else {
+            Rounds::default().add(&order, &samples)
+        };
         let mut tagged = LatencyBatch {
             timer: timer.clone(),
+            regime: Some(regime),
+            l2: if regime == Regime::Isolated {
+                engine.isolation.l2
+            } else {
+                plan.l2
+            },
+            gap_us: (regime == Regime::Isolated).then_some(engine.isolation.gap_us),
+            shape: *shape,
             ..LatencyBatch::default()
         };
         engine.tag(&mut tagged);
         for (v, s) in [(a, sa), (b, sb)] {
             emit(RaceEvent::Batch(LatencyBatch {
                 variant: *v,
-                shape: *shape,
-                l2: plan.l2,
                 samples_ns: s,
                 ..tagged.clone()
             }));
@@ -85,46 +146,97 @@ pub fn race(
             continue;
         }
         last_report = elapsed;
-        let report = report(a, b, shape, &all_a, &all_b, false);
+        let step = engine.timer_step_ns.unwrap_or(1.0);
+        let report = report(a, b, shape, &rounds, step, &timer, regime, QUICK_ROUNDS);
         let tight = abstats::interval_is_tight(
             report.speedup,
             (report.ci_low, report.ci_high),
             plan.rel_ci,
         );
-        if out_of_time || (elapsed >= plan.min_s && tight) {
-            return Ok(AbReport {
-                done: true,
-                ..report
-            });
+        if out_of_time || (elapsed >= plan.min_s && (tight || report.limited_by_resolution)) {
+            let last = report_final(a, b, shape, &rounds, step, &timer, regime);
+            return Ok(last);
         }
         emit(RaceEvent::Report(report));
     }
+    unreachable!("the round counter does not run out")
 }
 
-fn report(a: &Variant, b: &Variant, shape: &Shape, sa: &[u64], sb: &[u64], done: bool) -> AbReport {
-    let v = abstats::verdict(sa, sb, 7);
+fn report_final(
+    a: &Variant,
+    b: &Variant,
+    shape: &Shape,
+    rounds: &Rounds,
+    step: f64,
+    timer: &str,
+    regime: Regime,
+) -> AbReport {
+    AbReport {
+        done: true,
+        ..report(a, b, shape, rounds, step, timer, regime, blocks::ROUNDS)
+    }
+}
+
+/// The race's report so far: the speedup, its interval and the verdict.
+#[allow(clippy::too_many_arguments)]
+pub fn report(
+    a: &Variant,
+    b: &Variant,
+    shape: &Shape,
+    rounds: &Rounds,
+    step: f64,
+    timer: &str,
+    regime: Regime,
+    bootstrap: usize,
+) -> AbReport {
+    let ra: Vec<&[u64]> = rounds.a.iter().map(Vec::as_slice).collect();
+    let rb: Vec<&[u64]> = rounds.b.iter().map(Vec::as_slice).collect();
+    let ratio = blocks::ratio_interval(&ra, &rb, step, bootstrap, 7);
+    let side_a = blocks::median_interval(&ra, step, 200, 11);
+    let side_b = blocks::median_interval(&rb, step, 200, 13);
+    let all_a: Vec<u64> = rounds.a.concat();
+    let all_b: Vec<u64> = rounds.b.concat();
     let pct = |s: &[u64], q: f64| {
         let mut s = s.to_vec();
         s.sort_unstable();
         s.get(((s.len() as f64 - 1.0) * q).round() as usize)
             .map_or(f64::NAN, |x| *x as f64)
     };
+    let mut excess = rounds.first_excess.clone();
+    excess.sort_by(f64::total_cmp);
     AbReport {
         a: *a,
         b: *b,
         shape: *shape,
-        samples_a: sa.len() as u64,
-        samples_b: sb.len() as u64,
-        p50_a_ns: pct(sa, 0.5),
-        p50_b_ns: pct(sb, 0.5),
-        p90_a_ns: pct(sa, 0.9),
-        p90_b_ns: pct(sb, 0.9),
-        speedup: v.as_ref().map_or(f64::NAN, |v| v.speedup),
-        ci_low: v.as_ref().map_or(f64::NAN, |v| v.ci.0),
-        ci_high: v.as_ref().map_or(f64::NAN, |v| v.ci.1),
-        p_value: v.as_ref().map_or(1.0, |v| v.p_value),
-        test: "Mann-Whitney U, bootstrap CI".into(),
-        verdict: v.map_or("not enough samples".into(), |v| v.text),
-        done,
+        samples_a: all_a.len() as u64,
+        samples_b: all_b.len() as u64,
+        p50_a_ns: ratio.map_or_else(|| blocks::median(&all_a, step), |r| r.median_a_ns),
+        p50_b_ns: ratio.map_or_else(|| blocks::median(&all_b, step), |r| r.median_b_ns),
+        p90_a_ns: pct(&all_a, 0.9),
+        p90_b_ns: pct(&all_b, 0.9),
+        speedup: ratio.map_or(f64::NAN, |r| r.ratio),
+        ci_low: ratio.map_or(f64::NAN, |r| r.low),
+        ci_high: ratio.map_or(f64::NAN, |r| r.high),
+        p_value: ratio.map_or(1.0, |r| r.p_value),
+        test: format!(
+            "block bootstrap, {} rounds",
+            ratio.map_or(rounds.a.len(), |r| r.blocks)
+        ),
+        verdict: ratio.map_or_else(
+            || format!("not enough rounds yet (needs {})", blocks::MIN_BLOCKS),
+            |r| abstats::verdict_text(&r),
+        ),
+        done: false,
+        regime: Some(regime),
+        timer: timer.into(),
+        resolution_ns: Some(step),
+        limited_by_resolution: ratio.is_some_and(|r| r.limited_by_resolution),
+        design: abstats::DESIGN.into(),
+        rounds: rounds.a.len() as u64,
+        first_launch_excess: excess.get(excess.len() / 2).copied(),
+        within_rel_a: side_a.map(|m| m.within_rel),
+        between_rel_a: side_a.map(|m| m.between_rel),
+        within_rel_b: side_b.map(|m| m.within_rel),
+        between_rel_b: side_b.map(|m| m.between_rel),
     }
 }

@@ -173,6 +173,14 @@ pub fn sample(nvml: &Nvml) -> Result<TelemetrySample, String> {
     Ok(p.sample)
 }
 
+/// GPU 0's SM clock right now, MHz.
+pub fn sm_clock_now(nvml: &Nvml) -> Result<u32, String> {
+    use nvml_wrapper::enum_wrappers::device::Clock;
+    nvml.device_by_index(0)
+        .and_then(|d| d.clock_info(Clock::SM))
+        .map_err(|e| format!("NVML SM clock: {e}"))
+}
+
 /// Clocks and power limit for the session header.
 pub fn at_start(nvml: &Nvml) -> Option<(ClockInfo, f64)> {
     let s = sample(nvml).ok()?;

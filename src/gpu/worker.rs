@@ -7,6 +7,7 @@ use std::time::Instant;
 use super::engine::Engine;
 use super::measure::{self, Plan};
 use super::race::{self, RaceEvent, RacePlan};
+use crate::session::Inputs;
 use crate::session::command::Command;
 use crate::session::event::*;
 
@@ -21,7 +22,8 @@ pub struct Worker {
     pending: Option<Command>,
     current: Option<(Variant, Shape)>,
     last_good: Option<(Variant, Shape)>,
-    seed: u64,
+    /// The distribution correctness checks draw from (a fresh seed each).
+    inputs: Inputs,
     /// Metric names `g` collects (the catalogue and every gate's counters).
     pub metric_names: Vec<String>,
     /// A fault was reported since the context was last checked.
@@ -41,7 +43,7 @@ impl Worker {
             pending: None,
             current: None,
             last_good: None,
-            seed: 1,
+            inputs: Inputs::Uniform,
             metric_names: crate::metrics::catalogue::collect_list(
                 &crate::metrics::catalogue::builtin(),
                 &crate::metrics::gates::GateSet::default_set(),
@@ -56,15 +58,15 @@ impl Worker {
     }
 
     pub fn header(
-        &self,
+        &mut self,
         command_line: Vec<String>,
         nvml: Option<&nvml_wrapper::Nvml>,
     ) -> SessionHeader {
-        Worker::new_header(&self.engine, command_line, nvml)
+        Worker::new_header(&mut self.engine, command_line, nvml)
     }
 
     pub fn new_header(
-        engine: &Engine,
+        engine: &mut Engine,
         command_line: Vec<String>,
         nvml: Option<&nvml_wrapper::Nvml>,
     ) -> SessionHeader {
@@ -87,6 +89,9 @@ impl Worker {
             kernel_source_hash: Some(engine.source_hash()),
             clocks_at_start: start.as_ref().map(|s| s.0.clone()),
             power_limit_w: start.map(|s| s.1),
+            timer: Some(engine.timer().name().into()),
+            timer_resolution_ns: engine.timer_step_ns,
+            globaltimer_vs_host: engine.calibrate_clock_probe().ok(),
         }
     }
 
@@ -211,6 +216,23 @@ impl Worker {
                 self.plan.l2 = mode;
                 true
             }
+            Command::SetInputs { inputs } => {
+                self.inputs = inputs;
+                if let Some((v, s)) = self.current {
+                    self.check(v, s, emit);
+                }
+                false
+            }
+            Command::SetRegime { regime } => {
+                // A race's interleaving is the race's own; solo sampling is
+                // back to back or isolated.
+                self.plan.regime = if regime == Regime::Isolated {
+                    Regime::Isolated
+                } else {
+                    Regime::BackToBack
+                };
+                true
+            }
             Command::CollectCounters => {
                 if let Some((v, s)) = self.current {
                     self.counters(v, s, emit);
@@ -271,6 +293,11 @@ impl Worker {
         let stamp = |event| Stamped::since(started, event);
         let plan = RacePlan {
             l2: self.plan.l2,
+            regime: if self.plan.regime == Regime::Isolated {
+                Regime::Isolated
+            } else {
+                Regime::Interleaved
+            },
             max_s: self.ab_seconds,
             ..RacePlan::default()
         };
@@ -441,8 +468,8 @@ impl Worker {
         shape: Shape,
         emit: &mut impl FnMut(Stamped) -> bool,
     ) -> bool {
-        self.seed += 1;
-        match self.engine.check(&variant, &shape, self.seed) {
+        let seed = crate::session::inputs::fresh_seed();
+        match self.engine.check(&variant, &shape, self.inputs, seed) {
             Ok(report) => {
                 let pass = report.pass;
                 emit(self.stamp(Event::Correctness(report)));

@@ -67,7 +67,7 @@ pub fn serve(args: WorkerConfig) -> i32 {
     let header = Stamped {
         t_us: 0,
         event: Event::Header(Worker::new_header(
-            &engine,
+            &mut engine,
             std::env::args().collect(),
             nvml.as_ref().and_then(|n| n.as_ref().ok()),
         )),

@@ -1,12 +1,16 @@
-//! `attnscope ab`: race two variants headless and print the verdict.
+//! `attnscope ab`: race two variants headless and print the verdict; with
+//! `--expect` gate a CI job on it; with `--calibrate` race one variant
+//! against itself and count how often the interval covers 1.0.
 
 use serde_json::json;
 
-use super::{Run, fail};
+use super::{Run, Sink, fail};
 use crate::cli::{AbArgs, exit};
-use crate::gpu::engine::Timer;
+use crate::gpu::engine::{Engine, Timer};
 use crate::gpu::race::{self, RaceEvent, RacePlan};
 use crate::gpu::worker::Worker;
+use crate::metrics::abstats::MIN_EFFECT;
+use crate::metrics::format::{duration_ns, step_text};
 use crate::session::Shape;
 use crate::session::event::*;
 
@@ -24,7 +28,12 @@ pub fn ab(args: AbArgs) -> i32 {
         Ok(r) => r,
         Err(code) => return code,
     };
-    for v in [args.a, args.b] {
+    engine.timing_inputs = args.inputs;
+    let pair = match args.calibrate {
+        Some(v) => (v, v),
+        None => (args.a, args.b),
+    };
+    for v in [pair.0, pair.1] {
         match engine.prepare(&v, &shape) {
             Ok(b) => sink.event(Event::BuildFinished(Worker::build_report(
                 &engine, &v, &shape, &b,
@@ -32,16 +41,51 @@ pub fn ab(args: AbArgs) -> i32 {
             Err(e) => return fail(exit::CHECK_FAILED, format!("{v}: {e}")),
         }
     }
+    let seed = args.seed.unwrap_or_else(crate::session::inputs::fresh_seed);
+    for v in [pair.0, pair.1] {
+        match engine.check(&v, &shape, args.inputs, seed) {
+            Ok(c) => {
+                let pass = c.pass;
+                sink.event(Event::Correctness(c));
+                if !pass {
+                    eprintln!(
+                        "attnscope: warning: {v} fails its correctness check on {} inputs (seed {seed}); timing it anyway",
+                        args.inputs
+                    );
+                }
+            }
+            Err(e) => return fail(exit::CHECK_FAILED, format!("{v}: {e}")),
+        }
+    }
     let plan = RacePlan {
         max_s: args.ab_seconds,
+        regime: args.regime,
         ..RacePlan::default()
     };
+    let code = match args.calibrate {
+        Some(v) => calibrate(&mut engine, &mut sink, &v, &shape, &plan, &args),
+        None => compare(&mut engine, &mut sink, &shape, &plan, &args),
+    };
+    drop(sampler);
+    sink.drain();
+    code
+}
+
+/// Runs one race, recording its batches and reports.
+fn one_race(
+    engine: &mut Engine,
+    sink: &mut Sink,
+    a: &Variant,
+    b: &Variant,
+    shape: &Shape,
+    plan: &RacePlan,
+) -> Result<AbReport, String> {
     let report = race::race(
-        &mut engine,
-        &args.a,
-        &args.b,
-        &shape,
-        &plan,
+        engine,
+        a,
+        b,
+        shape,
+        plan,
         |e| {
             sink.drain();
             match e {
@@ -50,48 +94,244 @@ pub fn ab(args: AbArgs) -> i32 {
             }
         },
         || true,
-    );
-    let report = match report {
+    )
+    .map_err(|e| e.to_string())?;
+    sink.event(Event::AbResult(report.clone()));
+    Ok(report)
+}
+
+/// The line that says how the race was timed.
+fn conditions(engine: &Engine, shape: &Shape, r: &AbReport) -> String {
+    format!(
+        "{} ({}), {shape}, {} ({}), GPU time per launch from {} (step {})",
+        engine.info.name,
+        engine.arch,
+        regime_name(r.regime),
+        r.design,
+        r.timer,
+        r.resolution_ns
+            .map_or("unknown".into(), |s| format!("{} ns", step_text(s)))
+    )
+}
+
+fn compare(
+    engine: &mut Engine,
+    sink: &mut Sink,
+    shape: &Shape,
+    plan: &RacePlan,
+    args: &AbArgs,
+) -> i32 {
+    let report = match one_race(engine, sink, &args.a, &args.b, shape, plan) {
         Ok(r) => r,
         Err(e) => return fail(exit::CHECK_FAILED, e),
     };
-    sink.event(Event::AbResult(report.clone()));
-    drop(sampler);
-    sink.drain();
+    let expectation = args
+        .expect
+        .as_deref()
+        .map(|e| expectation_met(e, args.by, &report));
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(
-                &json!({"gpu": engine.info, "timer": engine.timer(), "ab": report})
-            )
+            serde_json::to_string_pretty(&json!({
+                "gpu": engine.info, "timer": engine.timer(),
+                "timer_resolution_ns": engine.timer_step_ns, "ab": report,
+                "expect": args.expect, "by_pct": args.by,
+                "expectation_met": expectation.as_ref().map(|r| r.is_ok()),
+                "expectation": expectation.as_ref().map(|r| match r { Ok(s) | Err(s) => s.clone() }),
+            }))
+            .unwrap_or_default()
+        );
+    } else {
+        println!("{}", conditions(engine, shape, &report));
+        for (slot, v, p50, p90, n, within, between) in [
+            (
+                "A",
+                &report.a,
+                report.p50_a_ns,
+                report.p90_a_ns,
+                report.samples_a,
+                report.within_rel_a,
+                report.between_rel_a,
+            ),
+            (
+                "B",
+                &report.b,
+                report.p50_b_ns,
+                report.p90_b_ns,
+                report.samples_b,
+                report.within_rel_b,
+                report.between_rel_b,
+            ),
+        ] {
+            println!(
+                "{slot} = {:<24} p50 {:>9}  p90 {:>9}  n {n}  spread within rounds {}, between rounds {}",
+                v.name(),
+                duration_ns(p50),
+                duration_ns(p90),
+                pct(within),
+                pct(between)
+            );
+        }
+        println!(
+            "speedup p50(A)/p50(B) = {:.4}× [{:.4}, {:.4}] 95% ({}){}",
+            report.speedup,
+            report.ci_low,
+            report.ci_high,
+            report.test,
+            if report.limited_by_resolution {
+                "; the interval is as narrow as the timer's step allows"
+            } else {
+                ""
+            }
+        );
+        println!("verdict: {}", report.verdict);
+        if let Some(r) = &expectation {
+            match r {
+                Ok(s) => println!("expectation met: {s}"),
+                Err(s) => println!("EXPECTATION NOT MET: {s}"),
+            }
+        }
+    }
+    match expectation {
+        Some(Err(_)) => exit::CHECK_FAILED,
+        _ => 0,
+    }
+}
+
+fn pct(rel: Option<f64>) -> String {
+    rel.map_or("?".into(), |r| format!("±{:.2}%", r * 100.0))
+}
+
+/// Whether the race agrees with `--expect`; the message says why in words.
+pub fn expectation_met(expect: &str, by_pct: Option<f64>, r: &AbReport) -> Result<String, String> {
+    let by = by_pct.map_or(MIN_EFFECT, |p| p / 100.0);
+    let interval = format!("[{:.4}, {:.4}]", r.ci_low, r.ci_high);
+    let (ok, want) = match expect {
+        "faster" => (
+            r.ci_low >= 1.0 + by,
+            format!("B faster by more than {:.1}%", by * 100.0),
+        ),
+        "slower" => (
+            r.ci_high <= 1.0 / (1.0 + by),
+            format!("B slower by more than {:.1}%", by * 100.0),
+        ),
+        _ => match by_pct {
+            Some(p) => (
+                r.ci_low >= 1.0 / (1.0 + by) && r.ci_high <= 1.0 + by,
+                format!("no difference beyond ±{p:.1}%"),
+            ),
+            None => (
+                r.verdict.starts_with("no difference detected"),
+                "no difference detected".to_string(),
+            ),
+        },
+    };
+    let text = format!(
+        "expected {want}; the speedup interval is {interval} ({})",
+        r.verdict
+    );
+    if ok && r.ci_low.is_finite() {
+        Ok(text)
+    } else {
+        Err(text)
+    }
+}
+
+fn calibrate(
+    engine: &mut Engine,
+    sink: &mut Sink,
+    v: &Variant,
+    shape: &Shape,
+    plan: &RacePlan,
+    args: &AbArgs,
+) -> i32 {
+    let races = args.races as usize;
+    let mut rows = Vec::new();
+    let mut covered = 0usize;
+    let mut called = 0usize;
+    for i in 0..races {
+        let r = match one_race(engine, sink, v, v, shape, plan) {
+            Ok(r) => r,
+            Err(e) => return fail(exit::CHECK_FAILED, e),
+        };
+        if i == 0 && !args.json {
+            println!("A/A calibration of {v}: {}", conditions(engine, shape, &r));
+        }
+        let covers = r.ci_low <= 1.0 && 1.0 <= r.ci_high;
+        covered += usize::from(covers);
+        called += usize::from(!r.verdict.starts_with("no difference"));
+        if !args.json {
+            println!(
+                "race {:>3}: {:.4}× [{:.4}, {:.4}] {} {} rounds, first launch {:+.1}%  {}",
+                i + 1,
+                r.speedup,
+                r.ci_low,
+                r.ci_high,
+                if covers { "covers 1.0" } else { "MISSES 1.0" },
+                r.rounds,
+                r.first_launch_excess.unwrap_or(f64::NAN) * 100.0,
+                r.verdict
+            );
+        }
+        rows.push(r);
+    }
+    let target = (races * 9).div_ceil(10);
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "gpu": engine.info, "variant": v.name(), "shape": shape,
+                "timer_resolution_ns": engine.timer_step_ns, "races": rows,
+                "covered": covered, "of": races, "target": target, "differences_called": called,
+            }))
             .unwrap_or_default()
         );
     } else {
         println!(
-            "{} ({}), {shape}, GPU time per launch from {}, launches interleaved A, B, A, B…",
-            engine.info.name,
-            engine.arch,
-            engine.timer().name()
+            "{covered} of {races} intervals cover 1.0 (target ≥ {target}); {called} verdicts called a difference"
         );
-        println!(
-            "A = {:<16} p50 {:>9.2} µs  p90 {:>9.2} µs  n {}",
-            report.a.name(),
-            report.p50_a_ns / 1e3,
-            report.p90_a_ns / 1e3,
-            report.samples_a
-        );
-        println!(
-            "B = {:<16} p50 {:>9.2} µs  p90 {:>9.2} µs  n {}",
-            report.b.name(),
-            report.p50_b_ns / 1e3,
-            report.p90_b_ns / 1e3,
-            report.samples_b
-        );
-        println!(
-            "speedup p50(A)/p50(B) = {:.4}× [{:.4}, {:.4}] 95% bootstrap CI; Mann-Whitney U p = {:.3e}",
-            report.speedup, report.ci_low, report.ci_high, report.p_value
-        );
-        println!("verdict: {}", report.verdict);
     }
-    0
+    if covered >= target {
+        0
+    } else {
+        exit::CHECK_FAILED
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(low: f64, high: f64, verdict: &str) -> AbReport {
+        AbReport {
+            speedup: (low + high) / 2.0,
+            ci_low: low,
+            ci_high: high,
+            verdict: verdict.into(),
+            ..AbReport::default()
+        }
+    }
+
+    #[test]
+    fn expectations() {
+        let faster = report(1.10, 1.12, "B faster by 11.0%");
+        assert!(expectation_met("faster", None, &faster).is_ok());
+        assert!(expectation_met("faster", Some(10.0), &faster).is_ok());
+        assert!(expectation_met("faster", Some(15.0), &faster).is_err());
+        assert!(expectation_met("slower", None, &faster).is_err());
+        assert!(expectation_met("same", None, &faster).is_err());
+        let same = report(0.995, 1.004, "no difference detected");
+        assert!(expectation_met("same", None, &same).is_ok());
+        assert!(expectation_met("same", Some(1.0), &same).is_ok());
+        assert!(expectation_met("same", Some(0.1), &same).is_err());
+        assert!(expectation_met("faster", None, &same).is_err());
+        let slower = report(0.80, 0.82, "B slower by 23.5%");
+        assert!(expectation_met("slower", Some(20.0), &slower).is_ok());
+        assert!(
+            expectation_met("faster", None, &slower)
+                .unwrap_err()
+                .contains("[0.8000, 0.8200]")
+        );
+        assert!(expectation_met("faster", None, &report(f64::NAN, f64::NAN, "x")).is_err());
+    }
 }

@@ -8,8 +8,8 @@ use crate::gpu::engine::{Engine, EngineError, Timer};
 use crate::gpu::measure::{self, Plan};
 use crate::gpu::worker::Worker;
 use crate::metrics::histogram::LatencyStats;
-use crate::session::Shape;
 use crate::session::event::*;
+use crate::session::{Inputs, Shape};
 
 pub fn bench(args: BenchArgs) -> i32 {
     let shape = Shape {
@@ -35,8 +35,14 @@ pub fn bench(args: BenchArgs) -> i32 {
         } else {
             L2Mode::Hot
         },
+        regime: args.regime,
         max_s: args.max_seconds,
         ..Plan::default()
+    };
+    let seed = args.seed.unwrap_or_else(crate::session::inputs::fresh_seed);
+    let check = Check {
+        inputs: args.inputs,
+        seed,
     };
     let mut variants = Vec::new();
     for spec in &args.variants.0 {
@@ -47,7 +53,7 @@ pub fn bench(args: BenchArgs) -> i32 {
                     max_s: plan.max_s.min(1.0),
                     ..plan
                 };
-                match tune::resolve(&mut run, v.toggles, &shape, &tune_plan) {
+                match tune::resolve(&mut run, v.toggles, &shape, &tune_plan, check) {
                     Ok(t) => variants.push(t),
                     Err(e) => return fail(exit::USAGE, format!("{v}@tuned: {e}")),
                 }
@@ -71,6 +77,7 @@ pub fn bench(args: BenchArgs) -> i32 {
             &shape,
             &plan,
             args.launches,
+            check,
         ) {
             Ok((row, pass)) => {
                 any_fail |= !pass;
@@ -101,18 +108,33 @@ pub fn bench(args: BenchArgs) -> i32 {
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(
-                &json!({"gpu": gpu, "shape": shape, "l2": plan.l2, "timer": timer, "results": rows})
-            )
+            serde_json::to_string_pretty(&json!({
+                "gpu": gpu, "shape": shape, "l2": plan.l2, "regime": plan.regime.name(),
+                "timer": timer, "timer_resolution_ns": engine.timer_step_ns,
+                "inputs": check.inputs, "seed": check.seed, "results": rows
+            }))
             .unwrap_or_default()
         );
     } else {
         println!(
-            "{} ({}), {shape}, {:?} L2, GPU time per launch from {}",
+            "{} ({}), {shape}, {} ({:?} L2), GPU time per launch from {} (step {})",
             gpu.name,
             engine.arch,
-            plan.l2,
-            timer.name()
+            plan.regime.name(),
+            if plan.regime == Regime::Isolated {
+                L2Mode::Cold
+            } else {
+                plan.l2
+            },
+            timer.name(),
+            engine.timer_step_ns.map_or("unknown".into(), |s| format!(
+                "{} ns",
+                crate::metrics::format::step_text(s)
+            ))
+        );
+        println!(
+            "correctness on {} inputs, seed {} (--inputs {} --seed {} reproduces it)",
+            check.inputs, check.seed, check.inputs, check.seed
         );
         // Wide enough for tuned names such as mma+async@64x64s2w8k2.
         let w = rows
@@ -123,12 +145,12 @@ pub fn bench(args: BenchArgs) -> i32 {
             .unwrap_or(0)
             .max(16);
         println!(
-            "{:<w$} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9} {:>5} {:>7} {:>6} {:>7}",
+            "{:<w$} {:>9} {:>8} {:>9} {:>9} {:>8} {:>9} {:>5} {:>7} {:>6} {:>7}",
             "variant",
             "p50 µs",
+            "±95%",
             "p90 µs",
             "p99 µs",
-            "noise",
             "TFLOP/s",
             "max err",
             "regs",
@@ -136,18 +158,27 @@ pub fn bench(args: BenchArgs) -> i32 {
             "spill",
             "correct"
         );
+        let mut any_at_step = false;
         for r in &rows {
             if let Some(e) = r.get("error") {
                 println!("{:<w$} ERROR {}", r["variant"].as_str().unwrap_or(""), e);
                 continue;
             }
+            let rel = r["rel_noise"].as_f64().unwrap_or(f64::NAN);
+            let at_step = r["limited_by_resolution"].as_bool() == Some(true);
+            any_at_step |= at_step;
+            let noise = if rel.is_finite() {
+                format!("±{:.2}%{}", rel * 100.0, if at_step { "*" } else { "" })
+            } else {
+                "?".into()
+            };
             println!(
-                "{:<w$} {:>9.2} {:>9.2} {:>9.2} {:>6.2}% {:>8.2} {:>9.2e} {:>5} {:>6}K {:>6} {:>7}",
+                "{:<w$} {:>9.2} {:>8} {:>9.2} {:>9.2} {:>8.2} {:>9.2e} {:>5} {:>6}K {:>6} {:>7}",
                 r["variant"].as_str().unwrap_or(""),
-                r["p50_us"].as_f64().unwrap_or(f64::NAN),
+                r["median_us"].as_f64().unwrap_or(f64::NAN),
+                noise,
                 r["p90_us"].as_f64().unwrap_or(f64::NAN),
                 r["p99_us"].as_f64().unwrap_or(f64::NAN),
-                r["rel_noise"].as_f64().unwrap_or(f64::NAN) * 100.0,
                 r["tflops"].as_f64().unwrap_or(f64::NAN),
                 r["max_abs_err"].as_f64().unwrap_or(f64::NAN),
                 r["registers"],
@@ -160,8 +191,24 @@ pub fn bench(args: BenchArgs) -> i32 {
                 },
             );
         }
+        println!(
+            "p50: grouped median on the timer's grid; ±95%: its interval from a bootstrap over batches"
+        );
+        if any_at_step {
+            println!(
+                "* the interval is the timer's step: the median is steadier than the timer resolves"
+            );
+        }
     }
     if any_fail { exit::CHECK_FAILED } else { 0 }
+}
+
+/// What a correctness check draws: a distribution and a seed (printed, so
+/// `--seed` reproduces it).
+#[derive(Clone, Copy, Debug)]
+pub struct Check {
+    pub inputs: Inputs,
+    pub seed: u64,
 }
 
 /// Builds, checks and times one variant for `bench`, recording as it goes;
@@ -173,6 +220,7 @@ pub(super) fn bench_one(
     shape: &Shape,
     plan: &Plan,
     launches: Option<u32>,
+    check: Check,
 ) -> Result<(serde_json::Value, bool), EngineError> {
     sink.event(Event::VariantSelected(VariantSelected {
         variant: *variant,
@@ -182,7 +230,7 @@ pub(super) fn bench_one(
     sink.event(Event::BuildFinished(Worker::build_report(
         engine, variant, shape, &build,
     )));
-    let check = engine.check(variant, shape, 42)?;
+    let check = engine.check(variant, shape, check.inputs, check.seed)?;
     sink.event(Event::Correctness(check.clone()));
     let mut stats = LatencyStats::default();
     let done = match launches {
@@ -206,12 +254,22 @@ pub(super) fn bench_one(
     let row = json!({
         "variant": variant.name(),
         "shape": shape,
+        "regime": plan.regime.name(),
+        "median_us": done.median_ns / 1e3,
+        "median_ci_us": [done.ci_low_ns.map(|x| x / 1e3), done.ci_high_ns.map(|x| x / 1e3)],
         "p50_us": p.p50_ns / 1e3, "p90_us": p.p90_ns / 1e3, "p99_us": p.p99_ns / 1e3, "min_us": p.min_ns / 1e3,
         "samples": p.count,
+        "batches": done.batches,
         "rel_noise": done.rel_noise,
+        "noise": crate::metrics::format::median_interval(&done),
+        "limited_by_resolution": done.limited_by_resolution,
+        "within_batch_rel": done.within_batch_rel,
+        "between_batch_rel": done.between_batch_rel,
+        "inputs": check.inputs,
+        "seed": check.seed,
         "stop_reason": done.stop_reason,
         "launch_overhead_us": done.launch_overhead_us,
-        "tflops": shape.flops() / (p.p50_ns * 1e-9) / 1e12,
+        "tflops": shape.flops() / (done.median_ns * 1e-9) / 1e12,
         "max_abs_err": check.max_abs_err,
         "rel_l2_err": check.rel_l2_err,
         "correct": check.pass,

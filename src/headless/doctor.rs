@@ -26,6 +26,25 @@ pub fn doctor() -> i32 {
             }
         }
     }
+    match libs::ensure(Lib::Cudnn) {
+        Ok(f) => match crate::gpu::cudnn::version() {
+            Ok(v) => println!(
+                "  ok   cuDNN {} ({}) for the cudnn variant{}",
+                crate::gpu::cudnn::format_cudnn_version(v),
+                f.path
+                    .map_or("found on the loader's path as libcudnn.so".into(), |p| p
+                        .display()
+                        .to_string()),
+                if v < crate::gpu::cudnn::MIN_CUDNN_VERSION {
+                    " — too old: the cudnn variant needs cuDNN 9"
+                } else {
+                    ""
+                }
+            ),
+            Err(e) => println!("  --   cuDNN unusable ({e}): the cudnn variant is unavailable"),
+        },
+        Err(e) => println!("  --   {e}; the cudnn variant is unavailable, everything else works"),
+    }
     match nvrtc::nvrtc_version() {
         Ok((a, b)) => println!(
             "  ok   NVRTC {a}.{b}; headers in {:?}",

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use super::bench::bench_one;
+use super::bench::{Check, bench_one};
 use super::{Run, fail};
 use crate::cli::{GatesArgs, LaunchArgs, exit};
 use crate::gpu::engine::{CounterFailure, Engine, Timer};
@@ -76,8 +76,18 @@ pub fn run(args: GatesArgs) -> i32 {
     if needs_scalar && variant != scalar {
         timed.push(scalar);
     }
+    let check = Check {
+        inputs: args.inputs,
+        seed: args.seed.unwrap_or_else(crate::session::inputs::fresh_seed),
+    };
+    if !args.json {
+        eprintln!(
+            "attnscope: correctness on {} inputs, seed {}",
+            check.inputs, check.seed
+        );
+    }
     for v in &timed {
-        if let Err(e) = bench_one(&mut engine, &mut sink, v, &shape, &plan, None) {
+        if let Err(e) = bench_one(&mut engine, &mut sink, v, &shape, &plan, None, check) {
             sink.event(Event::Error(ErrorReport {
                 source: "gpu".into(),
                 message: e.to_string(),

@@ -6,6 +6,7 @@
 mod ab;
 mod bench;
 mod build;
+mod clocks;
 mod doctor;
 pub mod gates;
 mod selftest;
@@ -14,6 +15,7 @@ pub mod tune;
 pub use ab::ab;
 pub use bench::bench;
 pub use build::build;
+pub use clocks::clocks;
 pub use doctor::doctor;
 pub use selftest::{selftest, selftest_shapes};
 
@@ -127,7 +129,7 @@ impl Run {
         let mut sink =
             Sink::new(record, started, telemetry_rx).map_err(|e| fail(exit::USAGE, e))?;
         sink.event(Event::Header(Worker::new_header(
-            &engine,
+            &mut engine,
             std::env::args().collect(),
             nvml.as_ref(),
         )));

@@ -1,5 +1,6 @@
-//! `attnscope selftest`: every variant against the f64 reference over a
-//! spread of shapes.
+//! `attnscope selftest`: every path and tile family against the f64
+//! reference, over odd shapes and every input distribution; `--mutations`
+//! plants bugs and reports which distributions catch them.
 
 use serde_json::json;
 
@@ -7,59 +8,171 @@ use super::fail;
 use crate::cli::{SelftestArgs, exit};
 use crate::gpu::engine::Engine;
 use crate::gpu::nvrtc::KERNEL_SOURCE;
-use crate::session::{Shape, TileConfig, Variant};
+use crate::session::{Inputs, Shape, TileConfig, Variant};
 
-/// The shapes the self-test covers: tiny, odd S, mission, causal, D=128, large.
+fn shape(text: &str, causal: bool) -> Shape {
+    Shape {
+        causal,
+        ..text.parse().expect("a valid shape literal")
+    }
+}
+
+/// Shapes every path meets with every distribution: one key, fewer keys
+/// than a tile (causal too), S around tile edges, the mission shape, D=128
+/// causal with partial tiles, and a sequence one past a power of two.
 pub fn selftest_shapes() -> Vec<Shape> {
     vec![
-        Shape {
-            b: 1,
-            h: 1,
-            s: 1,
-            d: 64,
-            causal: false,
-        },
-        Shape {
-            b: 1,
-            h: 2,
-            s: 77,
-            d: 64,
-            causal: false,
-        },
-        Shape {
-            b: 1,
-            h: 2,
-            s: 77,
-            d: 64,
-            causal: true,
-        },
+        shape("1,1,1,64", false),
+        shape("1,2,17,64", true),
+        shape("1,2,63,64", false),
+        shape("1,2,65,64", true),
+        shape("1,2,127,64", false),
         Shape::MISSION,
         Shape {
             causal: true,
             ..Shape::MISSION
         },
-        Shape {
-            b: 1,
-            h: 3,
-            s: 333,
-            d: 128,
-            causal: false,
-        },
-        Shape {
-            b: 2,
-            h: 4,
-            s: 512,
-            d: 128,
-            causal: true,
-        },
-        Shape {
-            b: 4,
-            h: 16,
-            s: 4096,
-            d: 64,
-            causal: false,
-        },
+        shape("1,3,333,128", true),
+        shape("1,2,4097,64", false),
     ]
+}
+
+/// Shapes for the quick subset.
+fn quick_shapes() -> Vec<Shape> {
+    vec![
+        shape("1,2,17,64", true),
+        Shape::MISSION,
+        shape("1,3,333,128", true),
+    ]
+}
+
+/// Every path at its default tile: the eight toggle combinations, mma, mma+async.
+fn paths() -> Vec<Variant> {
+    let mut v = Variant::all_toggles();
+    v.push("mma".parse().expect("valid"));
+    v.push("mma+async".parse().expect("valid"));
+    v
+}
+
+/// One check to run.
+struct Case {
+    variant: Variant,
+    shape: Shape,
+    inputs: Inputs,
+}
+
+fn cases(args: &SelftestArgs, wgmma: bool) -> Vec<Case> {
+    let dists: Vec<Inputs> = match args.inputs {
+        Some(i) => vec![i],
+        None => Inputs::ALL.to_vec(),
+    };
+    let pick = |want: &[Inputs]| -> Vec<Inputs> {
+        want.iter().copied().filter(|i| dists.contains(i)).collect()
+    };
+    let mut out = Vec::new();
+    let mut add = |variants: &[Variant], shapes: &[Shape], inputs: &[Inputs]| {
+        for &variant in variants {
+            for &shape in shapes {
+                for &inputs in inputs {
+                    out.push(Case {
+                        variant,
+                        shape,
+                        inputs,
+                    });
+                }
+            }
+        }
+    };
+    let mma: Vec<Variant> = ["mma", "mma+async"]
+        .iter()
+        .map(|v| v.parse().expect("valid"))
+        .collect();
+    let split_causal = shape("1,3,333,64", true);
+    let mma_tiles: Vec<Variant> = TileConfig::presets_for(mma[0].toggles, wgmma)
+        .into_iter()
+        .flat_map(|tile| mma.iter().map(move |v| Variant { tile, ..*v }))
+        .collect();
+    let presets: Vec<Variant> = TileConfig::PRESETS[1..]
+        .iter()
+        .flat_map(|tile| {
+            Variant::all_toggles()
+                .into_iter()
+                .map(move |v| Variant { tile: *tile, ..v })
+        })
+        .collect();
+    let wgmma_d128: Vec<Variant> = if wgmma {
+        ["64x64s2w4g", "64x64s3w8k2g", "64x128s2w4g"]
+            .iter()
+            .map(|t| mma[1].with_tile(t))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let rising = [Inputs::Rising];
+    if args.quick {
+        let three = pick(&[Inputs::Uniform, Inputs::Rising, Inputs::Large]);
+        add(&paths(), &quick_shapes(), &three);
+        add(&mma_tiles, &[Shape::MISSION], &pick(&rising));
+        add(&presets, &[Shape::MISSION], &pick(&rising));
+        add(&wgmma_d128, &[shape("2,4,512,128", true)], &pick(&rising));
+        return out;
+    }
+    add(&paths(), &selftest_shapes(), &dists);
+    // The launch geometry past 65535 heads (heads in y, batches in z).
+    add(
+        &[Variant::SCALAR, Variant::FULL, mma[1]],
+        &[shape("256,256,17,64", false), shape("256,257,1,64", true)],
+        &pick(&[Inputs::Uniform]),
+    );
+    add(
+        &[Variant::FULL, mma[1]],
+        &[shape("4,16,4096,64", false)],
+        &pick(&[Inputs::Uniform, Inputs::Rising]),
+    );
+    add(
+        &mma_tiles,
+        &[Shape::MISSION, split_causal],
+        &pick(&[Inputs::Uniform, Inputs::Rising, Inputs::Outliers]),
+    );
+    add(
+        &wgmma_d128,
+        &[shape("1,3,333,128", true), shape("2,4,512,128", true)],
+        &pick(&[Inputs::Uniform, Inputs::Rising, Inputs::Large]),
+    );
+    add(
+        &presets,
+        &[Shape::MISSION, shape("1,2,77,64", true)],
+        &pick(&[Inputs::Uniform, Inputs::Rising]),
+    );
+    out
+}
+
+/// What one check found.
+struct Outcome {
+    pass: bool,
+    row: serde_json::Value,
+}
+
+fn run_case(engine: &mut Engine, case: &Case, seed: u64) -> Outcome {
+    let Case {
+        variant: v,
+        shape,
+        inputs,
+    } = case;
+    match engine.check(v, shape, *inputs, seed) {
+        Ok(c) => Outcome {
+            pass: c.pass,
+            row: json!({"variant": v.name(), "shape": shape, "inputs": inputs, "pass": c.pass,
+                "max_abs_err": c.max_abs_err, "rel_l2_err": c.rel_l2_err, "nan": c.nan_count,
+                "unwritten": c.unwritten, "seed": seed, "value_scale": c.value_scale,
+                "heads_checked": c.heads_checked, "heads_total": c.heads_total}),
+        },
+        Err(e) => Outcome {
+            pass: false,
+            row: json!({"variant": v.name(), "shape": shape, "inputs": inputs, "pass": false,
+                "error": e.to_string(), "seed": seed}),
+        },
+    }
 }
 
 pub fn selftest(args: SelftestArgs) -> i32 {
@@ -67,91 +180,44 @@ pub fn selftest(args: SelftestArgs) -> i32 {
         Ok(e) => e,
         Err(e) => return fail(exit::NO_GPU, e),
     };
-    let mut cases = Vec::new();
-    let mma: Vec<Variant> = ["mma", "mma+async"]
-        .iter()
-        .map(|v| v.parse().expect("valid"))
-        .collect();
-    for shape in selftest_shapes() {
-        for v in Variant::all_toggles()
-            .into_iter()
-            .chain(mma.iter().copied())
-        {
-            cases.push((v, shape));
-        }
-    }
-    // The mma path's tuning candidates, on the mission shape and on a causal
-    // one whose last tiles are partial (and empty for some split groups).
-    let wgmma = engine.info.has_wgmma();
-    for tile in TileConfig::presets_for(mma[0].toggles, wgmma) {
-        for v in &mma {
-            for shape in [
-                Shape::MISSION,
-                Shape {
-                    b: 1,
-                    h: 3,
-                    s: 333,
-                    d: 64,
-                    causal: true,
-                },
-            ] {
-                cases.push((Variant { tile, ..*v }, shape));
-            }
-        }
-    }
-    // wgmma's second 64-column block of D (another descriptor offset).
-    if wgmma {
-        for tile in ["64x64s2w4g", "64x64s3w8k2g"] {
-            for shape in ["1,3,333,128", "2,4,512,128"] {
-                let shape = Shape {
-                    causal: true,
-                    ..shape.parse().expect("valid")
-                };
-                cases.push((mma[1].with_tile(tile), shape));
-            }
-        }
-    }
-    for tile in &TileConfig::PRESETS[1..] {
-        for mut v in Variant::all_toggles() {
-            v.tile = *tile;
-            cases.push((v, Shape::MISSION));
-            cases.push((
-                v,
-                Shape {
-                    b: 1,
-                    h: 2,
-                    s: 77,
-                    d: 64,
-                    causal: true,
-                },
-            ));
-        }
+    let base = args.seed.unwrap_or_else(crate::session::inputs::fresh_seed);
+    if args.mutations {
+        return mutations(&mut engine, &args, base);
     }
     let mut results = Vec::new();
+    let mut skipped = Vec::new();
     let mut failed = 0;
-    for (i, (v, shape)) in cases.iter().enumerate() {
-        let seed = 1000 + i as u64;
-        let r = engine.check(v, shape, seed);
-        let (pass, row) = match r {
-            Ok(c) => (
-                c.pass,
-                json!({"variant": v.name(), "shape": shape, "pass": c.pass, "max_abs_err": c.max_abs_err,
-                "rel_l2_err": c.rel_l2_err, "nan": c.nan_count, "unwritten": c.unwritten, "seed": seed}),
-            ),
-            Err(e) => (
-                false,
-                json!({"variant": v.name(), "shape": shape, "pass": false, "error": e.to_string()}),
-            ),
-        };
+    let all = cases(&args, engine.info.has_wgmma());
+    if !args.json {
+        println!(
+            "selftest on {} ({}): {} cases, base seed {base} (--seed {base} reproduces them)",
+            engine.info.name,
+            engine.arch,
+            all.len()
+        );
+    }
+    for (i, case) in all.iter().enumerate() {
+        if let Some(why) = engine.info.smem_refusal(&case.variant, case.shape.d) {
+            if !skipped.contains(&why) {
+                if !args.json {
+                    println!("skip {why}");
+                }
+                skipped.push(why);
+            }
+            continue;
+        }
+        let seed = base + i as u64;
+        let Outcome { pass, row } = run_case(&mut engine, case, seed);
         failed += usize::from(!pass);
         if !args.json {
+            let name = case.variant.name();
+            let shape = case.shape.to_string();
             match row.get("error") {
-                Some(e) => println!("FAIL {:<28} {:<22} {e}", v.name(), shape.to_string()),
+                Some(e) => println!("FAIL {name:<28} {shape:<24} {:<9} {e}", case.inputs),
                 None => println!(
-                    "{} {:<28} {:<22} max|Δ| {:.2e}  rel L2 {:.2e}  NaN {}  unwritten {}",
+                    "{} {name:<28} {shape:<24} {:<9} max|Δ| {:.2e}  rel L2 {:.2e}  NaN {}  unwritten {}",
                     if pass { "ok  " } else { "FAIL" },
-                    v.name(),
-                    shape.to_string(),
+                    case.inputs.to_string(),
                     row["max_abs_err"].as_f64().unwrap_or(f64::NAN),
                     row["rel_l2_err"].as_f64().unwrap_or(f64::NAN),
                     row["nan"],
@@ -161,22 +227,143 @@ pub fn selftest(args: SelftestArgs) -> i32 {
         }
         results.push(row);
     }
+    let ran = results.len();
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(
-                &json!({"gpu": engine.info, "cases": results, "failed": failed})
-            )
+            serde_json::to_string_pretty(&json!({"gpu": engine.info, "base_seed": base,
+                "cases": results, "failed": failed, "skipped": skipped}))
             .unwrap_or_default()
         );
     } else {
         println!(
-            "selftest on {} ({}): {} passed, {} failed",
+            "selftest on {} ({}): {} passed, {} failed, {} tiles skipped (over this GPU's shared memory)",
             engine.info.name,
             engine.arch,
-            cases.len() - failed,
-            failed
+            ran - failed,
+            failed,
+            skipped.len()
         );
     }
     if failed > 0 { exit::CHECK_FAILED } else { 0 }
+}
+
+/// The planted bugs and the variants each is planted in: the rescale in
+/// every path that has one (scalar and wmma share the scalar P·V; the
+/// pipelined and the wgmma mma loops are separate code), the merge in split
+/// tiles.
+fn mutants(wgmma: bool) -> Vec<(&'static str, Variant)> {
+    let mut m = vec![
+        ("rescale", "scalar+mutrescale"),
+        ("rescale", "wmma+async+mutrescale"),
+        ("rescale", "wmma+pv+async+mutrescale"),
+        ("rescale", "mma+mutrescale"),
+        ("rescale", "mma+async+mutrescale@64x64s3w4"),
+        ("merge", "mma+async+mutmerge@64x64s2w8k2"),
+    ];
+    if wgmma {
+        m.push(("rescale", "mma+async+mutrescale@64x64s2w4g"));
+        m.push(("merge", "mma+async+mutmerge@64x64s2w8k2g"));
+    }
+    m.into_iter()
+        .map(|(what, v)| (what, v.parse().expect("valid mutant")))
+        .collect()
+}
+
+/// Runs each mutant on every distribution; a mutant is caught when its check
+/// fails. Exits 1 when `rising` misses one, or when the unmutated variant
+/// fails (the table would mean nothing).
+fn mutations(engine: &mut Engine, args: &SelftestArgs, base: u64) -> i32 {
+    let shapes = [Shape::MISSION, shape("1,3,333,64", true)];
+    let dists: Vec<Inputs> = args
+        .inputs
+        .map_or_else(|| Inputs::ALL.to_vec(), |i| vec![i]);
+    let mut table = Vec::new();
+    let mut rising_missed = Vec::new();
+    let mut clean_failed = Vec::new();
+    let mut seed = base;
+    for (what, mutant) in mutants(engine.info.has_wgmma()) {
+        let clean = Variant {
+            toggles: crate::session::Toggles {
+                mut_rescale: false,
+                mut_merge: false,
+                ..mutant.toggles
+            },
+            ..mutant
+        };
+        let mut row = Vec::new();
+        for &inputs in &dists {
+            let mut caught = false;
+            for &shape in &shapes {
+                seed += 1;
+                let c = Case {
+                    variant: clean,
+                    shape,
+                    inputs,
+                };
+                if !run_case(engine, &c, seed).pass {
+                    clean_failed.push(format!("{clean} {shape} {inputs}"));
+                }
+                let m = Case {
+                    variant: mutant,
+                    ..c
+                };
+                caught |= !run_case(engine, &m, seed).pass;
+            }
+            if inputs == Inputs::Rising && !caught {
+                rising_missed.push(mutant.name());
+            }
+            row.push((inputs, caught));
+        }
+        table.push((what, clean, row));
+    }
+    if args.json {
+        let rows: Vec<serde_json::Value> = table
+            .iter()
+            .map(|(what, clean, row)| {
+                let by: serde_json::Map<String, serde_json::Value> = row
+                    .iter()
+                    .map(|(i, c)| (i.to_string(), json!(if *c { "caught" } else { "missed" })))
+                    .collect();
+                json!({"mutation": what, "path": clean.name(), "by_inputs": by})
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"gpu": engine.info, "base_seed": base,
+                "shapes": shapes, "table": rows, "rising_missed": rising_missed,
+                "unmutated_failures": clean_failed}))
+            .unwrap_or_default()
+        );
+    } else {
+        println!(
+            "mutations on {} ({}), shapes {} and {}, base seed {base}: caught = the check failed",
+            engine.info.name, engine.arch, shapes[0], shapes[1]
+        );
+        print!("{:<9} {:<24}", "mutation", "path");
+        for i in &dists {
+            print!(" {:>9}", i.to_string());
+        }
+        println!();
+        for (what, clean, row) in &table {
+            print!("{what:<9} {:<24}", clean.name());
+            for (_, caught) in row {
+                print!(" {:>9}", if *caught { "caught" } else { "missed" });
+            }
+            println!();
+        }
+        for f in &clean_failed {
+            println!("the unmutated variant failed: {f}");
+        }
+        if rising_missed.is_empty() && clean_failed.is_empty() {
+            println!("every planted bug is caught under rising inputs");
+        } else if !rising_missed.is_empty() {
+            println!("rising inputs MISSED: {}", rising_missed.join(", "));
+        }
+    }
+    if rising_missed.is_empty() && clean_failed.is_empty() {
+        0
+    } else {
+        exit::CHECK_FAILED
+    }
 }

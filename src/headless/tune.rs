@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::bench::bench_one;
+use super::bench::{Check, bench_one};
 use super::{Run, fail};
 use crate::cli::{TuneArgs, exit};
 use crate::gpu::engine::{Engine, Timer};
@@ -128,6 +128,30 @@ pub fn candidates(toggles: Toggles, wgmma: bool) -> Vec<TileConfig> {
         .collect()
 }
 
+/// The candidates this GPU can launch at head dimension `d`, and one line
+/// for each it cannot (its shared memory per block is over the limit).
+pub fn launchable(
+    toggles: Toggles,
+    info: &crate::session::event::GpuInfo,
+    d: u32,
+) -> (Vec<TileConfig>, Vec<String>) {
+    let mut skipped = Vec::new();
+    let tiles = candidates(toggles, info.has_wgmma())
+        .into_iter()
+        .filter(|&tile| {
+            let v = Variant { toggles, tile };
+            match info.smem_refusal(&v, d) {
+                Some(why) => {
+                    skipped.push(why);
+                    false
+                }
+                None => true,
+            }
+        })
+        .collect();
+    (tiles, skipped)
+}
+
 /// A timed candidate.
 pub struct Trial {
     pub variant: Variant,
@@ -143,12 +167,27 @@ fn trials(
     toggles: Toggles,
     shape: &Shape,
     plan: &Plan,
+    check: Check,
     quiet: bool,
 ) -> (Vec<Trial>, Option<usize>) {
     let mut out = Vec::new();
-    for tile in candidates(toggles, run.engine.info.has_wgmma()) {
+    let (tiles, skipped) = launchable(toggles, &run.engine.info, shape.d);
+    for why in skipped {
+        if !quiet {
+            eprintln!("  skipped: {why}");
+        }
+    }
+    for tile in tiles {
         let variant = Variant { toggles, tile };
-        let trial = match bench_one(&mut run.engine, &mut run.sink, &variant, shape, plan, None) {
+        let trial = match bench_one(
+            &mut run.engine,
+            &mut run.sink,
+            &variant,
+            shape,
+            plan,
+            None,
+            check,
+        ) {
             Ok((row, correct)) => Trial {
                 variant,
                 p50_us: row["p50_us"].as_f64(),
@@ -217,6 +256,7 @@ pub(super) fn resolve(
     toggles: Toggles,
     shape: &Shape,
     plan: &Plan,
+    check: Check,
 ) -> Result<Variant, String> {
     let (mut cache, path) = TuneCache::open()?;
     let key = key_for(&run.engine, toggles, shape);
@@ -232,7 +272,7 @@ pub(super) fn resolve(
         return Ok(v);
     }
     eprintln!("attnscope: no tuned tile for {toggles:?} on {shape} yet; tuning now");
-    let (trials, best) = trials(run, toggles, shape, plan, false);
+    let (trials, best) = trials(run, toggles, shape, plan, check, false);
     let best = best.ok_or_else(|| "no candidate tile was correct".to_string())?;
     cache.entries.insert(key, winner(&trials, best));
     if let Some(p) = &path {
@@ -265,15 +305,21 @@ pub fn run(args: TuneArgs) -> i32 {
         max_s: args.max_seconds,
         ..Plan::default()
     };
+    let check = Check {
+        inputs: args.inputs,
+        seed: args.seed.unwrap_or_else(crate::session::inputs::fresh_seed),
+    };
     if !args.json {
         eprintln!(
-            "tuning {} on {shape}: {} candidate tiles, up to {} s each",
+            "tuning {} on {shape}: {} candidate tiles, up to {} s each; checked on {} inputs, seed {}",
             args.variant.name(),
-            candidates(toggles, run.engine.info.has_wgmma()).len(),
-            args.max_seconds
+            launchable(toggles, &run.engine.info, shape.d).0.len(),
+            args.max_seconds,
+            check.inputs,
+            check.seed
         );
     }
-    let (trials, best) = trials(&mut run, toggles, &shape, &plan, args.json);
+    let (trials, best) = trials(&mut run, toggles, &shape, &plan, check, args.json);
     run.sink.drain();
     let key = key_for(&run.engine, toggles, &shape);
     if let Some(b) = best {

@@ -55,6 +55,45 @@ pub fn noise(rel: f64) -> String {
     }
 }
 
+/// The median's 95% interval as `±0.42%`, said honestly: when the data are
+/// steadier than the timer resolves, `±0.25% (below the timer's 32 ns step,
+/// 0.49%)`; `±? (one batch)` when there is no interval; sessions recorded
+/// before batch intervals keep their old per-launch figure, marked.
+pub fn median_interval(m: &crate::session::event::MeasurementDone) -> String {
+    if m.batches == 0 && m.regime.is_none() {
+        return format!("{} (per launch, old session)", noise(m.rel_noise));
+    }
+    if !m.rel_noise.is_finite() {
+        return if m.batches < 5 {
+            format!(
+                "±? ({} batch{}: no interval)",
+                m.batches,
+                if m.batches == 1 { "" } else { "es" }
+            )
+        } else {
+            "±?".into()
+        };
+    }
+    let pct = format!("±{:.2}%", m.rel_noise * 100.0);
+    match m.resolution_ns {
+        Some(step) if m.limited_by_resolution => format!(
+            "{pct} (below the timer's {} ns step, {:.2}%)",
+            step_text(step),
+            step / m.median_ns * 100.0
+        ),
+        _ => pct,
+    }
+}
+
+/// A timer step in ns: `32`, or `1.5` when it is not whole.
+pub fn step_text(step: f64) -> String {
+    if (step - step.round()).abs() < 0.05 {
+        format!("{step:.0}")
+    } else {
+        sig3(step)
+    }
+}
+
 /// A metric value in its unit, compact.
 pub fn metric(value: f64, unit: &str) -> String {
     match unit {
@@ -100,5 +139,40 @@ mod tests {
         assert_eq!(noise(0.0042), "±0.42%");
         assert_eq!(noise(0.00001), "±<0.01%");
         assert_eq!(noise(f64::NAN), "±?");
+    }
+
+    #[test]
+    fn median_intervals_respect_the_timer() {
+        use crate::session::event::{MeasurementDone, Regime};
+        let m = MeasurementDone {
+            median_ns: 6528.0,
+            rel_noise: 16.0 / 6528.0,
+            batches: 40,
+            regime: Some(Regime::BackToBack),
+            resolution_ns: Some(32.0),
+            limited_by_resolution: true,
+            ..MeasurementDone::default()
+        };
+        assert_eq!(
+            median_interval(&m),
+            "±0.25% (below the timer's 32 ns step, 0.49%)"
+        );
+        let loose = MeasurementDone {
+            rel_noise: 0.0123,
+            limited_by_resolution: false,
+            ..m.clone()
+        };
+        assert_eq!(median_interval(&loose), "±1.23%");
+        let one = MeasurementDone {
+            rel_noise: f64::NAN,
+            batches: 1,
+            ..m.clone()
+        };
+        assert_eq!(median_interval(&one), "±? (1 batch: no interval)");
+        let old = MeasurementDone {
+            rel_noise: 0.0,
+            ..MeasurementDone::default()
+        };
+        assert_eq!(median_interval(&old), "±<0.01% (per launch, old session)");
     }
 }

@@ -53,16 +53,19 @@ pub enum Requirement {
     WmmaPv,
     CpAsync,
     NotScalar,
+    NotCudnn,
 }
 
 impl Requirement {
     fn met_by(self, t: Toggles) -> bool {
         match self {
-            // The mma path puts both products on tensor cores too.
-            Requirement::Wmma => t.wmma || t.mma,
-            Requirement::WmmaPv => t.wmma_pv || t.mma,
-            Requirement::CpAsync => t.cp_async,
-            Requirement::NotScalar => t.wmma || t.wmma_pv || t.cp_async || t.mma,
+            // The mma path puts both products on tensor cores too, and so
+            // does cuDNN (with asynchronous copies of its own).
+            Requirement::Wmma => t.wmma || t.mma || t.cudnn,
+            Requirement::WmmaPv => t.wmma_pv || t.mma || t.cudnn,
+            Requirement::CpAsync => t.cp_async || t.cudnn,
+            Requirement::NotScalar => t.wmma || t.wmma_pv || t.cp_async || t.mma || t.cudnn,
+            Requirement::NotCudnn => !t.cudnn,
         }
     }
 
@@ -72,6 +75,7 @@ impl Requirement {
             Requirement::WmmaPv => "P·V is not on tensor cores in this variant",
             Requirement::CpAsync => "no cp.async in this variant",
             Requirement::NotScalar => "this is the scalar baseline",
+            Requirement::NotCudnn => "this is the cuDNN baseline",
         }
     }
 }
@@ -243,6 +247,7 @@ fn missing_reason(name: &str) -> String {
         }
         "attnscope:correct" => "no correctness check yet".into(),
         "attnscope:speedup_vs_scalar" => "needs p50 of this variant and of scalar".into(),
+        "attnscope:speedup_vs_cudnn" => "needs p50 of this variant and of cudnn".into(),
         counter => counter.to_string(),
     }
 }
@@ -280,7 +285,8 @@ mod tests {
                 "spills",
                 "local_memory",
                 "correctness",
-                "speedup"
+                "speedup",
+                "speedup_cudnn"
             ]
         );
         assert_eq!(set.counter_names().len(), 9);
@@ -293,8 +299,7 @@ mod tests {
             wmma: true,
             wmma_pv: true,
             cp_async: true,
-            mma: false,
-            fault: false,
+            ..Toggles::NONE
         };
         let v = values(&[
             (

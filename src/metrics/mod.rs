@@ -2,10 +2,12 @@
 //! statistics and the reference attention. No I/O, no CUDA.
 
 pub mod abstats;
+pub mod blocks;
 pub mod catalogue;
 pub mod format;
 pub mod gates;
 pub mod histogram;
-pub mod noise;
+pub mod inputs;
 pub mod reference;
+pub mod resolution;
 pub mod throttle;

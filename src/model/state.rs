@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::metrics::gates::{self, GateResult, GateSet};
 use crate::metrics::histogram::LatencyStats;
+use crate::session::Regime;
 use crate::session::event::*;
 
 /// Telemetry kept for sparklines: 60 s at 10 Hz.
@@ -12,10 +13,76 @@ pub const TELEMETRY_KEEP: usize = 600;
 /// Event-log lines kept.
 pub const LOG_KEEP: usize = 400;
 
+/// Latency of one variant in one timing regime.
+#[derive(Clone, Debug, Default)]
+pub struct RunState {
+    pub latency: LatencyStats,
+    pub batches: u64,
+    /// The newest batch medians (up to `BATCH_KEEP`), for the between-batch spread.
+    pub batch_medians: VecDeque<f64>,
+    /// The newest batches' own robust spread over their median.
+    pub batch_spreads: VecDeque<f64>,
+    /// The last completed measurement in this regime.
+    pub measurement: Option<MeasurementDone>,
+}
+
+/// Batch medians kept per run for the between-batch spread.
+pub const BATCH_KEEP: usize = 512;
+
+/// (IQR ÷ 1.349, median) of sorted values: a robust σ and the centre.
+fn robust(sorted: &[f64]) -> (f64, f64) {
+    let at =
+        |q: f64| sorted[((q * (sorted.len() - 1) as f64).round() as usize).min(sorted.len() - 1)];
+    ((at(0.75) - at(0.25)) / 1.349, at(0.5))
+}
+
+impl RunState {
+    /// Robust spread of the batch medians (IQR ÷ 1.349) over their median.
+    pub fn between_batch_rel(&self) -> Option<f64> {
+        if self.batch_medians.len() < 5 {
+            return None;
+        }
+        let mut v: Vec<f64> = self.batch_medians.iter().copied().collect();
+        v.sort_by(f64::total_cmp);
+        let (sd, mid) = robust(&v);
+        Some(sd / mid)
+    }
+
+    /// The typical batch's own robust spread over its median.
+    pub fn within_batch_rel(&self) -> Option<f64> {
+        let mut v: Vec<f64> = self.batch_spreads.iter().copied().collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        Some(v[v.len() / 2])
+    }
+
+    fn add_batch(&mut self, samples: &[u64]) {
+        self.latency.extend(samples);
+        self.batches += 1;
+        if samples.is_empty() {
+            return;
+        }
+        let mut v: Vec<f64> = samples.iter().map(|x| *x as f64).collect();
+        v.sort_by(f64::total_cmp);
+        let (sd, mid) = robust(&v);
+        if self.batch_medians.len() == BATCH_KEEP {
+            self.batch_medians.pop_front();
+            self.batch_spreads.pop_front();
+        }
+        self.batch_medians.push_back(mid);
+        self.batch_spreads
+            .push_back(if v.len() >= 8 { sd / mid } else { 0.0 });
+    }
+}
+
 /// What one variant at one shape has shown so far.
 #[derive(Clone, Debug, Default)]
 pub struct VariantState {
-    pub latency: LatencyStats,
+    /// Latency by the regime it was taken in (None: a session recorded
+    /// before regimes). A number without its regime is not a number.
+    pub runs: BTreeMap<Option<Regime>, RunState>,
     pub l2_cold_samples: u64,
     /// Samples from batches flagged as throttled or below the expected clock.
     pub throttled_samples: u64,
@@ -28,7 +95,69 @@ pub struct VariantState {
     pub counters: Option<CounterReport>,
     /// Why the last counter collection failed, until one succeeds.
     pub counters_error: Option<String>,
-    pub measurement: Option<MeasurementDone>,
+}
+
+impl VariantState {
+    pub fn run(&self, regime: Option<Regime>) -> Option<&RunState> {
+        self.runs.get(&regime).filter(|r| r.latency.count() > 0)
+    }
+
+    /// The regime to show when none is asked for: `prefer` if it has
+    /// samples, else the one with the most.
+    pub fn shown(&self, prefer: Option<Regime>) -> Option<(Option<Regime>, &RunState)> {
+        if let Some(r) = self.run(prefer) {
+            return Some((prefer, r));
+        }
+        self.runs
+            .iter()
+            .filter(|(_, r)| r.latency.count() > 0)
+            .max_by_key(|(_, r)| r.latency.count())
+            .map(|(k, r)| (*k, r))
+    }
+
+    /// Every sample of every regime, for totals.
+    pub fn samples(&self) -> u64 {
+        self.runs.values().map(|r| r.latency.count()).sum()
+    }
+
+    /// The median in `regime`: the measurement's (grouped, with its
+    /// interval) when there is one, else the histogram's p50.
+    pub fn median_ns(&self, regime: Option<Regime>) -> Option<f64> {
+        let r = self.run(regime)?;
+        r.measurement
+            .as_ref()
+            .map(|m| m.median_ns)
+            .filter(|m| m.is_finite())
+            .or_else(|| r.latency.percentiles().map(|p| p.p50_ns))
+    }
+}
+
+/// Where a speedup comes from: one definition for the screen, the
+/// summaries, the gates and the charts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SpeedupSource {
+    /// The A/B race of the pair (interleaved or isolated), with its interval.
+    Race(Option<Regime>),
+    /// Each variant's own median in one regime (no race of the pair).
+    Solo(Option<Regime>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Speedup {
+    /// time(base) ÷ time(variant): above 1, the variant is faster.
+    pub value: f64,
+    pub ci: Option<(f64, f64)>,
+    pub source: SpeedupSource,
+}
+
+impl Speedup {
+    /// "race, interleaved" or "solo medians, back-to-back".
+    pub fn source_label(&self) -> String {
+        match self.source {
+            SpeedupSource::Race(r) => format!("race, {}", regime_name(r)),
+            SpeedupSource::Solo(r) => format!("solo medians, {}", regime_name(r)),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -66,6 +195,10 @@ pub struct SessionState {
     pub bookmarks: Vec<(u64, String)>,
     /// Why there is no telemetry, when NVML said so.
     pub telemetry_error: Option<String>,
+    /// The regime solo sampling is in now (from the newest solo batch).
+    pub regime: Option<Regime>,
+    /// The distribution of the newest correctness check.
+    pub inputs: Option<crate::session::Inputs>,
 }
 
 impl SessionState {
@@ -102,6 +235,19 @@ impl SessionState {
                     format!("selected {} at {}", v.variant, v.shape),
                 );
             }
+            Event::BuildFinished(b) if b.families.iter().any(|f| f == "cudnn") => {
+                let text = format!(
+                    "built {}: {}{}",
+                    b.variant,
+                    b.ptxas_log,
+                    if b.cached { " (cached)" } else { "" }
+                );
+                self.log(t, Level::Info, text);
+                for s in self.states_of(b.variant) {
+                    s.build = Some(b.clone());
+                    s.build_failure = None;
+                }
+            }
             Event::BuildFinished(b) => {
                 let text = format!(
                     "built {} for {}: {} regs, {} B smem, {} B spills{}",
@@ -132,6 +278,14 @@ impl SessionState {
                 }
             }
             Event::Latency(batch) => {
+                if batch.regime != Some(Regime::Interleaved)
+                    && !self
+                        .ab
+                        .as_ref()
+                        .is_some_and(|ab| !ab.done && ab.regime == batch.regime)
+                {
+                    self.regime = batch.regime;
+                }
                 let s = self
                     .variants
                     .entry(Key {
@@ -140,7 +294,10 @@ impl SessionState {
                     })
                     .or_default();
                 let n = batch.samples_ns.len() as u64;
-                s.latency.extend(&batch.samples_ns);
+                s.runs
+                    .entry(batch.regime)
+                    .or_default()
+                    .add_batch(&batch.samples_ns);
                 if batch.l2 == L2Mode::Cold {
                     s.l2_cold_samples += n;
                 }
@@ -162,11 +319,12 @@ impl SessionState {
                     t,
                     Level::Info,
                     format!(
-                        "{}: {} samples, median {:.2} µs {}, {}",
+                        "{}: {} samples, median {:.2} µs {} {}, {}",
                         m.variant,
                         m.samples,
                         m.median_ns / 1e3,
-                        crate::metrics::format::noise(m.rel_noise),
+                        crate::metrics::format::median_interval(m),
+                        regime_name(m.regime),
                         m.stop_reason
                     ),
                 );
@@ -176,15 +334,25 @@ impl SessionState {
                         shape: m.shape,
                     })
                     .or_default()
+                    .runs
+                    .entry(m.regime)
+                    .or_default()
                     .measurement = Some(m.clone());
             }
             Event::Correctness(c) => {
                 let level = if c.pass { Level::Info } else { Level::Error };
                 let verdict = if c.pass { "PASS" } else { "FAIL" };
                 let text = format!(
-                    "correctness {} {verdict}: max|Δ| {:.2e}, rel L2 {:.2e}, NaN {}, unwritten {}",
-                    c.variant, c.max_abs_err, c.rel_l2_err, c.nan_count, c.unwritten
+                    "correctness {} {verdict} on {} inputs (seed {}): max|Δ| {:.2e}, rel L2 {:.2e}, NaN {}, unwritten {}",
+                    c.variant,
+                    c.inputs,
+                    c.seed,
+                    c.max_abs_err,
+                    c.rel_l2_err,
+                    c.nan_count,
+                    c.unwritten
                 );
+                self.inputs = Some(c.inputs);
                 self.log(t, level, text);
                 self.variants
                     .entry(Key {
@@ -230,8 +398,14 @@ impl SessionState {
                         t,
                         Level::Info,
                         format!(
-                            "A/B {} vs {}: {:.3}× — {}",
-                            ab.a, ab.b, ab.speedup, ab.verdict
+                            "A/B {} vs {} ({}): {:.3}× [{:.3}, {:.3}] — {}",
+                            ab.a,
+                            ab.b,
+                            regime_name(ab.regime),
+                            ab.speedup,
+                            ab.ci_low,
+                            ab.ci_high,
+                            ab.verdict
                         ),
                     );
                 }
@@ -295,7 +469,8 @@ impl SessionState {
             .as_ref()
             .map(|c| c.values.clone())
             .unwrap_or_default();
-        if let Some(b) = &s.build {
+        // cuDNN's kernel has no PTXAS report: its resources stay unknown.
+        if let Some(b) = s.build.as_ref().filter(|_| !key.variant.toggles.cudnn) {
             values.insert("attnscope:registers".into(), b.registers as f64);
             values.insert(
                 "attnscope:smem_bytes".into(),
@@ -309,29 +484,91 @@ impl SessionState {
         if let Some(c) = &s.correctness {
             values.insert("attnscope:correct".into(), if c.pass { 1.0 } else { 0.0 });
         }
-        if let Some(speedup) = self.speedup_vs_scalar(key) {
-            values.insert("attnscope:speedup_vs_scalar".into(), speedup);
+        if let Some(sp) = self.speedup_vs_scalar(key) {
+            values.insert("attnscope:speedup_vs_scalar".into(), sp.value);
+        }
+        if let Some(sp) = self.speedup_vs_cudnn(key) {
+            values.insert("attnscope:speedup_vs_cudnn".into(), sp.value);
         }
         values
     }
 
-    /// p50(scalar) / p50(variant) at the same shape.
-    pub fn speedup_vs_scalar(&self, key: &Key) -> Option<f64> {
-        let mine = self.variants.get(key)?.latency.percentiles()?.p50_ns;
-        let base_key = Key {
+    /// The one speedup of `key` over `base` at the same shape: the ratio of
+    /// medians from their race when the last race was this pair; otherwise
+    /// each one's solo median in the same regime (the session's regime now,
+    /// else back-to-back, else isolated, else one recorded before regimes).
+    pub fn speedup(&self, base: &Key, key: &Key) -> Option<Speedup> {
+        if let Some(ab) = self
+            .ab
+            .as_ref()
+            .filter(|ab| ab.shape == key.shape && ab.speedup.is_finite() && base.shape == key.shape)
+        {
+            let ci = (ab.ci_low.is_finite() && ab.ci_high.is_finite())
+                .then_some((ab.ci_low, ab.ci_high));
+            if (ab.a, ab.b) == (base.variant, key.variant) {
+                return Some(Speedup {
+                    value: ab.speedup,
+                    ci,
+                    source: SpeedupSource::Race(ab.regime),
+                });
+            }
+            if (ab.b, ab.a) == (base.variant, key.variant) {
+                return Some(Speedup {
+                    value: 1.0 / ab.speedup,
+                    ci: ci.map(|(lo, hi)| (1.0 / hi, 1.0 / lo)),
+                    source: SpeedupSource::Race(ab.regime),
+                });
+            }
+        }
+        let (b, k) = (self.variants.get(base)?, self.variants.get(key)?);
+        let mut order = vec![
+            self.regime,
+            Some(Regime::BackToBack),
+            Some(Regime::Isolated),
+            None,
+        ];
+        order.dedup();
+        order.into_iter().find_map(|r| {
+            let value = b.median_ns(r)? / k.median_ns(r)?;
+            Some(Speedup {
+                value,
+                ci: None,
+                source: SpeedupSource::Solo(r),
+            })
+        })
+    }
+
+    /// Against the scalar kernel at the same shape (the same tile where the
+    /// scalar path can take it).
+    pub fn speedup_vs_scalar(&self, key: &Key) -> Option<Speedup> {
+        let same_tile = Key {
             variant: Variant {
                 tile: key.variant.tile,
                 ..Variant::SCALAR
             },
             shape: key.shape,
         };
-        let base = self.variants.get(&base_key).or_else(|| {
-            self.variants.get(&Key {
+        let base = if self.variants.contains_key(&same_tile) {
+            same_tile
+        } else {
+            Key {
                 variant: Variant::SCALAR,
                 shape: key.shape,
-            })
-        })?;
-        Some(base.latency.percentiles()?.p50_ns / mine)
+            }
+        };
+        self.speedup(&base, key)
+    }
+
+    /// Against cuDNN at the same shape (above 1: faster than cuDNN).
+    pub fn speedup_vs_cudnn(&self, key: &Key) -> Option<Speedup> {
+        if key.variant.toggles.cudnn {
+            return None;
+        }
+        let base = Key {
+            variant: Variant::CUDNN,
+            shape: key.shape,
+        };
+        self.speedup(&base, key)
     }
 
     /// The gates for `key`; a counter gate with no value says why: not yet
@@ -343,6 +580,17 @@ impl SessionState {
             let gates::Status::NotApplicable(why) = &mut r.status else {
                 continue;
             };
+            if key.variant.toggles.cudnn
+                && spec.value.iter().any(|v| {
+                    matches!(
+                        v.as_str(),
+                        "attnscope:registers" | "attnscope:smem_bytes" | "attnscope:spill_bytes"
+                    )
+                })
+            {
+                *why = "not applicable: cuDNN's kernel has no PTXAS report".into();
+                continue;
+            }
             let Some(counter) = why.strip_prefix("not collected: ") else {
                 continue;
             };

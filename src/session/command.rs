@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::event::L2Mode;
+use super::event::{L2Mode, Regime};
 use super::variant::{Shape, Variant};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -18,6 +18,16 @@ pub enum Command {
     CollectCounters,
     SetL2 {
         mode: L2Mode,
+    },
+    /// Correctness checks draw from this distribution from now on (and the
+    /// current variant is checked on it at once).
+    SetInputs {
+        inputs: super::inputs::Inputs,
+    },
+    /// Solo sampling back to back or isolated; races follow (interleaved,
+    /// or isolated).
+    SetRegime {
+        regime: Regime,
     },
     Race {
         a: Variant,

@@ -70,6 +70,13 @@ pub struct SessionHeader {
     pub kernel_source_hash: Option<String>,
     pub clocks_at_start: Option<ClockInfo>,
     pub power_limit_w: Option<f64>,
+    /// The per-launch timer (`cupti` or `cuda_events`) and its step in ns,
+    /// measured at start; None in sessions recorded before it was.
+    pub timer: Option<String>,
+    pub timer_resolution_ns: Option<f64>,
+    /// Host ns per GPU globaltimer ns over a 10 ms clock probe: the clock
+    /// probe's calibration (its readings are divided by it).
+    pub globaltimer_vs_host: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -81,12 +88,30 @@ pub struct GpuInfo {
     pub sm_count: u32,
     pub l2_bytes: u64,
     pub memory_bytes: u64,
+    /// Largest dynamic shared memory a block may opt into, bytes (0: not recorded).
+    pub max_smem_per_block: u32,
 }
 
 impl GpuInfo {
     /// Hopper (sm_90) runs the wgmma tiles; nothing else does (sm_90a code).
     pub fn has_wgmma(&self) -> bool {
         (self.cc_major, self.cc_minor) == (9, 0)
+    }
+
+    /// Why `v` cannot launch here at head dimension `d` (its shared memory
+    /// per block is over this GPU's limit), in one line; None if it can or
+    /// the limit was not recorded.
+    pub fn smem_refusal(&self, v: &Variant, d: u32) -> Option<String> {
+        let need = v.smem_bytes(d);
+        (self.max_smem_per_block > 0 && need > self.max_smem_per_block).then(|| {
+            format!(
+                "{} at D={d} needs {} KiB of shared memory per block; {} allows {} KiB",
+                v.name(),
+                need.div_ceil(1024),
+                self.name,
+                self.max_smem_per_block / 1024
+            )
+        })
     }
 }
 
@@ -145,12 +170,74 @@ pub enum L2Mode {
     Cold,
 }
 
+/// How launches were placed when they were timed. The same kernel differs by
+/// up to 20% between regimes, so every latency carries its own.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Regime {
+    /// The same kernel queued back to back (bench, live sampling).
+    #[default]
+    BackToBack,
+    /// Alternating with another kernel, as in an A/B race.
+    Interleaved,
+    /// An idle gap and an emptied L2 before each launch, as Nsight Compute
+    /// times a kernel.
+    Isolated,
+}
+
+impl Regime {
+    pub const ALL: [Regime; 3] = [Regime::BackToBack, Regime::Interleaved, Regime::Isolated];
+
+    /// `back-to-back`, `interleaved`, `isolated`: the CLI's and the screen's word.
+    pub fn name(self) -> &'static str {
+        match self {
+            Regime::BackToBack => "back-to-back",
+            Regime::Interleaved => "interleaved",
+            Regime::Isolated => "isolated",
+        }
+    }
+
+    /// One line for help texts and the docs.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Regime::BackToBack => {
+                "the same kernel queued back to back, L2 as the last launch left it"
+            }
+            Regime::Interleaved => "alternating with the other variant of a race (ABBA order)",
+            Regime::Isolated => {
+                "an idle gap and an emptied L2 before every launch, as Nsight Compute times"
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for Regime {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Regime, String> {
+        Regime::ALL
+            .into_iter()
+            .find(|r| r.name() == text || format!("{r:?}").eq_ignore_ascii_case(text))
+            .ok_or_else(|| {
+                format!("regime '{text}' is not one of back-to-back, interleaved, isolated")
+            })
+    }
+}
+
+/// What a regime name says when a session predates regimes.
+pub fn regime_name(r: Option<Regime>) -> &'static str {
+    r.map_or("regime not recorded", Regime::name)
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LatencyBatch {
     pub variant: Variant,
     pub shape: Shape,
     pub l2: L2Mode,
+    /// How the launches were placed; None in sessions recorded before regimes.
+    pub regime: Option<Regime>,
     /// Per-launch GPU durations.
     #[serde(deserialize_with = "samples::deserialize")]
     pub samples_ns: Vec<u64>,
@@ -160,6 +247,9 @@ pub struct LatencyBatch {
     pub throttled: Option<bool>,
     /// The timer that produced the samples: `cupti` or `events`.
     pub timer: String,
+    /// Idle gap before each launch (isolated regime), microseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gap_us: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -176,6 +266,20 @@ pub struct MeasurementDone {
     pub stop_reason: String,
     /// Host-side cost of one launch, microseconds.
     pub launch_overhead_us: Option<f64>,
+    /// The regime the samples were taken in (None: recorded before regimes).
+    pub regime: Option<Regime>,
+    /// The median's 95% interval from a block bootstrap over batches, ns.
+    pub ci_low_ns: Option<f64>,
+    pub ci_high_ns: Option<f64>,
+    /// Batches the interval resampled.
+    pub batches: u64,
+    /// The timer's step, ns; no interval is narrower than one step.
+    pub resolution_ns: Option<f64>,
+    /// The interval is the timer's step, the data being steadier than that.
+    pub limited_by_resolution: bool,
+    /// Robust spread inside a batch and between batch medians, over the median.
+    pub within_batch_rel: Option<f64>,
+    pub between_batch_rel: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -184,6 +288,16 @@ pub struct CorrectnessReport {
     pub variant: Variant,
     pub shape: Shape,
     pub seed: u64,
+    /// The input distribution the check drew from (seeded by `seed`).
+    pub inputs: super::inputs::Inputs,
+    /// Heads compared against the reference, of `heads_total`; when not all,
+    /// `heads` names them (chosen from the seed).
+    pub heads_checked: u64,
+    pub heads_total: u64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub heads: Vec<u64>,
+    /// The absolute tolerance's scale: max(1, max |V|).
+    pub value_scale: f64,
     pub max_abs_err: f64,
     pub rel_l2_err: f64,
     pub nan_count: u64,
@@ -263,6 +377,26 @@ pub struct AbReport {
     pub verdict: String,
     /// False while the race is still running.
     pub done: bool,
+    /// Interleaved (the default) or isolated; None: recorded before regimes.
+    pub regime: Option<Regime>,
+    pub timer: String,
+    /// The timer's step, ns.
+    pub resolution_ns: Option<f64>,
+    /// The interval is as wide as the timer's step allows, not narrower.
+    pub limited_by_resolution: bool,
+    /// How launches were ordered: "ABBA, opener alternating per round, first
+    /// 2 launches of each round discarded".
+    pub design: String,
+    /// Rounds (independent blocks) the interval resampled.
+    pub rounds: u64,
+    /// Median over rounds of how much slower each round's first kept
+    /// launch was than the round's median (diagnostic for the warm-up rule).
+    pub first_launch_excess: Option<f64>,
+    /// Robust spread inside a round and between round medians, per side.
+    pub within_rel_a: Option<f64>,
+    pub between_rel_a: Option<f64>,
+    pub within_rel_b: Option<f64>,
+    pub between_rel_b: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

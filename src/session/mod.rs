@@ -2,10 +2,12 @@
 
 pub mod command;
 pub mod event;
+pub mod inputs;
 pub mod reader;
 pub mod recorder;
 pub mod replay;
 pub mod variant;
 
-pub use event::{Event, SCHEMA_VERSION, Stamped};
+pub use event::{Event, Regime, SCHEMA_VERSION, Stamped};
+pub use inputs::Inputs;
 pub use variant::{Shape, TileConfig, Toggles, Variant};

@@ -23,6 +23,32 @@ pub struct Toggles {
     /// a faulting kernel takes down only the worker process.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub fault: bool,
+    /// Test-only mutation (`+mutrescale`): O is not multiplied by the
+    /// rescale factor when a row's running maximum rises. The oracle must
+    /// catch it on inputs whose maxima rise (`--inputs rising`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub mut_rescale: bool,
+    /// Test-only mutation (`+mutmerge`): a split tile's merge forgets to
+    /// rescale the first group's O.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub mut_merge: bool,
+    /// cuDNN's fused attention instead of attnscope's kernel (`cudnn`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cudnn: bool,
+}
+
+impl Toggles {
+    /// No toggle on: the scalar kernel.
+    pub const NONE: Toggles = Toggles {
+        wmma: false,
+        wmma_pv: false,
+        cp_async: false,
+        mma: false,
+        fault: false,
+        mut_rescale: false,
+        mut_merge: false,
+        cudnn: false,
+    };
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -149,13 +175,7 @@ pub struct Variant {
 
 impl Variant {
     pub const SCALAR: Variant = Variant {
-        toggles: Toggles {
-            wmma: false,
-            wmma_pv: false,
-            cp_async: false,
-            mma: false,
-            fault: false,
-        },
+        toggles: Toggles::NONE,
         tile: TileConfig::DEFAULT,
     };
     pub const FULL: Variant = Variant {
@@ -163,8 +183,15 @@ impl Variant {
             wmma: true,
             wmma_pv: true,
             cp_async: true,
-            mma: false,
-            fault: false,
+            ..Toggles::NONE
+        },
+        tile: TileConfig::DEFAULT,
+    };
+    /// cuDNN's fused scaled-dot-product attention, the vendor baseline.
+    pub const CUDNN: Variant = Variant {
+        toggles: Toggles {
+            cudnn: true,
+            ..Toggles::NONE
         },
         tile: TileConfig::DEFAULT,
     };
@@ -179,15 +206,20 @@ impl Variant {
             (t.mma, "mma"),
             (t.cp_async, "async"),
             (t.fault, "fault"),
+            (t.mut_rescale, "mutrescale"),
+            (t.mut_merge, "mutmerge"),
+            (t.cudnn, "cudnn"),
         ]
         .iter()
         .filter(|(on, _)| *on)
         .map(|(_, n)| *n)
         .collect();
-        let mut name = if parts.is_empty() {
-            "scalar".to_string()
-        } else {
-            parts.join("+")
+        // Test-only toggles ride on a path: `scalar+mutrescale`, not `mutrescale`.
+        let path_on = t.wmma || t.wmma_pv || t.mma || t.cp_async || t.cudnn;
+        let mut name = match (parts.is_empty(), path_on) {
+            (true, _) => "scalar".to_string(),
+            (false, true) => parts.join("+"),
+            (false, false) => format!("scalar+{}", parts.join("+")),
         };
         if self.tile != TileConfig::default() {
             name.push('@');
@@ -201,6 +233,15 @@ impl Variant {
     pub fn check(&self) -> Result<(), String> {
         let t = self.toggles;
         let c = self.tile;
+        if t.cudnn {
+            if t != Variant::CUDNN.toggles || c != TileConfig::DEFAULT {
+                return Err("cudnn is cuDNN's own kernel: it takes no toggles and no tile".into());
+            }
+            return Ok(());
+        }
+        if t.mut_merge && c.split == 1 {
+            return Err("mutmerge breaks the merge of a split tile: give a tile with kN".into());
+        }
         if t.mma && (t.wmma || t.wmma_pv) {
             return Err("mma replaces wmma and pv: use mma or mma+async, not both paths".into());
         }
@@ -264,6 +305,51 @@ impl Variant {
         Ok(())
     }
 
+    /// Dynamic shared memory per block at head dimension `d`, in bytes: the
+    /// kernel's SMEM_BYTES, written out here so a tile the GPU cannot launch
+    /// is known before it is built (`kernel_builds.rs` checks every variant
+    /// against the value compiled into its cubin). 0 for cudnn.
+    pub fn smem_bytes(&self, d: u32) -> u32 {
+        let t = self.toggles;
+        let c = self.tile;
+        if t.cudnn {
+            return 0;
+        }
+        let align = |x: u32, a: u32| x.div_ceil(a) * a;
+        let ldh = d + 8;
+        let kv_rows = c.block_n * c.split;
+        let kv_stages = if t.cp_async { c.stages } else { 1 };
+        let (sq, skv, slack) = if c.wgmma {
+            (
+                align(c.block_m * ldh * 2, 1024),
+                align(kv_stages * kv_rows * d * 2, 1024),
+                1024,
+            )
+        } else {
+            (
+                align(c.block_m * ldh * 2, 128),
+                align(kv_stages * kv_rows * ldh * 2, 128),
+                0,
+            )
+        };
+        if t.mma {
+            let rows_per_warp = c.block_m * c.split / c.warps;
+            let merge_regs = rows_per_warp / 16 * (d / 8 * 4 + 4);
+            let merge = (c.split - 1) * (c.warps / c.split) * 32 * merge_regs * 4;
+            return (sq + 2 * skv).max(merge) + slack;
+        }
+        let ss = align(c.block_m * (c.block_n + 4) * 4, 128);
+        let (sp, so) = if t.wmma_pv {
+            (
+                align(c.block_m * (c.block_n + 8) * 2, 128),
+                align(c.block_m * (d + 4) * 4, 128),
+            )
+        } else {
+            (0, 0)
+        };
+        sq + 2 * skv + ss + sp + so
+    }
+
     /// This variant with another tile (`64x64s2w8k2`); panics on a bad tile,
     /// so only for tiles written in the source.
     pub fn with_tile(self, tile: &str) -> Variant {
@@ -281,8 +367,7 @@ impl Variant {
                     wmma: bits & 1 != 0,
                     wmma_pv: bits & 2 != 0,
                     cp_async: bits & 4 != 0,
-                    mma: false,
-                    fault: false,
+                    ..Toggles::NONE
                 },
                 tile: TileConfig::default(),
             })
@@ -295,6 +380,9 @@ impl fmt::Display for Variant {
         f.write_str(&self.name())
     }
 }
+
+/// CUDA's limit on a grid's y and z dimensions.
+pub const MAX_GRID_YZ: u32 = 65_535;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(default)]
@@ -360,16 +448,22 @@ impl Shape {
         self.b as usize * self.h as usize * self.s as usize * self.d as usize
     }
 
-    /// The shapes the kernels support: 1 ≤ B, H ≤ 4096; 1 ≤ S ≤ 2²⁰;
-    /// D ∈ {64, 128}; Q, K, V and O together under 1 TiB. The CLI and the
-    /// worker both check with this, so a shape one accepts the other runs.
+    /// The shapes the kernels support: 1 ≤ B, H ≤ 65535 (the launch puts
+    /// heads in grid y and batches in grid z, 65535 each); 1 ≤ S ≤ 2²⁰;
+    /// D ∈ {64, 128}; Q, K, V and O together under 1 TiB (the GPU's free
+    /// memory is checked when inputs are made). The CLI and the worker both
+    /// check with this, so a shape one accepts the other launches.
     pub fn validate(&self) -> Result<(), String> {
         let Shape { b, h, s, d, .. } = *self;
-        if b == 0 || b > 4096 {
-            return Err(format!("B={b} is out of range: 1 ≤ B ≤ 4096"));
+        if b == 0 || b > MAX_GRID_YZ {
+            return Err(format!(
+                "B={b} is out of range: 1 ≤ B ≤ {MAX_GRID_YZ} (batches go in grid z)"
+            ));
         }
-        if h == 0 || h > 4096 {
-            return Err(format!("H={h} is out of range: 1 ≤ H ≤ 4096"));
+        if h == 0 || h > MAX_GRID_YZ {
+            return Err(format!(
+                "H={h} is out of range: 1 ≤ H ≤ {MAX_GRID_YZ} (heads go in grid y)"
+            ));
         }
         if s == 0 || s > 1 << 20 {
             return Err(format!("S={s} is out of range: 1 ≤ S ≤ 1048576"));
@@ -419,14 +513,18 @@ impl FromStr for Variant {
         if flags != "scalar" {
             for part in flags.split('+') {
                 match part {
+                    "scalar" if flags.starts_with("scalar+") => {}
                     "wmma" => v.toggles.wmma = true,
                     "pv" | "wmma_pv" => v.toggles.wmma_pv = true,
                     "async" | "cp_async" => v.toggles.cp_async = true,
                     "mma" => v.toggles.mma = true,
                     "fault" => v.toggles.fault = true,
+                    "mutrescale" => v.toggles.mut_rescale = true,
+                    "mutmerge" => v.toggles.mut_merge = true,
+                    "cudnn" => v.toggles.cudnn = true,
                     other => {
                         return Err(format!(
-                            "unknown variant '{text}': '{other}' is not a toggle (known: scalar, wmma, pv, async, mma, joined by '+', e.g. wmma+pv+async or mma+async)"
+                            "unknown variant '{text}': '{other}' is not a toggle (known: scalar, wmma, pv, async, mma, joined by '+', e.g. wmma+pv+async or mma+async; or cudnn)"
                         ));
                     }
                 }

@@ -6,7 +6,7 @@ use crate::metrics::gates::GateSet;
 use crate::session::command::Command;
 use crate::session::event::{GpuInfo, L2Mode, Stamped};
 use crate::session::replay::ReplayControl;
-use crate::session::{Shape, TileConfig, Variant};
+use crate::session::{Inputs, Regime, Shape, TileConfig, Variant};
 
 use super::keymap::{self, Action, Context};
 use crate::model::{Key, SessionState};
@@ -21,6 +21,12 @@ pub enum Mode {
         racing: bool,
         /// Selected but not yet confirmed by the worker.
         pending: Option<Key>,
+        /// Solo sampling's regime: back-to-back or isolated.
+        regime: Regime,
+        /// Where correctness checks draw their inputs.
+        inputs: Inputs,
+        /// The variant `d` left for cuDNN, to go back to.
+        before_cudnn: Option<Variant>,
     },
     Replay {
         file: String,
@@ -64,6 +70,9 @@ impl UiState {
                 slot_b: Variant::FULL,
                 racing: false,
                 pending: None,
+                regime: Regime::BackToBack,
+                inputs: Inputs::Uniform,
+                before_cudnn: None,
             },
             help_open: false,
             notice: None,
@@ -166,6 +175,9 @@ impl UiState {
             slot_b,
             racing,
             pending,
+            regime,
+            inputs,
+            before_cudnn,
             ..
         } = &mut self.mode
         else {
@@ -173,6 +185,28 @@ impl UiState {
         };
         let mut next = base;
         match action {
+            Action::ToggleRegime => {
+                *regime = if *regime == Regime::Isolated {
+                    Regime::BackToBack
+                } else {
+                    Regime::Isolated
+                };
+                self.notice = Some(format!("regime: {} ({})", regime.name(), regime.describe()));
+                return vec![Effect::Worker(Command::SetRegime { regime: *regime })];
+            }
+            Action::NextInputs => {
+                *inputs = cycle(&Inputs::ALL, *inputs);
+                self.notice = Some(format!("checks draw {inputs}: {}", inputs.describe()));
+                return vec![Effect::Worker(Command::SetInputs { inputs: *inputs })];
+            }
+            Action::ToggleCudnn => {
+                if base.variant.toggles.cudnn {
+                    next.variant = before_cudnn.take().unwrap_or(Variant::FULL);
+                } else {
+                    *before_cudnn = Some(base.variant);
+                    next.variant = Variant::CUDNN;
+                }
+            }
             Action::ToggleWmma => next.variant.toggles.wmma ^= true,
             Action::TogglePv => next.variant.toggles.wmma_pv ^= true,
             Action::ToggleAsync => next.variant.toggles.cp_async ^= true,
@@ -233,6 +267,42 @@ impl UiState {
             Action::Record => return vec![Effect::ToggleRecording],
             Action::Bookmark => return vec![Effect::Bookmark],
             _ => return Vec::new(),
+        }
+        // A kernel toggle (or t) pressed on cuDNN goes back to the kernel
+        // first; shape keys keep cuDNN.
+        let kernel_key = matches!(
+            action,
+            Action::ToggleWmma
+                | Action::TogglePv
+                | Action::ToggleAsync
+                | Action::ToggleMma
+                | Action::NextTile
+                | Action::ToggleFault
+        );
+        if next.variant.toggles.cudnn && kernel_key {
+            let back = before_cudnn.take().unwrap_or(Variant::SCALAR);
+            let toggled = |v: Variant| match action {
+                Action::ToggleWmma => v.toggles.wmma,
+                Action::TogglePv => v.toggles.wmma_pv,
+                Action::ToggleAsync => v.toggles.cp_async,
+                Action::ToggleMma => v.toggles.mma,
+                _ => false,
+            };
+            let mut v = back;
+            match action {
+                Action::ToggleWmma => v.toggles.wmma = !toggled(back),
+                Action::TogglePv => v.toggles.wmma_pv = !toggled(back),
+                Action::ToggleAsync => v.toggles.cp_async = !toggled(back),
+                Action::ToggleMma => v.toggles.mma = !toggled(back),
+                _ => {}
+            }
+            next.variant = Variant {
+                toggles: crate::session::Toggles {
+                    cudnn: false,
+                    ..v.toggles
+                },
+                ..v
+            };
         }
         // The mma path and the WMMA toggles exclude each other: the key just
         // pressed wins; a tile the new path cannot run falls back to the default.

@@ -27,6 +27,9 @@ pub enum Action {
     SkipAhead,
     ToEnd,
     ToggleFault,
+    ToggleRegime,
+    NextInputs,
+    ToggleCudnn,
 }
 
 /// Where a binding is active. Global bindings work everywhere except over help.
@@ -179,6 +182,30 @@ pub const KEYS: &[Binding] = &[
         "l",
         ToggleL2,
         "hot or cold L2 between launches",
+        false,
+    ),
+    bind(
+        Live,
+        Char('R'),
+        "R",
+        ToggleRegime,
+        "timing regime: back-to-back (queued) or isolated (idle gap, L2 emptied, as Nsight Compute); races follow",
+        false,
+    ),
+    bind(
+        Live,
+        Char('I'),
+        "I",
+        NextInputs,
+        "next input distribution for correctness checks (uniform, normal, rising, outliers, ties, large)",
+        false,
+    ),
+    bind(
+        Live,
+        Char('d'),
+        "d",
+        ToggleCudnn,
+        "cuDNN's fused attention (the vendor baseline) in place of the kernel; d again goes back",
         false,
     ),
     bind(

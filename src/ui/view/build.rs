@@ -38,6 +38,18 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         ));
     }
     match &s.build {
+        Some(b) if b.families.iter().any(|f| f == "cudnn") => {
+            // cuDNN's own kernel: no PTXAS report; what runs is its engine.
+            lines.push(Line::styled(b.ptxas_log.clone(), theme::value()));
+            lines.push(Line::styled(
+                format!(
+                    "graph built in {:.0} ms{}",
+                    b.compile_ms,
+                    if b.cached { " (cached)" } else { "" }
+                ),
+                theme::dim(),
+            ));
+        }
         Some(b) => {
             let mut l1 = kv("regs", b.registers.to_string());
             l1.extend(kv(
@@ -87,25 +99,29 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
                 Span::styled("correct ", theme::label()),
                 Span::styled(verdict, style),
                 Span::raw(format!(
-                    "  max|Δ| {:.2e}  rel L2 {:.2e}  NaN {}  unwritten {}  seed {}",
-                    c.max_abs_err, c.rel_l2_err, c.nan_count, c.unwritten, c.seed
+                    "  max|Δ| {:.2e}  rel L2 {:.2e}  NaN {}  unwritten {}  {} inputs, seed {}",
+                    c.max_abs_err, c.rel_l2_err, c.nan_count, c.unwritten, c.inputs, c.seed
                 )),
             ]));
         }
         None => lines.push(Line::styled("correct  not checked yet (o)", theme::dim())),
     }
-    if let Some(m) = &s.measurement {
+    if let Some(m) = s
+        .shown(state.session.regime)
+        .and_then(|(_, r)| r.measurement.as_ref())
+    {
         let overhead = m
             .launch_overhead_us
             .map(|us| format!(", launch {us:.1} µs host"))
             .unwrap_or_default();
         lines.push(Line::styled(
             format!(
-                "{} samples in {:.1} s, median {} ({}){overhead}",
+                "{} samples in {} batches, {:.1} s, median {} ({}){overhead}",
                 m.samples,
+                m.batches,
                 m.wall_s,
-                crate::metrics::format::noise(m.rel_noise),
-                m.stop_reason
+                crate::metrics::format::median_interval(m),
+                m.stop_reason.replace('_', " ")
             ),
             theme::dim(),
         ));

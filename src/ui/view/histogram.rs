@@ -9,29 +9,47 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use crate::metrics::format::{count, duration_ns};
 use crate::metrics::histogram::{LatencyStats, joint_range};
-use crate::model::state::{Key, VariantState};
+use crate::model::state::{Key, RunState, VariantState};
+use crate::session::Regime;
+use crate::session::event::regime_name;
 use crate::ui::{app_state::UiState, theme};
+
+/// One histogram to draw: its slot tag, colour, variant and the regime run.
+struct Series<'a> {
+    tag: &'static str,
+    style: Style,
+    state: &'a VariantState,
+    regime: Option<Regime>,
+    run: Option<&'a RunState>,
+}
+
+impl Series<'_> {
+    fn count(&self) -> u64 {
+        self.run.map_or(0, |r| r.latency.count())
+    }
+}
 
 const EIGHTHS: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     let series = series(state);
+    let regime = series.first().map_or("", |s| regime_name(s.regime));
+    let timer = timer_label(state);
     let title = match series.len() {
-        2 => " Latency (GPU time per launch) — A vs B ".to_string(),
-        _ => " Latency (GPU time per launch) ".to_string(),
+        2 => format!(" Latency per launch — A vs B · {regime} · {timer} "),
+        _ => format!(" Latency per launch · {regime} · {timer} "),
     };
     let inner = super::panel(area, buf, title);
-    if series.iter().all(|(_, _, s)| s.latency.count() == 0) {
+    if series.iter().all(|s| s.count() == 0) {
         Paragraph::new("no samples yet")
             .style(theme::dim())
             .render(inner, buf);
         return;
     }
-    let stat_lines: Vec<Line> = series
-        .iter()
-        .map(|(tag, style, s)| stats_line(tag, *style, s))
-        .collect();
-    let extra = usize::from(series.len() == 2) + usize::from(throttle_line(&series).is_some());
+    let stat_lines: Vec<Line> = series.iter().map(stats_line).collect();
+    let extra = usize::from(series.len() == 2)
+        + usize::from(throttle_line(&series).is_some())
+        + usize::from(spread_line(&series).is_some());
     let [head, chart, axis] = Layout::vertical([
         Constraint::Length((stat_lines.len() + extra) as u16),
         Constraint::Fill(1),
@@ -42,11 +60,20 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     if series.len() == 2 {
         lines.push(speedup_line(state));
     }
+    if let Some(line) = spread_line(&series) {
+        lines.push(line);
+    }
     if let Some(line) = throttle_line(&series) {
         lines.push(line);
     }
     Paragraph::new(lines).render(head, buf);
-    let stats: Vec<&LatencyStats> = series.iter().map(|(_, _, s)| &s.latency).collect();
+    let stats: Vec<&LatencyStats> = series
+        .iter()
+        .filter_map(|s| s.run.map(|r| &r.latency))
+        .collect();
+    if stats.len() != series.len() {
+        return;
+    }
     let Some(range) = joint_range(stats.iter().copied()) else {
         return;
     };
@@ -62,11 +89,11 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         .max(1);
     // A narrow range gives fewer bins than columns: widen each bar to fill.
     let bar_w = (chart.width / (bins[0].len() as u16 * per_bin)).max(1);
-    for (si, (_, style, _)) in series.iter().enumerate() {
+    for (si, s) in series.iter().enumerate() {
         for (bi, bin) in bins[si].iter().enumerate() {
             let x0 = chart.x + (bi as u16 * per_bin + si as u16) * bar_w;
             for x in x0..(x0 + bar_w).min(chart.right()) {
-                draw_bar(buf, x, chart, bin.count as f64 / peak as f64, *style);
+                draw_bar(buf, x, chart, bin.count as f64 / peak as f64, s.style);
             }
         }
     }
@@ -80,33 +107,67 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     Paragraph::new(Line::styled(text, theme::dim())).render(axis, buf);
 }
 
-/// The histograms to draw: A and B of the race if any, else the current variant.
-fn series(state: &UiState) -> Vec<(&'static str, Style, &VariantState)> {
+/// "cupti 32 ns" / "timer not recorded": the timer behind every number here.
+fn timer_label(state: &UiState) -> String {
+    let h = state.session.header.as_ref();
+    match (
+        h.and_then(|h| h.timer.as_deref()),
+        h.and_then(|h| h.timer_resolution_ns),
+    ) {
+        (Some(t), Some(step)) => format!(
+            "{} {} ns",
+            t.replace("cuda_events", "events"),
+            crate::metrics::format::step_text(step)
+        ),
+        (Some(t), None) => t.to_string(),
+        _ => "timer not recorded".into(),
+    }
+}
+
+/// The histograms to draw: A and B of the race if any (in the race's
+/// regime), else the current variant in the session's regime.
+fn series(state: &UiState) -> Vec<Series<'_>> {
     let session = &state.session;
     if let Some(ab) = &session.ab {
-        let a = session.variants.get(&Key {
-            variant: ab.a,
-            shape: ab.shape,
-        });
-        let b = session.variants.get(&Key {
-            variant: ab.b,
-            shape: ab.shape,
-        });
-        if let (Some(a), Some(b)) = (a, b) {
-            return vec![
-                ("A", Style::new().fg(theme::SLOT_A), a),
-                ("B", Style::new().fg(theme::SLOT_B), b),
-            ];
+        let get = |v| {
+            session.variants.get(&Key {
+                variant: v,
+                shape: ab.shape,
+            })
+        };
+        if let (Some(a), Some(b)) = (get(ab.a), get(ab.b)) {
+            return [("A", theme::SLOT_A, a), ("B", theme::SLOT_B, b)]
+                .into_iter()
+                .map(|(tag, color, s)| Series {
+                    tag,
+                    style: Style::new().fg(color),
+                    state: s,
+                    regime: ab.regime,
+                    run: s.run(ab.regime),
+                })
+                .collect();
         }
     }
     session
         .current_state()
-        .map(|(_, s)| vec![("", Style::new().fg(theme::ACCENT), s)])
+        .map(|(_, s)| {
+            let (regime, run) = s
+                .shown(session.regime)
+                .map_or((session.regime, None), |(r, run)| (r, Some(run)));
+            vec![Series {
+                tag: "",
+                style: Style::new().fg(theme::ACCENT),
+                state: s,
+                regime,
+                run,
+            }]
+        })
         .unwrap_or_default()
 }
 
-fn stats_line<'a>(tag: &'a str, style: Style, s: &VariantState) -> Line<'a> {
-    let Some(p) = s.latency.percentiles() else {
+fn stats_line<'a>(series: &Series<'a>) -> Line<'a> {
+    let (tag, style) = (series.tag, series.style);
+    let Some(p) = series.run.and_then(|r| r.latency.percentiles()) else {
         return Line::from(vec![
             Span::styled(format!("{tag} "), style),
             Span::styled("no samples", theme::dim()),
@@ -138,13 +199,49 @@ fn stats_line<'a>(tag: &'a str, style: Style, s: &VariantState) -> Line<'a> {
     }
     spans.push(Span::styled("n ", theme::label()));
     spans.push(Span::raw(count(p.count as i64)));
-    if let Some(m) = &s.measurement {
+    if let Some(m) = series.run.and_then(|r| r.measurement.as_ref()) {
         spans.push(Span::styled(
-            format!("  {}", crate::metrics::format::noise(m.rel_noise)),
+            format!("  {}", crate::metrics::format::median_interval(m)),
             theme::dim(),
         ));
     }
     Line::from(spans)
+}
+
+/// Within-batch and between-batch spread of the shown run(s), one line.
+fn spread_line(series: &[Series]) -> Option<Line<'static>> {
+    let pct = |x: Option<f64>| x.map_or("?".to_string(), |v| format!("±{:.2}%", v * 100.0));
+    let parts: Vec<String> = series
+        .iter()
+        .filter_map(|s| {
+            let run = s.run?;
+            let between = run.between_batch_rel()?;
+            let tag = if s.tag.is_empty() {
+                String::new()
+            } else {
+                format!("{} ", s.tag)
+            };
+            Some(format!(
+                "{tag}{} / {}",
+                pct(run.within_batch_rel()),
+                pct(Some(between))
+            ))
+        })
+        .collect();
+    let batches = series
+        .iter()
+        .filter_map(|s| s.run)
+        .map(|r| r.batches)
+        .max()?;
+    (!parts.is_empty()).then(|| {
+        Line::styled(
+            format!(
+                "spread within / between batches: {} ({batches} batches)",
+                parts.join(" · ")
+            ),
+            theme::dim(),
+        )
+    })
 }
 
 fn speedup_line(state: &UiState) -> Line<'static> {
@@ -168,9 +265,13 @@ fn speedup_line(state: &UiState) -> Line<'static> {
         Span::styled(ab.verdict.clone(), verdict_style),
         Span::styled(
             format!(
-                " ({}, p={:.2e}){}",
+                " ({}{}){}",
                 ab.test,
-                ab.p_value,
+                if ab.limited_by_resolution {
+                    ", at the timer's step"
+                } else {
+                    ""
+                },
                 if ab.done { "" } else { " racing…" }
             ),
             theme::dim(),
@@ -178,19 +279,21 @@ fn speedup_line(state: &UiState) -> Line<'static> {
     ])
 }
 
-fn throttle_line(series: &[(&str, Style, &VariantState)]) -> Option<Line<'static>> {
-    let tagged: u64 = series.iter().map(|(_, _, s)| s.clock_tagged_samples).sum();
+fn throttle_line(series: &[Series]) -> Option<Line<'static>> {
+    let tagged: u64 = series.iter().map(|s| s.state.clock_tagged_samples).sum();
     if tagged == 0 {
         return None;
     }
-    let throttled: u64 = series.iter().map(|(_, _, s)| s.throttled_samples).sum();
+    let throttled: u64 = series.iter().map(|s| s.state.throttled_samples).sum();
     let style = if throttled > 0 {
         theme::warn()
     } else {
         theme::dim()
     };
     Some(Line::styled(
-        format!("{throttled} of {tagged} samples ran throttled or below the expected clock"),
+        format!(
+            "{throttled} of {tagged} samples ran throttled or below the expected clock (tagged per batch)"
+        ),
         style,
     ))
 }

@@ -14,7 +14,12 @@ const STAMP: usize = 9;
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     let s = &state.session;
-    let title = format!(" Events ({} seen, {} errors) ", s.events, s.errors);
+    let title = format!(
+        " Events ({} seen, {} error{}) ",
+        s.events,
+        s.errors,
+        if s.errors == 1 { "" } else { "s" }
+    );
     let inner = super::panel(area, buf, title);
     let n = inner.height as usize;
     let width = (inner.width as usize).saturating_sub(STAMP).max(8);

@@ -1,4 +1,5 @@
-//! The toggles panel: the three switches, tile, shape, L2 mode and A/B slots.
+//! The Variant panel: the switches, cuDNN, tile, shape, the timing regime
+//! and L2, the checks' input distribution, and the A/B slots.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -38,6 +39,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         switch(t.cp_async, "c", "cp.async"),
         // The tile decides the mma path's instruction: wgmma for `g` tiles.
         switch(t.mma, "M", if tile.wgmma { "wgmma" } else { "mma.sync" }),
+        switch(t.cudnn, "d", "cuDNN"),
         Line::from(vec![
             Span::styled(" tile  ", theme::label()),
             Span::styled(
@@ -61,14 +63,33 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             Span::styled(key.shape.to_string(), theme::value()),
         ]),
     ];
-    if let Mode::Live {
-        slot_a, slot_b, l2, ..
-    } = &state.mode
-    {
+    let regime = match &state.mode {
+        Mode::Live { regime, .. } => crate::session::event::regime_name(Some(*regime)),
+        Mode::Replay { .. } => crate::session::event::regime_name(state.session.regime),
+    };
+    let l2 = match &state.mode {
+        Mode::Live {
+            l2,
+            regime: crate::session::Regime::BackToBack,
+            ..
+        } => format!(" · L2 {}", format!("{l2:?}").to_lowercase()),
+        _ => String::new(),
+    };
+    lines.push(Line::from(vec![
+        Span::styled(" time  ", theme::label()),
+        Span::styled(format!("{regime}{l2}"), theme::value()),
+    ]));
+    let inputs = match &state.mode {
+        Mode::Live { inputs, .. } => Some(*inputs),
+        Mode::Replay { .. } => state.session.inputs,
+    };
+    if let Some(i) = inputs {
         lines.push(Line::from(vec![
-            Span::styled(" L2    ", theme::label()),
-            Span::styled(format!("{l2:?}").to_lowercase(), theme::value()),
+            Span::styled(" check ", theme::label()),
+            Span::styled(format!("{i} inputs"), theme::value()),
         ]));
+    }
+    if let Mode::Live { slot_a, slot_b, .. } = &state.mode {
         lines.push(Line::from(vec![
             Span::styled(" A ", theme::label()),
             Span::styled(slot_a.name(), theme::dim()),

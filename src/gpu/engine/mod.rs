@@ -5,20 +5,59 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute};
+use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{
-    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 use half::f16;
-use rand::{RngExt, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-use rayon::prelude::*;
 
-use super::nvrtc::{Build, BuildError, Builder, ENTRY};
-use crate::metrics::reference::{self, Accumulator};
-use crate::session::event::{CorrectnessReport, GpuInfo, L2Mode};
+mod check;
+mod timing;
+mod vendor;
+
+use crate::gpu::nvrtc::{Build, BuildError, Builder, ENTRY};
+use crate::session::event::{GpuInfo, L2Mode};
 use crate::session::{Shape, Variant};
+
+/// The idle gap before each launch in the isolated regime: long against
+/// launch latency, short enough for hundreds of samples a second.
+pub const ISOLATION_GAP_US: u32 = 1000;
+
+/// How the isolated regime isolates. The defaults are the regime; the
+/// environment can take it apart for the experiments in
+/// docs/measurement.md (ATTNSCOPE_ISOLATION_GAP_US, ATTNSCOPE_ISOLATION_L2=hot,
+/// ATTNSCOPE_SCRUB_CARVEOUT=0..100), and every batch records what was used.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Isolation {
+    pub gap_us: u32,
+    pub l2: L2Mode,
+    /// The L2 scrub's preferred shared-memory carveout (percent), if set.
+    pub scrub_carveout: Option<i32>,
+}
+
+impl Isolation {
+    fn from_env() -> Isolation {
+        let var = |k: &str| std::env::var(k).ok();
+        Isolation {
+            gap_us: var("ATTNSCOPE_ISOLATION_GAP_US")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(ISOLATION_GAP_US),
+            l2: if var("ATTNSCOPE_ISOLATION_L2").as_deref() == Some("hot") {
+                L2Mode::Hot
+            } else {
+                L2Mode::Cold
+            },
+            scrub_carveout: var("ATTNSCOPE_SCRUB_CARVEOUT")
+                .and_then(|v| v.parse().ok())
+                .filter(|p| (0..=100).contains(p)),
+        }
+    }
+}
+
+/// The clock probe's spin: about 100 µs at 2 GHz, long against the
+/// globaltimer's step.
+pub const PROBE_CYCLES: i64 = 200_000;
 
 /// The output poison: -65504, the most negative finite f16. No attention
 /// output over inputs in [-1, 1] can equal it, so any left means unwritten.
@@ -36,7 +75,7 @@ pub enum CounterFailure {
     #[error(transparent)]
     Engine(#[from] EngineError),
     #[error(transparent)]
-    Counters(#[from] super::profiler::CounterError),
+    Counters(#[from] crate::gpu::profiler::CounterError),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -63,6 +102,9 @@ struct Loaded {
 
 struct Buffers {
     shape: Shape,
+    inputs: crate::session::Inputs,
+    /// Holding the timing inputs (a check leaves its own behind).
+    timing: bool,
     q: CudaSlice<f16>,
     k: CudaSlice<f16>,
     v: CudaSlice<f16>,
@@ -99,20 +141,30 @@ pub struct Engine {
     bufs: Option<Buffers>,
     /// The L2 scrub kernel, its zeroed buffer (2× L2) and a sink word.
     flush: Option<(CudaFunction, CudaSlice<u8>, CudaSlice<u32>)>,
-    profiler: Option<super::profiler::Profiler>,
+    profiler: Option<crate::gpu::profiler::Profiler>,
     timer: Timer,
     /// Why CUPTI timing is not in use, when it is not.
     pub timer_note: Option<String>,
+    /// The timer's step in ns, measured when the timer was chosen.
+    pub timer_step_ns: Option<f64>,
     clock_probe: Option<(CudaFunction, CudaSlice<u64>)>,
     /// The SM clock a batch is expected to run at, MHz (the device's max).
     pub expected_mhz: u32,
     /// Telemetry's view of throttling, when a sampler runs.
-    pub telemetry: Option<Arc<super::telemetry::Shared>>,
+    pub telemetry: Option<Arc<crate::gpu::telemetry::Shared>>,
+    /// The distribution timing launches run on (seed 1).
+    pub timing_inputs: crate::session::Inputs,
+    /// cuDNN's handle and plans, once the `cudnn` variant was prepared.
+    cudnn: Option<vendor::Cudnn>,
+    /// What the isolated regime does before each launch.
+    pub isolation: Isolation,
+    /// Host ns per globaltimer ns (`calibrate_clock_probe`), once measured.
+    pub globaltimer_vs_host: Option<f64>,
 }
 
 impl Engine {
     pub fn new(source: String) -> Result<Engine, EngineError> {
-        super::probe().map_err(EngineError::Invalid)?;
+        crate::gpu::probe().map_err(EngineError::Invalid)?;
         let ctx = cuda(CudaContext::new(0), "create context")?;
         // One stream: cudarc's cross-stream event tracking is overhead here.
         unsafe { ctx.disable_event_tracking() };
@@ -126,6 +178,9 @@ impl Engine {
             sm_count: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
             l2_bytes: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64,
             memory_bytes: cuda(ctx.total_mem(), "total memory")? as u64,
+            max_smem_per_block: attr(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )? as u32,
         };
         let expected_mhz =
             (attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? / 1000) as u32;
@@ -144,9 +199,14 @@ impl Engine {
             profiler: None,
             timer: Timer::CudaEvents,
             timer_note: None,
+            timer_step_ns: None,
             clock_probe: None,
             expected_mhz,
             telemetry: None,
+            timing_inputs: crate::session::Inputs::Uniform,
+            cudnn: None,
+            isolation: Isolation::from_env(),
+            globaltimer_vs_host: None,
         })
     }
 
@@ -157,44 +217,10 @@ impl Engine {
         entry: &str,
         name: &str,
     ) -> Result<CudaFunction, EngineError> {
-        let build = super::nvrtc::compile(source, &[], &self.arch)?;
+        let build = crate::gpu::nvrtc::compile(source, &[], &self.arch)?;
         let what = format!("load {name}");
         let module = cuda(self.ctx.load_module(Ptx::from_binary(build.cubin)), &what)?;
         cuda(module.load_function(entry), &what)
-    }
-
-    /// The SM clock right now, MHz, from clock64() over %globaltimer.
-    pub fn probe_clock(&mut self) -> Result<u32, EngineError> {
-        if self.clock_probe.is_none() {
-            let func = self.load_helper(
-                include_str!("../../kernels/clock_probe.cu"),
-                "clock_probe",
-                "clock probe",
-            )?;
-            let out = cuda(self.stream.alloc_zeros::<u64>(2), "allocate clock probe")?;
-            self.clock_probe = Some((func, out));
-        }
-        let (func, out) = self.clock_probe.as_mut().expect("set above");
-        // About 100 µs at 2 GHz: long against the globaltimer's microsecond steps.
-        let cycles: i64 = 200_000;
-        let cfg = LaunchConfig {
-            grid_dim: (1, 1, 1),
-            block_dim: (32, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let mut args = self.stream.launch_builder(func);
-        args.arg(&mut *out).arg(&cycles);
-        // SAFETY: matches clock_probe(unsigned long long*, long long); out holds 2.
-        cuda(
-            unsafe { args.launch(cfg) }.map(|_| ()),
-            "launch clock probe",
-        )?;
-        let v = cuda(self.stream.clone_dtoh(&*out), "read clock probe")?;
-        Ok(if v[1] == 0 {
-            0
-        } else {
-            (v[0] as f64 * 1e3 / v[1] as f64).round() as u32
-        })
     }
 
     /// Builds from `source` from now on; returns what to restore if it fails.
@@ -231,7 +257,7 @@ impl Engine {
     pub fn flush_l2(&mut self) -> Result<(), EngineError> {
         if self.flush.is_none() {
             let func = self.load_helper(
-                include_str!("../../kernels/l2_scrub.cu"),
+                include_str!("../../../kernels/l2_scrub.cu"),
                 "l2_scrub",
                 "L2 scrub",
             )?;
@@ -244,6 +270,15 @@ impl Engine {
                 "allocate L2 scrub buffer",
             )?;
             let sink = cuda(self.stream.alloc_zeros::<u32>(1), "allocate L2 scrub sink")?;
+            if let Some(p) = self.isolation.scrub_carveout {
+                cuda(
+                    func.set_attribute(
+                        CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                        p,
+                    ),
+                    "set the L2 scrub's carveout",
+                )?;
+            }
             self.flush = Some((func, buf, sink));
         }
         let (func, buf, sink) = self.flush.as_mut().expect("set above");
@@ -269,11 +304,18 @@ impl Engine {
         shape: &Shape,
         metrics: &[String],
         l2: L2Mode,
-        mode: super::profiler::RangeMode,
+        mode: crate::gpu::profiler::RangeMode,
         progress: &mut dyn FnMut(u32, u32) -> bool,
-    ) -> Result<super::profiler::Collected, CounterFailure> {
-        use super::profiler::{CounterError, Profiler, Step};
+    ) -> Result<crate::gpu::profiler::Collected, CounterFailure> {
+        use crate::gpu::profiler::{CounterError, Profiler, RangeMode, Step};
         self.prepare(variant, shape)?;
+        // One range per kernel holds one kernel: a cuDNN call of several
+        // kernels is counted in one user range around the call instead.
+        let mode = if variant.toggles.cudnn && self.cudnn_kernels(shape) > 1 {
+            RangeMode::User
+        } else {
+            mode
+        };
         self.ensure_inputs(shape)?;
         if l2 == L2Mode::Cold {
             self.flush_l2()?;
@@ -292,7 +334,7 @@ impl Engine {
         // profiler are kept apart so neither perturbs the other.
         let tracing = self.timer == Timer::Cupti;
         if tracing {
-            super::cupti_timer::pause().map_err(CounterError::Launch)?;
+            crate::gpu::cupti_timer::pause().map_err(CounterError::Launch)?;
         }
         let mut profiler = self.profiler.take().expect("set above");
         let result = profiler.collect(
@@ -316,7 +358,7 @@ impl Engine {
         );
         self.profiler = Some(profiler);
         if tracing {
-            super::cupti_timer::resume().map_err(CounterError::Launch)?;
+            crate::gpu::cupti_timer::resume().map_err(CounterError::Launch)?;
         }
         let mut collected = result?;
         collected.setup_ms += open_ms;
@@ -337,6 +379,9 @@ impl Engine {
     /// Stamps a batch with the clock it ran at and whether it ran throttled:
     /// below 75% of the expected clock, or NVML reporting a clock event.
     pub fn tag(&mut self, batch: &mut crate::session::event::LatencyBatch) {
+        if self.globaltimer_vs_host.is_none() && self.calibrate_clock_probe().is_err() {
+            return;
+        }
         let Ok(mhz) = self.probe_clock() else { return };
         let expected = self
             .telemetry
@@ -350,14 +395,31 @@ impl Engine {
             Some(crate::metrics::throttle::below_expected(mhz, expected) || nvml_says);
     }
 
-    /// Chooses the timer: CUPTI when asked for and available, else CUDA events.
+    /// Chooses the timer: CUPTI when asked for and available, else CUDA
+    /// events; then measures its step.
     pub fn use_timer(&mut self, wanted: Timer) -> Timer {
+        self.choose_timer(wanted);
+        self.timer_step_ns = match self.measure_timer_step() {
+            Ok(step) => step,
+            Err(e) => {
+                let note = format!("timer step unknown: {e}");
+                self.timer_note = Some(match self.timer_note.take() {
+                    Some(n) => format!("{n}; {note}"),
+                    None => note,
+                });
+                None
+            }
+        };
+        self.timer
+    }
+
+    fn choose_timer(&mut self, wanted: Timer) -> Timer {
         self.timer = match wanted {
             Timer::CudaEvents => {
                 self.timer_note = Some("CUDA events chosen".into());
                 Timer::CudaEvents
             }
-            Timer::Cupti => match super::cupti_timer::enable() {
+            Timer::Cupti => match crate::gpu::cupti_timer::enable() {
                 Ok(()) => {
                     self.timer_note = None;
                     Timer::Cupti
@@ -382,6 +444,9 @@ impl Engine {
 
     /// Builds (or takes from cache) and loads `variant` for `shape.d`.
     pub fn prepare(&mut self, variant: &Variant, shape: &Shape) -> Result<Build, EngineError> {
+        if variant.toggles.cudnn {
+            return self.prepare_cudnn(shape);
+        }
         let key = (*variant, shape.d);
         if let Some(l) = self.loaded.get(&key) {
             return Ok(Build {
@@ -446,40 +511,10 @@ impl Engine {
         self.loaded.get(&(*variant, d)).map(|l| l.smem_bytes)
     }
 
-    /// Fresh uniform [-1, 1] inputs for `shape` from `seed`, uploaded; returns
-    /// the host copies (the correctness check compares against them).
-    pub fn set_inputs(&mut self, shape: &Shape, seed: u64) -> Result<[Vec<f16>; 3], EngineError> {
-        let n = shape.elements();
-        let need = 4 * n as u64 * 2;
-        let (free, _) = cuda(cudarc::driver::result::mem_get_info(), "memory info")?;
-        if need > free as u64 {
-            return Err(EngineError::Invalid(format!(
-                "shape {shape} needs {need} B of GPU memory; {free} B free"
-            )));
-        }
-        let host = random_inputs(n, seed);
-        let q = cuda(self.stream.clone_htod(&host[0]), "upload Q")?;
-        let k = cuda(self.stream.clone_htod(&host[1]), "upload K")?;
-        let v = cuda(self.stream.clone_htod(&host[2]), "upload V")?;
-        let o = cuda(self.stream.alloc_zeros::<f16>(n), "allocate O")?;
-        self.bufs = Some(Buffers {
-            shape: *shape,
-            q,
-            k,
-            v,
-            o,
-        });
-        Ok(host)
-    }
-
-    fn ensure_inputs(&mut self, shape: &Shape) -> Result<(), EngineError> {
-        if self.bufs.as_ref().is_none_or(|b| b.shape != *shape) {
-            self.set_inputs(shape, 1)?;
-        }
-        Ok(())
-    }
-
     fn launch(&mut self, variant: &Variant, shape: &Shape) -> Result<(), EngineError> {
+        if variant.toggles.cudnn {
+            return self.launch_cudnn(shape);
+        }
         let l = self
             .loaded
             .get(&(*variant, shape.d))
@@ -489,7 +524,8 @@ impl Engine {
             .as_mut()
             .ok_or_else(|| EngineError::Invalid("no inputs".into()))?;
         let cfg = LaunchConfig {
-            grid_dim: (shape.s.div_ceil(l.block_m), shape.b * shape.h, 1),
+            // Heads in y, batches in z: 65535 each (Shape::validate).
+            grid_dim: (shape.s.div_ceil(l.block_m), shape.h, shape.b),
             block_dim: (l.threads, 1, 1),
             shared_mem_bytes: l.smem_bytes,
         };
@@ -509,172 +545,6 @@ impl Engine {
         cuda(unsafe { args.launch(cfg) }.map(|_| ()), "launch")
     }
 
-    /// Times `n` launches; returns GPU ns per launch (CUPTI kernel records, or
-    /// one CUDA-event pair per launch) and the host cost of one launch call in µs.
-    pub fn time_batch(
-        &mut self,
-        variant: &Variant,
-        shape: &Shape,
-        n: usize,
-        l2: L2Mode,
-    ) -> Result<(Vec<u64>, f64), EngineError> {
-        self.time_sequence(&vec![*variant; n], shape, l2)
-    }
-
-    /// Times `pairs` launches of A and B interleaved A, B, A, B… on the same
-    /// inputs, so drift and heat hit both alike.
-    pub fn time_interleaved(
-        &mut self,
-        a: &Variant,
-        b: &Variant,
-        shape: &Shape,
-        pairs: usize,
-        l2: L2Mode,
-    ) -> Result<(Vec<u64>, Vec<u64>), EngineError> {
-        let order: Vec<Variant> = (0..pairs).flat_map(|_| [*a, *b]).collect();
-        let (samples, _) = self.time_sequence(&order, shape, l2)?;
-        Ok((
-            samples.iter().step_by(2).copied().collect(),
-            samples.iter().skip(1).step_by(2).copied().collect(),
-        ))
-    }
-
-    /// Times one launch of each variant in `order`, returning samples in launch order.
-    pub fn time_sequence(
-        &mut self,
-        order: &[Variant],
-        shape: &Shape,
-        l2: L2Mode,
-    ) -> Result<(Vec<u64>, f64), EngineError> {
-        let n = order.len();
-        self.ensure_inputs(shape)?;
-        let use_events = self.timer == Timer::CudaEvents;
-        if !use_events {
-            // Records of launches outside this batch (correctness runs, warm-up) are not samples.
-            cuda(self.stream.synchronize(), "kernel execution")?;
-            super::cupti_timer::take().map_err(EngineError::Cuda)?;
-        }
-        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
-        let events: Vec<(CudaEvent, CudaEvent)> = if use_events {
-            (0..n)
-                .map(|_| {
-                    Ok((
-                        cuda(self.ctx.new_event(flags), "event")?,
-                        cuda(self.ctx.new_event(flags), "event")?,
-                    ))
-                })
-                .collect::<Result<_, EngineError>>()?
-        } else {
-            Vec::new()
-        };
-        let mut host_ns = 0u128;
-        for (i, variant) in order.iter().enumerate() {
-            if l2 == L2Mode::Cold {
-                self.flush_l2()?;
-            }
-            if let Some((start, _)) = events.get(i) {
-                cuda(start.record(&self.stream), "record")?;
-            }
-            let t = Instant::now();
-            self.launch(variant, shape)?;
-            host_ns += t.elapsed().as_nanos();
-            if let Some((_, end)) = events.get(i) {
-                cuda(end.record(&self.stream), "record")?;
-            }
-        }
-        cuda(self.stream.synchronize(), "kernel execution")?;
-        let samples = if use_events {
-            events
-                .iter()
-                .map(|(s, e)| {
-                    cuda(s.elapsed_ms(e), "elapsed")
-                        .map(|ms| (ms as f64 * 1e6).round().max(1.0) as u64)
-                })
-                .collect::<Result<Vec<u64>, _>>()?
-        } else {
-            // Records sort by start time, which on one stream is launch order.
-            let got = super::cupti_timer::take().map_err(EngineError::Cuda)?;
-            if got.len() != n {
-                return Err(EngineError::Cuda(format!(
-                    "CUPTI delivered {} kernel records for {n} launches ({} dropped so far)",
-                    got.len(),
-                    super::cupti_timer::dropped()
-                )));
-            }
-            got
-        };
-        Ok((samples, host_ns as f64 / n.max(1) as f64 / 1e3))
-    }
-
-    /// Runs the variant on fresh inputs from `seed`, output poisoned first, and
-    /// compares against the f64 reference.
-    pub fn check(
-        &mut self,
-        variant: &Variant,
-        shape: &Shape,
-        seed: u64,
-    ) -> Result<CorrectnessReport, EngineError> {
-        self.prepare(variant, shape)?;
-        let inputs = self.set_inputs(shape, seed)?;
-        let n = shape.elements();
-        {
-            let b = self.bufs.as_mut().expect("set above");
-            let poison = vec![f16::from_bits(POISON); n];
-            cuda(self.stream.memcpy_htod(&poison, &mut b.o), "poison O")?;
-        }
-        self.launch(variant, shape)?;
-        cuda(self.stream.synchronize(), "kernel execution")?;
-        let b = self.bufs.as_ref().expect("set above");
-        let out: Vec<f16> = cuda(self.stream.clone_dtoh(&b.o), "download O")?;
-        let (s, d) = (shape.s as usize, shape.d as usize);
-        let head_len = s * d;
-        let to_f32 = |x: &[f16]| x.iter().map(|h| h.to_f32()).collect::<Vec<f32>>();
-        let checked = reference::heads_to_check(shape);
-        let mut acc = Accumulator::default();
-        let per_head: Vec<(usize, Vec<f64>)> = checked
-            .par_iter()
-            .map(|&hd| {
-                let r = hd * head_len..(hd + 1) * head_len;
-                (
-                    hd,
-                    reference::attention_head(
-                        &to_f32(&inputs[0][r.clone()]),
-                        &to_f32(&inputs[1][r.clone()]),
-                        &to_f32(&inputs[2][r]),
-                        s,
-                        d,
-                        shape.causal,
-                    ),
-                )
-            })
-            .collect();
-        let got = to_f32(&out);
-        let poisoned: Vec<bool> = out.iter().map(|h| h.to_bits() == POISON).collect();
-        let mut compared = vec![false; (shape.b * shape.h) as usize];
-        for (hd, reference) in &per_head {
-            let r = hd * head_len..(hd + 1) * head_len;
-            acc.add(&got[r.clone()], &poisoned[r], reference);
-            compared[*hd] = true;
-        }
-        for (hd, done) in compared.iter().enumerate() {
-            if !done {
-                let r = hd * head_len..(hd + 1) * head_len;
-                acc.scan_only(&got[r.clone()], &poisoned[r]);
-            }
-        }
-        let c = acc.finish();
-        Ok(CorrectnessReport {
-            variant: *variant,
-            shape: *shape,
-            seed,
-            max_abs_err: c.max_abs_err,
-            rel_l2_err: c.rel_l2_err,
-            nan_count: c.nan_count,
-            unwritten: c.unwritten,
-            pass: c.pass(),
-        })
-    }
-
     pub fn driver_version(&self) -> Option<String> {
         let mut v = 0i32;
         // SAFETY: libcuda is loaded (the engine exists) and `v` outlives the call.
@@ -682,15 +552,4 @@ impl Engine {
         (rc == cudarc::driver::sys::CUresult::CUDA_SUCCESS)
             .then(|| format!("{}.{}", v / 1000, (v % 1000) / 10))
     }
-}
-
-/// Q, K, V uniform in [-1, 1], reproducible from `seed`.
-pub fn random_inputs(n: usize, seed: u64) -> [Vec<f16>; 3] {
-    let draw = |stream: u64| {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed.wrapping_mul(3).wrapping_add(stream));
-        (0..n)
-            .map(|_| f16::from_f32(rng.random_range(-1.0f32..=1.0)))
-            .collect::<Vec<f16>>()
-    };
-    [draw(0), draw(1), draw(2)]
 }

@@ -1,0 +1,155 @@
+//! The `cudnn` variant: cuDNN's fused attention on the engine's own buffers
+//! and stream, so it is launched, checked and timed exactly like
+//! attnscope's kernels. Plans are built once per shape and kept.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use cudarc::driver::CudaSlice;
+
+use super::{Engine, EngineError, cuda};
+use crate::gpu::cudnn::{self, CudnnHandle, SdpaPlan};
+use crate::gpu::libs::{self, Lib};
+use crate::gpu::nvrtc::Build;
+use crate::session::Shape;
+
+/// cuDNN's handle, plans by shape, and the workspace they share.
+pub(super) struct Cudnn {
+    handle: CudnnHandle,
+    plans: HashMap<Shape, Planned>,
+    workspace: Option<CudaSlice<u8>>,
+}
+
+struct Planned {
+    plan: SdpaPlan,
+    build: Build,
+    /// Kernels one call launches, counted with CUPTI on the first call (1
+    /// when the timer is CUDA events, which bracket the whole call anyway).
+    kernels: usize,
+}
+
+/// One line on what runs: "cuDNN 9.19.0, engine 2 (…), workspace 0 B".
+fn describe(plan: &SdpaPlan) -> String {
+    let i = plan.info();
+    format!(
+        "cuDNN {}, {}, workspace {} B, {}",
+        cudnn::format_cudnn_version(i.cudnn_version),
+        i.engine,
+        i.workspace_bytes,
+        i.library
+    )
+}
+
+impl Engine {
+    /// Builds (or takes from the cache) cuDNN's plan for `shape`; the error
+    /// says in one line why cuDNN cannot run it.
+    pub(super) fn prepare_cudnn(&mut self, shape: &Shape) -> Result<Build, EngineError> {
+        if let Some(p) = self.cudnn.as_ref().and_then(|c| c.plans.get(shape)) {
+            return Ok(Build {
+                cached: true,
+                ..p.build.clone()
+            });
+        }
+        let unavailable = |e: String| EngineError::Invalid(format!("cudnn: {e}"));
+        if self.cudnn.is_none() {
+            libs::ensure(Lib::Cudnn).map_err(|e| unavailable(e.to_string()))?;
+            let handle = cudnn::create_handle(&self.stream).map_err(unavailable)?;
+            self.cudnn = Some(Cudnn {
+                handle,
+                plans: HashMap::new(),
+                workspace: None,
+            });
+        }
+        let t = Instant::now();
+        let c = self.cudnn.as_mut().expect("set above");
+        let plan = SdpaPlan::new(
+            &c.handle,
+            shape.b as usize,
+            shape.h as usize,
+            shape.s as usize,
+            shape.d as usize,
+            shape.causal,
+        )
+        .map_err(unavailable)?;
+        let need = plan.info().workspace_bytes as usize;
+        if need > 0 && c.workspace.as_ref().is_none_or(|w| w.len() < need) {
+            c.workspace = Some(cuda(
+                self.stream.alloc_zeros::<u8>(need),
+                "allocate the cuDNN workspace",
+            )?);
+        }
+        let build = Build {
+            arch: self.arch.clone(),
+            log: describe(&plan),
+            families: vec!["cudnn".into()],
+            compile_ms: t.elapsed().as_secs_f64() * 1e3,
+            ..Build::default()
+        };
+        c.plans.insert(
+            *shape,
+            Planned {
+                plan,
+                build: build.clone(),
+                kernels: 1,
+            },
+        );
+        self.count_cudnn_kernels(shape)?;
+        Ok(build)
+    }
+
+    /// How many kernels one cuDNN call launches, from CUPTI's records of one
+    /// call on the timing inputs.
+    fn count_cudnn_kernels(&mut self, shape: &Shape) -> Result<(), EngineError> {
+        if self.timer != super::Timer::Cupti {
+            return Ok(());
+        }
+        self.ensure_inputs(shape)?;
+        cuda(self.stream.synchronize(), "kernel execution")?;
+        crate::gpu::cupti_timer::take().map_err(EngineError::Cuda)?;
+        self.launch_cudnn(shape)?;
+        cuda(self.stream.synchronize(), "cuDNN call")?;
+        let n = crate::gpu::cupti_timer::take()
+            .map_err(EngineError::Cuda)?
+            .iter()
+            .filter(|s| s.kind == crate::gpu::cupti_timer::Kind::Other)
+            .count();
+        if n == 0 {
+            return Err(EngineError::Invalid(
+                "cudnn: CUPTI saw no kernel for one cuDNN call".into(),
+            ));
+        }
+        if let Some(p) = self.cudnn.as_mut().and_then(|c| c.plans.get_mut(shape)) {
+            p.kernels = n;
+            if n > 1 {
+                p.build.log.push_str(&format!(", {n} kernels per call"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Kernels one call of `shape`'s plan launches (1 for anything else).
+    pub(super) fn cudnn_kernels(&self, shape: &Shape) -> usize {
+        self.cudnn
+            .as_ref()
+            .and_then(|c| c.plans.get(shape))
+            .map_or(1, |p| p.kernels)
+    }
+
+    /// One cuDNN call on the engine's buffers.
+    pub(super) fn launch_cudnn(&mut self, shape: &Shape) -> Result<(), EngineError> {
+        let Some(c) = self.cudnn.as_mut() else {
+            return Err(EngineError::Invalid("cudnn not prepared".into()));
+        };
+        let p = c
+            .plans
+            .get(shape)
+            .ok_or_else(|| EngineError::Invalid(format!("cudnn not prepared for {shape}")))?;
+        let b = self
+            .bufs
+            .as_mut()
+            .ok_or_else(|| EngineError::Invalid("no inputs".into()))?;
+        p.plan
+            .execute(&b.q, &b.k, &b.v, &mut b.o, c.workspace.as_mut())
+            .map_err(EngineError::Cuda)
+    }
+}

@@ -1,0 +1,235 @@
+//! Input generators for the correctness oracle: Q, K, V for a shape, from a
+//! distribution and a seed. Deterministic: each (seed, head, tensor) has its
+//! own random stream, so the values do not depend on the thread count.
+
+use half::f16;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+use crate::session::{Inputs, Shape};
+
+/// Log2 units the running maximum climbs at each step of `rising`: past the
+/// kernels' lazy-rescale threshold of 8.
+pub const RISE_LOG2: f64 = 12.0;
+/// Steps of `rising` over a sequence.
+pub const RISES: usize = 6;
+
+fn rng(seed: u64, head: usize, tensor: u64) -> ChaCha8Rng {
+    let mixed = seed
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add((head as u64).wrapping_mul(0xD1B5_4A32_D192_ED03))
+        .wrapping_add(tensor);
+    ChaCha8Rng::seed_from_u64(mixed)
+}
+
+fn normal(r: &mut ChaCha8Rng) -> f32 {
+    // Box-Muller.
+    let u1: f32 = r.random_range(f32::EPSILON..1.0);
+    let u2: f32 = r.random_range(0.0..1.0);
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f32::consts::PI * u2).cos()
+}
+
+/// The key positions where `rising` steps up: spread over the sequence and
+/// off tile boundaries.
+pub fn rise_positions(s: usize) -> Vec<usize> {
+    let mut p: Vec<usize> = (1..=RISES)
+        .map(|m| m * s / (RISES + 1) + s / 23)
+        .filter(|&p| p > 0 && p < s)
+        .collect();
+    p.dedup();
+    p
+}
+
+/// Q, K, V for `shape`, each B·H·S·D halves in BHSD order.
+pub fn generate(inputs: Inputs, shape: &Shape, seed: u64) -> [Vec<f16>; 3] {
+    let (s, d) = (shape.s as usize, shape.d as usize);
+    let head_len = s * d;
+    let n = shape.elements();
+    let mut out = [vec![f16::ZERO; n], vec![f16::ZERO; n], vec![f16::ZERO; n]];
+    let rises = rise_positions(s);
+    for (tensor, buf) in out.iter_mut().enumerate() {
+        buf.par_chunks_mut(head_len.max(1))
+            .enumerate()
+            .for_each(|(head, chunk)| {
+                let mut r = rng(seed, head, tensor as u64);
+                fill(inputs, tensor, chunk, s, d, &rises, &mut r);
+            });
+    }
+    out
+}
+
+fn fill(
+    inputs: Inputs,
+    tensor: usize,
+    chunk: &mut [f16],
+    s: usize,
+    d: usize,
+    rises: &[usize],
+    r: &mut ChaCha8Rng,
+) {
+    let uniform = |r: &mut ChaCha8Rng, a: f32| f16::from_f32(r.random_range(-a..=a));
+    let (q, k) = (tensor == 0, tensor == 1);
+    match inputs {
+        Inputs::Uniform => chunk.iter_mut().for_each(|x| *x = uniform(r, 1.0)),
+        Inputs::Normal { sigma_milli } => {
+            let sigma = sigma_milli as f32 / 1000.0;
+            chunk
+                .iter_mut()
+                .for_each(|x| *x = f16::from_f32((normal(r) * sigma).clamp(-60_000.0, 60_000.0)));
+        }
+        Inputs::Rising => {
+            // Score of key j ≈ level(j)·RISE_LOG2·ln 2 nats: Q's first
+            // coordinate is 4, K's carries the level; the rest is noise.
+            const Q0: f32 = 4.0;
+            for (j, row) in chunk.chunks_mut(d).enumerate().take(s) {
+                for (c, x) in row.iter_mut().enumerate() {
+                    *x = if c == 0 && q {
+                        f16::from_f32(Q0)
+                    } else if c == 0 && k {
+                        let level = rises.iter().filter(|&&p| p <= j).count() as f64;
+                        let nats = level * RISE_LOG2 * std::f64::consts::LN_2;
+                        let k0 = nats * (d as f64).sqrt() / Q0 as f64;
+                        f16::from_f32(k0 as f32 + r.random_range(-0.25f32..=0.25))
+                    } else {
+                        uniform(r, 1.0)
+                    };
+                }
+            }
+        }
+        Inputs::Outliers => {
+            for row in chunk.chunks_mut(d) {
+                let big = k && r.random_range(0.0f32..1.0) < 0.01;
+                let a = if big { 40.0 } else { 1.0 };
+                row.iter_mut().for_each(|x| *x = uniform(r, a));
+            }
+        }
+        Inputs::Ties => {
+            if k {
+                let first: Vec<f16> = (0..d).map(|_| uniform(r, 1.0)).collect();
+                for row in chunk.chunks_mut(d) {
+                    row.copy_from_slice(&first);
+                }
+            } else {
+                chunk.iter_mut().for_each(|x| *x = uniform(r, 1.0));
+            }
+        }
+        Inputs::Large => {
+            let a = if tensor == 2 { 60_000.0 } else { 16.0 };
+            chunk.iter_mut().for_each(|x| *x = uniform(r, a));
+        }
+    }
+}
+
+/// The largest |V| over the given values, at least 1: outputs are convex
+/// combinations of V's rows, so the oracle's absolute tolerance scales by it.
+pub fn value_scale(v: &[f16]) -> f64 {
+    v.iter()
+        .map(|x| x.to_f32().abs() as f64)
+        .fold(1.0, f64::max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(s: u32, d: u32) -> Shape {
+        Shape {
+            b: 1,
+            h: 2,
+            s,
+            d,
+            causal: false,
+        }
+    }
+
+    #[test]
+    fn deterministic_from_the_seed() {
+        for i in Inputs::ALL {
+            let a = generate(i, &shape(77, 64), 5);
+            let b = generate(i, &shape(77, 64), 5);
+            let c = generate(i, &shape(77, 64), 6);
+            assert_eq!(a, b, "{i}");
+            assert_ne!(a[2], c[2], "{i}: another seed, other values");
+            for t in &a {
+                assert!(t.iter().all(|x| x.to_f32().is_finite()), "{i}");
+            }
+        }
+    }
+
+    /// Scores of one row in log2 units, from the fp16 values the GPU sees.
+    fn scores_log2(q: &[f16], k: &[f16], s: usize, d: usize, row: usize) -> Vec<f64> {
+        (0..s)
+            .map(|j| {
+                let dot: f64 = (0..d)
+                    .map(|c| q[row * d + c].to_f64() * k[j * d + c].to_f64())
+                    .sum();
+                dot / (d as f64).sqrt() * std::f64::consts::LOG2_E
+            })
+            .collect()
+    }
+
+    /// How often a row's running maximum rises by more than 8 log2 units
+    /// after its first key (what makes the kernels rescale O).
+    fn rescales(scores: &[f64]) -> usize {
+        let mut m = scores[0];
+        let mut n = 0;
+        for &x in &scores[1..] {
+            if x > m + 8.0 {
+                n += 1;
+                m = x;
+            }
+        }
+        n
+    }
+
+    #[test]
+    fn rising_raises_every_rows_running_max_several_times() {
+        for (s, d) in [(512usize, 64usize), (333, 128), (4097, 64)] {
+            let [q, k, _] = generate(Inputs::Rising, &shape(s as u32, d as u32), 9);
+            for row in [0, s / 2, s - 1] {
+                let n = rescales(&scores_log2(&q, &k, s, d, row));
+                assert!(
+                    n >= 5,
+                    "S={s} D={d} row {row}: the max rose past 8 log2 only {n} times"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn uniform_never_rescales_after_the_first_key() {
+        // Why `rising` exists: with uniform inputs the lazy rescale never runs.
+        let [q, k, _] = generate(Inputs::Uniform, &shape(512, 64), 9);
+        for row in [0, 100, 511] {
+            assert_eq!(rescales(&scores_log2(&q, &k, 512, 64, row)), 0);
+        }
+    }
+
+    #[test]
+    fn ties_make_every_key_equal_and_large_stays_finite() {
+        let [_, k, _] = generate(Inputs::Ties, &shape(40, 64), 2);
+        assert!(k[..64 * 40].chunks(64).all(|r| r == &k[..64]));
+        let [q, _, v] = generate(Inputs::Large, &shape(40, 64), 2);
+        assert!(value_scale(&v) > 50_000.0 && value_scale(&v) <= 60_000.0);
+        assert!(value_scale(&q) <= 16.0);
+    }
+
+    #[test]
+    fn outliers_are_a_few_large_keys() {
+        let [_, k, _] = generate(Inputs::Outliers, &shape(4000, 64), 3);
+        let big = k
+            .chunks(64)
+            .filter(|r| r.iter().any(|x| x.to_f32().abs() > 2.0))
+            .count();
+        assert!((20..=150).contains(&big), "{big} of 8000 keys are large");
+    }
+
+    #[test]
+    fn rise_positions_stay_inside_and_off_tile_edges() {
+        let p = rise_positions(512);
+        assert_eq!(p.len(), RISES);
+        assert!(p.iter().all(|&x| x > 0 && x < 512 && x % 64 != 0), "{p:?}");
+        assert!(rise_positions(1).is_empty());
+    }
+}
