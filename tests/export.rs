@@ -98,13 +98,18 @@ fn export_of_the_fixture_writes_every_file() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "t_us,variant,shape,l2,timer,sm_clock_mhz,throttled,index,latency_ns"
+        "t_us,variant,shape,regime,l2,timer,sm_clock_mhz,throttled,index,latency_ns"
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), samples);
     assert!(
         rows.iter()
-            .all(|r| r.len() == 9 && r[8].parse::<u64>().is_ok())
+            .all(|r| r.len() == 10 && r[9].parse::<u64>().is_ok())
+    );
+    // Every sample names its regime.
+    assert!(
+        rows.iter()
+            .all(|r| r[3] == "back-to-back" || r[3] == "interleaved")
     );
 
     let csv = std::fs::read_to_string(out.join("counters.csv")).unwrap();

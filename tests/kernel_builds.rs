@@ -47,6 +47,19 @@ fn every_variant_compiles_clean_on_every_arch() {
             jobs.push((arch, v.with_tile("64x64s2w8k2"), 128u32));
             jobs.push((arch, v.with_tile("64x64s2w8k2g"), 128u32));
         }
+        // The planted bugs of `selftest --mutations` build on every arch.
+        for m in [
+            "scalar+mutrescale",
+            "wmma+async+mutrescale",
+            "wmma+pv+async+mutrescale",
+            "mma+mutrescale",
+            "mma+async+mutrescale@64x64s3w4",
+            "mma+async+mutmerge@64x64s2w8k2",
+            "mma+async+mutrescale@64x64s2w4g",
+            "mma+async+mutmerge@64x64s2w8k2g",
+        ] {
+            jobs.push((arch, m.parse().unwrap(), 64u32));
+        }
     }
     let failures: Vec<String> = jobs
         .par_iter()
@@ -101,6 +114,15 @@ fn every_variant_compiles_clean_on_every_arch() {
             }
             if b.cubin.is_empty() || b.registers == 0 {
                 bad.push("empty cubin or no register count".into());
+            }
+            // The Rust formula that `t`, tune and selftest skip tiles by must
+            // say what the kernel itself says.
+            let stated = attnscope::gpu::cubin::read_u32_symbol(&b.cubin, "attn_smem_bytes");
+            if stated != Some(v.smem_bytes(*d)) {
+                bad.push(format!(
+                    "shared memory: the kernel says {stated:?}, Variant::smem_bytes {}",
+                    v.smem_bytes(*d)
+                ));
             }
             (!bad.is_empty()).then(|| {
                 format!(

@@ -95,7 +95,7 @@ fn golden_replay_final_frame_80x24() {
 #[test]
 fn mid_session_before_ab() {
     let events = fixture_events();
-    let state = replay_state(&events[..14]);
+    let state = replay_state(&events[..30]);
     insta::assert_snapshot!("fixture_mid_120x40", text(&draw(&state, 120, 40)));
 }
 
@@ -127,13 +127,13 @@ fn too_small_says_so() {
 fn pass_and_fail_are_coloured() {
     let events = fixture_events();
     // Before the race: the gates table of wmma+pv+async, with PASS and FAIL.
-    let buf = draw(&replay_state(&events[..35]), 120, 40);
+    let buf = draw(&replay_state(&events[..51]), 120, 40);
     let (x, y) = find(&buf, "FAIL").expect("a FAIL on screen");
     assert_eq!(buf[(x, y)].fg, Color::Red);
     let (x, y) = find(&buf, "PASS").expect("a PASS on screen");
     assert_eq!(buf[(x, y)].fg, Color::Green);
     // Scalar's gates have N/A rows (tensor pipe does not apply).
-    let buf = draw(&replay_state(&events[..18]), 120, 40);
+    let buf = draw(&replay_state(&events[..34]), 120, 40);
     let (x, y) = find(&buf, "N/A").expect("an N/A on screen");
     assert_eq!(buf[(x, y)].fg, Color::DarkGray);
 }

@@ -9,7 +9,7 @@ use crate::model::state::SessionState;
 use crate::session::event::{Event, Stamped};
 
 pub const SAMPLE_COLUMNS: &str =
-    "t_us,variant,shape,l2,timer,sm_clock_mhz,throttled,index,latency_ns";
+    "t_us,variant,shape,regime,l2,timer,sm_clock_mhz,throttled,index,latency_ns";
 pub const COUNTER_COLUMNS: &str =
     "\"variant\",\"shape\",\"metric\",\"unit\",\"value\",\"passes\",\"l2\",\"chip\"";
 
@@ -30,10 +30,11 @@ impl SamplesCsv {
         let clock = b.sm_clock_mhz.map_or(String::new(), |c| c.to_string());
         let throttled = b.throttled.map_or(String::new(), |t| t.to_string());
         let shape = shape_field(&b.shape);
+        let regime = b.regime.map_or("", |r| r.name());
         for (i, ns) in b.samples_ns.iter().enumerate() {
             writeln!(
                 self.0,
-                "{},{},{shape},{},{},{clock},{throttled},{i},{ns}",
+                "{},{},{shape},{regime},{},{},{clock},{throttled},{i},{ns}",
                 s.t_us,
                 b.variant,
                 l2_name(b.l2),

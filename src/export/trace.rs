@@ -70,6 +70,7 @@ impl TraceWriter {
                     "ph": "X", "pid": PID, "tid": tid, "name": name,
                     "ts": (ts - gpu_us).max(0.0), "dur": gpu_us,
                     "args": {"launches": sorted.len(), "p50_us": p50,
+                        "regime": crate::session::event::regime_name(b.regime),
                              "min_us": sorted[0] as f64 / 1e3,
                              "max_us": sorted[sorted.len() - 1] as f64 / 1e3,
                              "shape": b.shape.to_string(), "sm_clock_mhz": b.sm_clock_mhz,

@@ -4,6 +4,7 @@
 //! above it (`ui/`, `cli.rs`, `headless/`, `app/`): it speaks in `session/`
 //! events and `metrics/` arithmetic.
 
+pub mod cubin;
 pub mod cudnn;
 pub mod cupti_timer;
 pub mod engine;

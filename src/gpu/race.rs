@@ -49,7 +49,7 @@ const ISOLATED_ROUND: usize = 24;
 
 pub enum RaceEvent {
     Batch(LatencyBatch),
-    Report(AbReport),
+    Report(Box<AbReport>),
 }
 
 /// What the race has gathered: each round's kept samples per side.
@@ -157,7 +157,7 @@ pub fn race(
             let last = report_final(a, b, shape, &rounds, step, &timer, regime);
             return Ok(last);
         }
-        emit(RaceEvent::Report(report));
+        emit(RaceEvent::Report(Box::new(report)));
     }
     unreachable!("the round counter does not run out")
 }

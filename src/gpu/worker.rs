@@ -311,7 +311,7 @@ impl Worker {
                 |e| {
                     let event = match e {
                         RaceEvent::Batch(batch) => Event::Latency(batch),
-                        RaceEvent::Report(r) => Event::AbResult(r),
+                        RaceEvent::Report(r) => Event::AbResult(*r),
                     };
                     emit(stamp(event));
                 },

@@ -90,7 +90,7 @@ fn one_race(
             sink.drain();
             match e {
                 RaceEvent::Batch(b) => sink.event(Event::Latency(b)),
-                RaceEvent::Report(r) => sink.event(Event::AbResult(r)),
+                RaceEvent::Report(r) => sink.event(Event::AbResult(*r)),
             }
         },
         || true,

@@ -90,6 +90,18 @@ pub fn bench(args: BenchArgs) -> i32 {
             }
         }
     }
+    // Each variant's time over cuDNN's, when cuDNN ran in this bench.
+    let cudnn_us = rows
+        .iter()
+        .find(|r| r["variant"] == "cudnn")
+        .and_then(|r| r["median_us"].as_f64());
+    if let Some(c) = cudnn_us {
+        for r in rows.iter_mut() {
+            if let Some(m) = r["median_us"].as_f64() {
+                r["vs_cudnn"] = json!(m / c);
+            }
+        }
+    }
     let gpu = &engine.info;
     let cost = sampler_cost(&sampler, started.elapsed().as_secs_f64());
     drop(sampler);
@@ -145,7 +157,7 @@ pub fn bench(args: BenchArgs) -> i32 {
             .unwrap_or(0)
             .max(16);
         println!(
-            "{:<w$} {:>9} {:>8} {:>9} {:>9} {:>8} {:>9} {:>5} {:>7} {:>6} {:>7}",
+            "{:<w$} {:>9} {:>8} {:>9} {:>9} {:>8} {:>9} {:>5} {:>7} {:>6} {:>7}{}",
             "variant",
             "p50 µs",
             "±95%",
@@ -156,7 +168,8 @@ pub fn bench(args: BenchArgs) -> i32 {
             "regs",
             "smem",
             "spill",
-            "correct"
+            "correct",
+            if cudnn_us.is_some() { "  ÷ cuDNN" } else { "" }
         );
         let mut any_at_step = false;
         for r in &rows {
@@ -172,8 +185,11 @@ pub fn bench(args: BenchArgs) -> i32 {
             } else {
                 "?".into()
             };
+            let vs = r["vs_cudnn"]
+                .as_f64()
+                .map_or(String::new(), |x| format!("  {x:>7.3}"));
             println!(
-                "{:<w$} {:>9.2} {:>8} {:>9.2} {:>9.2} {:>8.2} {:>9.2e} {:>5} {:>6}K {:>6} {:>7}",
+                "{:<w$} {:>9.2} {:>8} {:>9.2} {:>9.2} {:>8.2} {:>9.2e} {:>5} {:>6}K {:>6} {:>7}{vs}",
                 r["variant"].as_str().unwrap_or(""),
                 r["median_us"].as_f64().unwrap_or(f64::NAN),
                 noise,
@@ -198,6 +214,9 @@ pub fn bench(args: BenchArgs) -> i32 {
             println!(
                 "* the interval is the timer's step: the median is steadier than the timer resolves"
             );
+        }
+        if cudnn_us.is_some() {
+            println!("÷ cuDNN: p50 over cuDNN's p50 in this run, same regime (below 1: faster)");
         }
     }
     if any_fail { exit::CHECK_FAILED } else { 0 }

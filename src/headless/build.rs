@@ -35,9 +35,16 @@ pub fn build(args: BuildArgs) -> i32 {
         let dir = args.out.as_deref().unwrap_or(Path::new("")).display();
         return fail(exit::USAGE, format!("--out {dir}: {e}"));
     }
+    let w = variants
+        .iter()
+        .map(|v| v.name().chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(28);
+    let limit = smem_limit(&args.arch);
     println!(
-        "{:<28} {:>5} {:>12} {:>9} {:>6} {:>8}  families",
-        "variant", "regs", "static smem", "spill B", "stack", "ms"
+        "{:<w$} {:>5} {:>12} {:>9} {:>6} {:>8}  families",
+        "variant", "regs", "smem/block", "spill B", "stack", "ms"
     );
     let builder = nvrtc::Builder::new(source).without_disk_cache();
     let shape = Shape {
@@ -48,16 +55,28 @@ pub fn build(args: BuildArgs) -> i32 {
     for v in variants {
         match builder.build(&v, &shape, &args.arch) {
             Ok(b) => {
+                // Dynamic (stated by the kernel in its cubin) plus static.
+                let smem = crate::gpu::cubin::read_u32_symbol(&b.cubin, "attn_smem_bytes")
+                    .unwrap_or(0)
+                    + b.smem_static_bytes;
                 println!(
-                    "{:<28} {:>5} {:>12} {:>9} {:>6} {:>8.0}  {}",
+                    "{:<w$} {:>5} {:>12} {:>9} {:>6} {:>8.0}  {}",
                     v.name(),
                     b.registers,
-                    b.smem_static_bytes,
+                    crate::metrics::format::bytes(smem as f64),
                     b.spill_store_bytes + b.spill_load_bytes,
                     b.stack_bytes,
                     b.compile_ms,
                     b.families.join(" ")
                 );
+                if let Some((gpus, max)) = limit.filter(|(_, max)| smem > *max) {
+                    println!(
+                        "    over the limit: {} of shared memory per block; {} ({gpus}) allows {} KiB, so it cannot launch there",
+                        crate::metrics::format::bytes(smem as f64),
+                        args.arch,
+                        max / 1024
+                    );
+                }
                 // ptxas's advice (wgmma serialized, and the like) is part of the report.
                 for line in b.log.lines().filter(|l| l.contains("warning")) {
                     println!("    {}", line.trim());
@@ -72,10 +91,21 @@ pub fn build(args: BuildArgs) -> i32 {
             }
             Err(e) => {
                 failed += 1;
-                println!("{:<28} FAILED", v.name());
+                println!("{:<w$} FAILED", v.name());
                 eprintln!("{e}");
             }
         }
     }
     if failed > 0 { exit::CHECK_FAILED } else { 0 }
+}
+
+/// The most dynamic shared memory a block may opt into, by architecture, and
+/// the GPUs that means (CUDA programming guide, compute capabilities table).
+fn smem_limit(arch: &str) -> Option<(&'static str, u32)> {
+    match arch.trim_end_matches('a') {
+        "sm_80" | "sm_87" => Some(("A100-class", 163 * 1024)),
+        "sm_86" | "sm_89" => Some(("RTX/L4/L40-class", 99 * 1024)),
+        "sm_90" => Some(("H100/H200", 227 * 1024)),
+        _ => None,
+    }
 }

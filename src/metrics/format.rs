@@ -94,6 +94,25 @@ pub fn step_text(step: f64) -> String {
     }
 }
 
+/// `text` in at most `width` characters, cut in the middle with `…` so
+/// both ends survive: `mma+async@64x128s2w8k2g` → `mma+async@…s2w8k2g`.
+pub fn fit_middle(text: &str, width: usize) -> String {
+    let n = text.chars().count();
+    if n <= width {
+        return text.to_string();
+    }
+    if width < 2 {
+        return text.chars().take(width).collect();
+    }
+    let head = (width - 1) / 2;
+    let tail = width - 1 - head;
+    let chars: Vec<char> = text.chars().collect();
+    let mut out: String = chars[..head].iter().collect();
+    out.push('…');
+    out.extend(&chars[n - tail..]);
+    out
+}
+
 /// A metric value in its unit, compact.
 pub fn metric(value: f64, unit: &str) -> String {
     match unit {
@@ -139,6 +158,18 @@ mod tests {
         assert_eq!(noise(0.0042), "±0.42%");
         assert_eq!(noise(0.00001), "±<0.01%");
         assert_eq!(noise(f64::NAN), "±?");
+    }
+
+    #[test]
+    fn names_are_cut_in_the_middle() {
+        assert_eq!(fit_middle("short", 18), "short");
+        let cut = fit_middle("mma+async@64x128s2w8k2g", 18);
+        assert_eq!(cut.chars().count(), 18);
+        assert!(
+            cut.ends_with("s2w8k2g") && cut.starts_with("mma+") && cut.contains('…'),
+            "{cut}"
+        );
+        assert_eq!(fit_middle("abc", 1), "a");
     }
 
     #[test]

@@ -85,6 +85,9 @@ impl Requirement {
 pub struct GateSpec {
     pub id: String,
     pub name: String,
+    /// What narrow screens show (the name cut in the middle when absent).
+    #[serde(default)]
+    pub short: Option<String>,
     pub value: Vec<String>,
     #[serde(default)]
     pub per: Vec<String>,
@@ -173,6 +176,8 @@ impl fmt::Display for Status {
 pub struct GateResult {
     pub id: String,
     pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub short: Option<String>,
     pub value: Option<f64>,
     pub op: Op,
     pub threshold: f64,
@@ -209,6 +214,7 @@ fn evaluate_one(g: &GateSpec, toggles: Toggles, values: &BTreeMap<String, f64>) 
     GateResult {
         id: g.id.clone(),
         name: g.name.clone(),
+        short: g.short.clone(),
         value,
         op: g.op,
         threshold: g.threshold,

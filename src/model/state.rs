@@ -199,6 +199,8 @@ pub struct SessionState {
     pub regime: Option<Regime>,
     /// The distribution of the newest correctness check.
     pub inputs: Option<crate::session::Inputs>,
+    /// The SM clock the in-kernel probe read after the newest batch, MHz.
+    pub probe_mhz: Option<u32>,
 }
 
 impl SessionState {
@@ -308,6 +310,7 @@ impl SessionState {
                     }
                 }
                 if let Some(mhz) = batch.sm_clock_mhz {
+                    self.probe_mhz = Some(mhz);
                     s.sm_clock_seen = Some(
                         s.sm_clock_seen
                             .map_or((mhz, mhz), |(lo, hi)| (lo.min(mhz), hi.max(mhz))),

@@ -54,6 +54,8 @@ pub struct UiState {
     pub gates: GateSet,
     pub mode: Mode,
     pub help_open: bool,
+    /// Lines the help is scrolled down by (clamped when drawn).
+    pub help_scroll: u16,
     /// A one-line notice (e.g. a key that does nothing in replay).
     pub notice: Option<String>,
 }
@@ -75,6 +77,7 @@ impl UiState {
                 before_cudnn: None,
             },
             help_open: false,
+            help_scroll: 0,
             notice: None,
         }
     }
@@ -91,6 +94,7 @@ impl UiState {
                 banner,
             },
             help_open: false,
+            help_scroll: 0,
             notice: None,
         }
     }
@@ -127,7 +131,14 @@ impl UiState {
         self.notice = None;
         match action {
             Action::Quit => return vec![Effect::Quit],
-            Action::ToggleHelp => self.help_open = !self.help_open,
+            Action::ToggleHelp => {
+                self.help_open = !self.help_open;
+                self.help_scroll = 0;
+            }
+            Action::HelpDown => self.help_scroll = self.help_scroll.saturating_add(1),
+            Action::HelpUp => self.help_scroll = self.help_scroll.saturating_sub(1),
+            Action::HelpPageDown => self.help_scroll = self.help_scroll.saturating_add(10),
+            Action::HelpPageUp => self.help_scroll = self.help_scroll.saturating_sub(10),
             Action::Pause | Action::Faster | Action::Slower | Action::SkipAhead | Action::ToEnd => {
                 return self.replay_control(action);
             }
@@ -213,13 +224,31 @@ impl UiState {
             Action::ToggleMma => next.variant.toggles.mma ^= true,
             Action::ToggleFault => next.variant.toggles.fault ^= true,
             Action::NextTile => {
-                let wgmma = (self.session.header.as_ref())
-                    .and_then(|h| h.gpu.as_ref())
-                    .is_some_and(GpuInfo::has_wgmma);
-                next.variant.tile = cycle(
-                    &TileConfig::presets_for(base.variant.toggles, wgmma),
-                    base.variant.tile,
-                )
+                let gpu = self.session.header.as_ref().and_then(|h| h.gpu.as_ref());
+                let wgmma = gpu.is_some_and(GpuInfo::has_wgmma);
+                // Tiles this GPU cannot launch at this D are skipped, said once.
+                let (tiles, skipped): (Vec<TileConfig>, Vec<TileConfig>) =
+                    TileConfig::presets_for(base.variant.toggles, wgmma)
+                        .into_iter()
+                        .partition(|&tile| {
+                            let v = Variant {
+                                tile,
+                                ..base.variant
+                            };
+                            gpu.is_none_or(|g| g.smem_refusal(&v, base.shape.d).is_none())
+                        });
+                if !skipped.is_empty() {
+                    self.notice = Some(format!(
+                        "t skips {} tile{} over this GPU's shared memory at D={}",
+                        skipped.len(),
+                        if skipped.len() == 1 { "" } else { "s" },
+                        base.shape.d
+                    ));
+                }
+                if tiles.is_empty() {
+                    return Vec::new();
+                }
+                next.variant.tile = cycle(&tiles, base.variant.tile)
             }
             Action::NextShape => {
                 let plain = Shape {

@@ -30,6 +30,10 @@ pub enum Action {
     ToggleRegime,
     NextInputs,
     ToggleCudnn,
+    HelpDown,
+    HelpUp,
+    HelpPageDown,
+    HelpPageUp,
 }
 
 /// Where a binding is active. Global bindings work everywhere except over help.
@@ -189,7 +193,7 @@ pub const KEYS: &[Binding] = &[
         Char('R'),
         "R",
         ToggleRegime,
-        "timing regime: back-to-back (queued) or isolated (idle gap, L2 emptied, as Nsight Compute); races follow",
+        "timing regime: back-to-back or isolated (gap, L2 emptied)",
         false,
     ),
     bind(
@@ -197,7 +201,7 @@ pub const KEYS: &[Binding] = &[
         Char('I'),
         "I",
         NextInputs,
-        "next input distribution for correctness checks (uniform, normal, rising, outliers, ties, large)",
+        "next input distribution of the correctness checks (rising, ties…)",
         false,
     ),
     bind(
@@ -205,7 +209,7 @@ pub const KEYS: &[Binding] = &[
         Char('d'),
         "d",
         ToggleCudnn,
-        "cuDNN's fused attention (the vendor baseline) in place of the kernel; d again goes back",
+        "cuDNN's fused attention, the vendor baseline; d again goes back",
         false,
     ),
     bind(
@@ -270,6 +274,33 @@ pub const KEYS: &[Binding] = &[
     bind(Help, KeyCode::Esc, "Esc", ToggleHelp, "close help", true),
     bind(Help, Char('?'), "?", ToggleHelp, "close help", false),
     bind(Help, Char('q'), "q", Quit, "quit", false),
+    bind(Help, Char('j'), "j", HelpDown, "scroll the help down", true),
+    bind(Help, Char('k'), "k", HelpUp, "scroll the help up", true),
+    bind(
+        Help,
+        KeyCode::Down,
+        "↓",
+        HelpDown,
+        "scroll the help down",
+        false,
+    ),
+    bind(Help, KeyCode::Up, "↑", HelpUp, "scroll the help up", false),
+    bind(
+        Help,
+        KeyCode::PageDown,
+        "PgDn",
+        HelpPageDown,
+        "scroll the help a page down",
+        false,
+    ),
+    bind(
+        Help,
+        KeyCode::PageUp,
+        "PgUp",
+        HelpPageUp,
+        "scroll the help a page up",
+        false,
+    ),
 ];
 
 /// The contexts active now, most specific first.

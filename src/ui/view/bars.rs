@@ -8,7 +8,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use crate::session::event::L2Mode;
 use crate::ui::app_state::{Mode, UiState};
-use crate::ui::keymap;
+use crate::ui::keymap::{self, Action};
 use crate::ui::theme;
 
 pub fn title(area: Rect, buf: &mut Buffer, state: &UiState) {
@@ -99,18 +99,38 @@ pub fn banner(area: Rect, buf: &mut Buffer, state: &UiState) {
     }
 }
 
+/// The key bar: a notice, then as many keys as fit; `?` and `q` are always
+/// at the right end, whatever the width.
 pub fn key_bar(area: Rect, buf: &mut Buffer, state: &UiState) {
+    let contexts = state.contexts();
+    let pinned = |b: &&keymap::Binding| matches!(b.action, Action::Quit | Action::ToggleHelp);
+    let key_spans = |b: &keymap::Binding| {
+        vec![
+            Span::styled(format!(" {} ", b.label), theme::key()),
+            Span::styled(format!(" {} ", short_help(b.help)), Style::new()),
+        ]
+    };
+    let width = |spans: &[Span]| spans.iter().map(|s| s.width()).sum::<usize>();
+    let tail: Vec<Span> = keymap::bar(&contexts)
+        .filter(pinned)
+        .flat_map(key_spans)
+        .collect();
+    let room = (area.width as usize).saturating_sub(width(&tail));
     let mut spans = Vec::new();
     if let Some(notice) = &state.notice {
-        spans.push(Span::styled(format!(" {notice} "), theme::warn()));
+        let text = crate::metrics::format::fit_middle(notice, room.saturating_sub(2));
+        spans.push(Span::styled(format!(" {text} "), theme::warn()));
     }
-    for b in keymap::bar(&state.contexts()) {
-        spans.push(Span::styled(format!(" {} ", b.label), theme::key()));
-        spans.push(Span::styled(
-            format!(" {} ", short_help(b.help)),
-            Style::new(),
-        ));
+    for b in keymap::bar(&contexts).filter(|b| !pinned(b)) {
+        let more = key_spans(b);
+        if width(&spans) + width(&more) > room {
+            break;
+        }
+        spans.extend(more);
     }
+    let pad = room.saturating_sub(width(&spans));
+    spans.push(Span::raw(" ".repeat(pad)));
+    spans.extend(tail);
     Paragraph::new(Line::from(spans)).render(area, buf);
 }
 

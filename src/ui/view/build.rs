@@ -40,50 +40,58 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     match &s.build {
         Some(b) if b.families.iter().any(|f| f == "cudnn") => {
             // cuDNN's own kernel: no PTXAS report; what runs is its engine.
-            lines.push(Line::styled(b.ptxas_log.clone(), theme::value()));
-            lines.push(Line::styled(
+            let mut groups: Vec<Vec<Span<'static>>> = b
+                .ptxas_log
+                .split(", ")
+                .map(|part| vec![Span::styled(format!("{part}  "), theme::value())])
+                .collect();
+            groups.push(vec![Span::styled(
                 format!(
                     "graph built in {:.0} ms{}",
                     b.compile_ms,
                     if b.cached { " (cached)" } else { "" }
                 ),
                 theme::dim(),
-            ));
+            )]);
+            lines.extend(super::flow(groups, inner.width));
         }
         Some(b) => {
-            let mut l1 = kv("regs", b.registers.to_string());
-            l1.extend(kv(
-                "smem",
-                bytes((b.smem_static_bytes + b.smem_dynamic_bytes) as f64),
-            ));
-            l1.extend(kv("stack", bytes(b.stack_bytes as f64)));
             let spills = b.spill_store_bytes + b.spill_load_bytes;
-            l1.push(Span::styled("spills ", theme::label()));
-            l1.push(Span::styled(
-                format!("{}/{} B", b.spill_store_bytes, b.spill_load_bytes),
-                if spills > 0 {
-                    theme::fail()
-                } else {
-                    theme::value()
-                },
-            ));
-            lines.push(Line::from(l1));
             let fam = if b.families.is_empty() {
                 "scalar only".to_string()
             } else {
                 b.families.join(" ")
             };
-            let mut l2 = kv("PTX", fam);
-            l2.extend(kv("arch", b.arch.clone()));
-            l2.push(Span::styled(
-                format!(
-                    "compiled in {:.0} ms{}",
-                    b.compile_ms,
-                    if b.cached { " (cache)" } else { "" }
+            let groups = vec![
+                kv("regs", b.registers.to_string()),
+                kv(
+                    "smem",
+                    bytes((b.smem_static_bytes + b.smem_dynamic_bytes) as f64),
                 ),
-                theme::dim(),
-            ));
-            lines.push(Line::from(l2));
+                kv("stack", bytes(b.stack_bytes as f64)),
+                vec![
+                    Span::styled("spills ", theme::label()),
+                    Span::styled(
+                        format!("{}/{} B  ", b.spill_store_bytes, b.spill_load_bytes),
+                        if spills > 0 {
+                            theme::fail()
+                        } else {
+                            theme::value()
+                        },
+                    ),
+                ],
+                kv("PTX", fam),
+                kv("arch", b.arch.clone()),
+                vec![Span::styled(
+                    format!(
+                        "compiled in {:.0} ms{}",
+                        b.compile_ms,
+                        if b.cached { " (cache)" } else { "" }
+                    ),
+                    theme::dim(),
+                )],
+            ];
+            lines.extend(super::flow(groups, inner.width));
         }
         None if s.build_failure.is_none() => lines.push(Line::styled("building…", theme::dim())),
         None => {}
@@ -95,14 +103,35 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             } else {
                 ("FAIL", theme::fail())
             };
-            lines.push(Line::from(vec![
-                Span::styled("correct ", theme::label()),
-                Span::styled(verdict, style),
-                Span::raw(format!(
-                    "  max|Δ| {:.2e}  rel L2 {:.2e}  NaN {}  unwritten {}  {} inputs, seed {}",
-                    c.max_abs_err, c.rel_l2_err, c.nan_count, c.unwritten, c.inputs, c.seed
-                )),
-            ]));
+            let mut groups = vec![
+                vec![
+                    Span::styled("correct ", theme::label()),
+                    Span::styled(format!("{verdict}  "), style),
+                ],
+                vec![Span::raw(format!("max|Δ| {:.2e}  ", c.max_abs_err))],
+                vec![Span::raw(format!("rel L2 {:.2e}  ", c.rel_l2_err))],
+                vec![Span::raw(format!("NaN {}  ", c.nan_count))],
+                vec![Span::raw(format!("unwritten {}  ", c.unwritten))],
+                vec![Span::styled(
+                    format!("{} inputs, seed {}  ", c.inputs, c.seed),
+                    theme::dim(),
+                )],
+            ];
+            if !c.heads.is_empty() {
+                groups.push(vec![Span::styled(
+                    format!(
+                        "heads {} of {}",
+                        c.heads
+                            .iter()
+                            .map(u64::to_string)
+                            .collect::<Vec<_>>()
+                            .join(","),
+                        c.heads_total
+                    ),
+                    theme::dim(),
+                )]);
+            }
+            lines.extend(super::flow(groups, inner.width));
         }
         None => lines.push(Line::styled("correct  not checked yet (o)", theme::dim())),
     }
@@ -112,19 +141,26 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     {
         let overhead = m
             .launch_overhead_us
-            .map(|us| format!(", launch {us:.1} µs host"))
+            .map(|us| format!("  launch {us:.1} µs host"))
             .unwrap_or_default();
-        lines.push(Line::styled(
-            format!(
-                "{} samples in {} batches, {:.1} s, median {} ({}){overhead}",
-                m.samples,
-                m.batches,
-                m.wall_s,
-                crate::metrics::format::median_interval(m),
-                m.stop_reason.replace('_', " ")
-            ),
-            theme::dim(),
-        ));
+        let groups = vec![
+            vec![Span::styled(
+                format!(
+                    "{} samples in {} batches, {:.1} s,  ",
+                    m.samples, m.batches, m.wall_s
+                ),
+                theme::dim(),
+            )],
+            vec![Span::styled(
+                format!("median {}  ", crate::metrics::format::median_interval(m)),
+                theme::dim(),
+            )],
+            vec![Span::styled(
+                format!("({}){overhead}", m.stop_reason.replace('_', " ")),
+                theme::dim(),
+            )],
+        ];
+        lines.extend(super::flow(groups, inner.width));
     }
     if let Some(c) = &s.counters {
         counter_lines(c, inner.width as usize, &mut lines);
@@ -139,6 +175,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             lines.push(Line::styled(l.to_string(), style));
         }
     }
+    // Lines are laid out by `flow`; only the compiler's log wraps.
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })
         .render(inner, buf);

@@ -15,10 +15,17 @@ use crate::session::event::AbReport;
 use crate::ui::{app_state::UiState, theme};
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &UiState, ab: &AbReport) {
+    let w = (area.width as usize).saturating_sub(12) / 2;
     let title = Line::from(vec![
         " A/B ".into(),
-        ratatui::text::Span::styled(format!("A {} ", ab.a), Style::new().fg(theme::SLOT_A)),
-        ratatui::text::Span::styled(format!("B {} ", ab.b), Style::new().fg(theme::SLOT_B)),
+        ratatui::text::Span::styled(
+            format!("A {} ", crate::metrics::format::fit_middle(&ab.a.name(), w)),
+            Style::new().fg(theme::SLOT_A),
+        ),
+        ratatui::text::Span::styled(
+            format!("B {} ", crate::metrics::format::fit_middle(&ab.b.name(), w)),
+            Style::new().fg(theme::SLOT_B),
+        ),
     ]);
     let inner = super::panel(area, buf, title);
     let s = &state.session;
@@ -34,8 +41,11 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState, ab: &AbReport) {
     );
     let mut rows = Vec::new();
     let (ga, gb) = (s.gates(&state.gates, &ka), s.gates(&state.gates, &kb));
+    let name_w = (inner.width as usize).saturating_sub(10 + 10 + 9 + 3);
     for (a, b) in ga.iter().zip(&gb) {
-        rows.push(gate_row(a, b));
+        let source = super::gates::speedup_source(state, &kb, b)
+            .or_else(|| super::gates::speedup_source(state, &ka, a));
+        rows.push(gate_row(super::gates::gate_name(a, source, name_w), a, b));
     }
     Table::new(
         rows,
@@ -51,7 +61,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState, ab: &AbReport) {
     .render(inner, buf);
 }
 
-fn gate_row(a: &GateResult, b: &GateResult) -> Row<'static> {
+fn gate_row(name: String, a: &GateResult, b: &GateResult) -> Row<'static> {
     let cell = |g: &GateResult| {
         let (text, style) = match (&g.status, g.value) {
             (Status::Pass, Some(v)) => (metric(v, &g.unit), theme::pass()),
@@ -66,7 +76,7 @@ fn gate_row(a: &GateResult, b: &GateResult) -> Row<'static> {
         _ => String::new(),
     };
     Row::new(vec![
-        Cell::from(a.name.clone()).style(theme::label()),
+        Cell::from(name).style(theme::label()),
         cell(a),
         cell(b),
         Cell::from(d).style(theme::dim()),

@@ -9,6 +9,42 @@ use crate::metrics::format::metric;
 use crate::metrics::gates::Status;
 use crate::ui::{app_state::UiState, theme};
 
+/// A gate's name in `width` columns: the full name, else its short form,
+/// else cut in the middle; speedups say where they come from.
+pub fn gate_name(
+    r: &crate::metrics::gates::GateResult,
+    source: Option<&str>,
+    width: usize,
+) -> String {
+    let suffix = source.map_or(String::new(), |s| format!(" ({s})"));
+    let full = format!("{}{suffix}", r.name);
+    if full.chars().count() <= width {
+        return full;
+    }
+    let short = format!("{}{suffix}", r.short.as_deref().unwrap_or(&r.name));
+    crate::metrics::format::fit_middle(&short, width)
+}
+
+/// "race" or "solo" for a speedup gate of `key`, None for other gates.
+pub fn speedup_source(
+    state: &UiState,
+    key: &crate::model::state::Key,
+    r: &crate::metrics::gates::GateResult,
+) -> Option<&'static str> {
+    use crate::model::state::SpeedupSource;
+    let s = &state.session;
+    let sp = match r.id.as_str() {
+        "speedup" => s.speedup_vs_scalar(key),
+        "speedup_cudnn" => s.speedup_vs_cudnn(key),
+        _ => None,
+    }?;
+    r.value?;
+    Some(match sp.source {
+        SpeedupSource::Race(_) => "race",
+        SpeedupSource::Solo(_) => "solo",
+    })
+}
+
 /// The value cell of a gate with no value: not yet collected, failed or
 /// refused, or not applicable to this variant.
 pub fn na_label(why: &str) -> &'static str {
@@ -60,9 +96,11 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         Status::NotApplicable(w) if na_label(w) == "error" => Some(w.clone()),
         _ => None,
     });
+    // The reason takes rows from the table when there are none to spare:
+    // what went wrong matters more than the last gates.
     let (inner, footer) = match why {
-        Some(_) if inner.height > results.len() as u16 => {
-            let spare = (inner.height - results.len() as u16).min(3);
+        Some(_) if inner.height >= 4 => {
+            let spare = (inner.height.saturating_sub(results.len() as u16)).clamp(2, 3);
             let [t, f] =
                 ratatui::layout::Layout::vertical([Constraint::Fill(1), Constraint::Length(spare)])
                     .areas(inner);
@@ -76,6 +114,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             .wrap(ratatui::widgets::Wrap { trim: true })
             .render(f, buf);
     }
+    let name_w = (inner.width as usize).saturating_sub(9 + 10 + 4 + 3);
     let rows = results.iter().map(|r| {
         let (status_style, value) = match &r.status {
             Status::Pass => (
@@ -89,7 +128,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             Status::NotApplicable(why) => (theme::na(), na_label(why).to_string()),
         };
         Row::new(vec![
-            Cell::from(r.name.clone()).style(theme::label()),
+            Cell::from(gate_name(r, speedup_source(state, &key, r), name_w)).style(theme::label()),
             Cell::from(value).style(if matches!(r.status, Status::NotApplicable(_)) {
                 theme::dim()
             } else {

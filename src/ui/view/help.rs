@@ -8,7 +8,7 @@ use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
 use crate::ui::keymap::{Context, KEYS};
 use crate::ui::{app_state::UiState, theme};
 
-pub fn render(area: Rect, buf: &mut Buffer, _state: &UiState) {
+pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     let [popup] = Layout::horizontal([Constraint::Max(76)])
         .flex(Flex::Center)
         .areas(area);
@@ -16,7 +16,6 @@ pub fn render(area: Rect, buf: &mut Buffer, _state: &UiState) {
         .flex(Flex::Center)
         .areas(popup);
     Clear.render(popup, buf);
-    let inner = super::panel(popup, buf, " Keys — Esc closes ");
     let mut lines = Vec::new();
     for (ctx, title) in [
         (Context::Global, "Everywhere"),
@@ -35,7 +34,21 @@ pub fn render(area: Rect, buf: &mut Buffer, _state: &UiState) {
         "NVML utilization means \"a kernel was running\", not occupancy; see achieved occupancy in the gates.",
         theme::dim(),
     ));
-    Paragraph::new(lines)
-        .wrap(Wrap { trim: false })
-        .render(inner, buf);
+    let para = Paragraph::new(lines).wrap(Wrap { trim: false });
+    // Inside the border: two columns and two rows fewer.
+    let total = para.line_count(popup.width.saturating_sub(2)) as u16;
+    let visible = popup.height.saturating_sub(2);
+    let max_scroll = total.saturating_sub(visible);
+    let scroll = state.help_scroll.min(max_scroll);
+    let title = if max_scroll > 0 {
+        format!(
+            " Keys — j/k ↑↓ PgUp/PgDn scroll ({}/{}) · Esc closes ",
+            scroll + visible.min(total),
+            total
+        )
+    } else {
+        " Keys — Esc closes ".to_string()
+    };
+    let inner = super::panel(popup, buf, title);
+    para.scroll((scroll, 0)).render(inner, buf);
 }

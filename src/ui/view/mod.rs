@@ -13,7 +13,7 @@ mod toggles;
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
 
 use super::app_state::UiState;
@@ -93,6 +93,30 @@ fn too_small(area: Rect, buf: &mut Buffer) {
     Paragraph::new(text)
         .wrap(Wrap { trim: true })
         .render(area, buf);
+}
+
+/// Lays out groups of spans (a label with its value, a phrase) into lines
+/// of at most `width` columns, breaking only between groups: no value is
+/// ever split across two lines. A group wider than a line gets a line of
+/// its own (and is cut there by the paragraph, not wrapped mid-value).
+pub fn flow(groups: Vec<Vec<Span<'static>>>, width: u16) -> Vec<Line<'static>> {
+    let width = width as usize;
+    let mut lines = Vec::new();
+    let mut line: Vec<Span<'static>> = Vec::new();
+    let mut used = 0usize;
+    for g in groups {
+        let w: usize = g.iter().map(|s| s.width()).sum();
+        if used > 0 && used + w > width {
+            lines.push(Line::from(std::mem::take(&mut line)));
+            used = 0;
+        }
+        used += w;
+        line.extend(g);
+    }
+    if !line.is_empty() {
+        lines.push(Line::from(line));
+    }
+    lines
 }
 
 /// A titled panel frame; returns the inner area.

@@ -50,32 +50,18 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         return;
     };
     let throttles = state.session.throttle_now();
-    let mut rows = vec![Constraint::Length(1); SERIES.len() + 1];
-    rows.push(Constraint::Fill(1));
-    let areas = Layout::vertical(rows).split(inner);
-    for (i, (name, get, show)) in SERIES.iter().enumerate() {
-        let [label, spark, value] = Layout::horizontal([
-            Constraint::Length(7),
-            Constraint::Fill(1),
-            Constraint::Length(13),
+    // Rows by priority when the panel is short: the SM clock, the status,
+    // the power, the probe, then temperature and utilization.
+    let probe = state.session.probe_mhz.map(|mhz| {
+        Line::from(vec![
+            Span::styled("probe  ", theme::label()),
+            Span::styled(format!("{mhz} MHz"), theme::value()),
+            Span::styled(
+                format!(" in-kernel, per batch (NVML {} MHz)", last.sm_clock_mhz),
+                theme::dim(),
+            ),
         ])
-        .areas(areas[i]);
-        Paragraph::new(Span::styled(*name, theme::label())).render(label, buf);
-        let width = spark.width as usize;
-        let data: Vec<u64> = samples
-            .iter()
-            .rev()
-            .take(width)
-            .rev()
-            .map(|t| scaled(get(t)))
-            .collect();
-        Sparkline::default()
-            .data(&data)
-            .max(sparkline_max(samples.iter().map(get)))
-            .style(theme::value())
-            .render(spark, buf);
-        Paragraph::new(Span::styled(format!(" {}", show(last)), theme::value())).render(value, buf);
-    }
+    });
     let status = if throttles.is_empty() {
         Line::styled(
             format!(
@@ -91,7 +77,51 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             theme::fail(),
         )
     };
-    Paragraph::new(status).render(areas[SERIES.len()], buf);
+    // Row ids: 0..4 the sparklines, 4 the probe, 5 the status.
+    let priority = [0usize, 5, 1, 4, 2, 3];
+    let mut shown: Vec<usize> = priority
+        .iter()
+        .copied()
+        .filter(|&r| r != 4 || probe.is_some())
+        .take(inner.height as usize)
+        .collect();
+    shown.sort_unstable();
+    let areas = Layout::vertical(vec![Constraint::Length(1); shown.len()]).split(inner);
+    for (row, area) in shown.iter().zip(areas.iter()) {
+        match *row {
+            i @ 0..=3 => {
+                let (name, get, show) = &SERIES[i];
+                let [label, spark, value] = Layout::horizontal([
+                    Constraint::Length(7),
+                    Constraint::Fill(1),
+                    Constraint::Length(13),
+                ])
+                .areas(*area);
+                Paragraph::new(Span::styled(*name, theme::label())).render(label, buf);
+                let width = spark.width as usize;
+                let data: Vec<u64> = samples
+                    .iter()
+                    .rev()
+                    .take(width)
+                    .rev()
+                    .map(|t| scaled(get(t)))
+                    .collect();
+                Sparkline::default()
+                    .data(&data)
+                    .max(sparkline_max(samples.iter().map(get)))
+                    .style(theme::value())
+                    .render(spark, buf);
+                Paragraph::new(Span::styled(format!(" {}", show(last)), theme::value()))
+                    .render(value, buf);
+            }
+            4 => {
+                if let Some(p) = &probe {
+                    Paragraph::new(p.clone()).render(*area, buf);
+                }
+            }
+            _ => Paragraph::new(status.clone()).render(*area, buf),
+        }
+    }
 }
 
 /// Sparklines take integers: keep one decimal of resolution.

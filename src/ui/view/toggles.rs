@@ -32,14 +32,41 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         ])
     };
     let tile = key.variant.tile;
-    let mut lines = vec![
-        Line::styled(format!(" {}", key.variant), theme::variant_name()),
-        switch(t.wmma, "w", "WMMA Q·Kᵀ"),
-        switch(t.wmma_pv, "p", "WMMA P·V"),
-        switch(t.cp_async, "c", "cp.async"),
+    let fit = |name: String| {
+        crate::metrics::format::fit_middle(&name, (inner.width as usize).saturating_sub(3))
+    };
+    let switches = [
+        (t.wmma, "w", "WMMA Q·Kᵀ"),
+        (t.wmma_pv, "p", "WMMA P·V"),
+        (t.cp_async, "c", "cp.async"),
         // The tile decides the mma path's instruction: wgmma for `g` tiles.
-        switch(t.mma, "M", if tile.wgmma { "wgmma" } else { "mma.sync" }),
-        switch(t.cudnn, "d", "cuDNN"),
+        (t.mma, "M", if tile.wgmma { "wgmma" } else { "mma.sync" }),
+        (t.cudnn, "d", "cuDNN"),
+    ];
+    let mut lines = vec![Line::styled(
+        format!(" {}", fit(key.variant.name())),
+        theme::variant_name(),
+    )];
+    let switch_lines: Vec<Line> = switches
+        .iter()
+        .map(|(on, k, n)| switch(*on, k, n))
+        .collect();
+    // One compact line of switches when the panel is short.
+    let compact = Line::from(
+        switches
+            .iter()
+            .flat_map(|(on, k, _)| {
+                [
+                    Span::styled(format!(" {k}"), theme::dim()),
+                    Span::styled(
+                        if *on { "■" } else { "□" },
+                        if *on { theme::on() } else { theme::off() },
+                    ),
+                ]
+            })
+            .collect::<Vec<_>>(),
+    );
+    let mut rest = vec![
         Line::from(vec![
             Span::styled(" tile  ", theme::label()),
             Span::styled(
@@ -63,41 +90,55 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             Span::styled(key.shape.to_string(), theme::value()),
         ]),
     ];
+    let lines_ref = &mut rest;
     let regime = match &state.mode {
         Mode::Live { regime, .. } => crate::session::event::regime_name(Some(*regime)),
         Mode::Replay { .. } => crate::session::event::regime_name(state.session.regime),
     };
+    // L2 is said only when it is not the regime's own (cold back to back).
     let l2 = match &state.mode {
         Mode::Live {
-            l2,
+            l2: crate::session::event::L2Mode::Cold,
             regime: crate::session::Regime::BackToBack,
             ..
-        } => format!(" · L2 {}", format!("{l2:?}").to_lowercase()),
-        _ => String::new(),
+        } => ", cold L2",
+        _ => "",
     };
-    lines.push(Line::from(vec![
+    lines_ref.push(Line::from(vec![
         Span::styled(" time  ", theme::label()),
-        Span::styled(format!("{regime}{l2}"), theme::value()),
+        Span::styled(
+            crate::metrics::format::fit_middle(
+                &format!("{regime}{l2}"),
+                (inner.width as usize).saturating_sub(7),
+            ),
+            theme::value(),
+        ),
     ]));
     let inputs = match &state.mode {
         Mode::Live { inputs, .. } => Some(*inputs),
         Mode::Replay { .. } => state.session.inputs,
     };
     if let Some(i) = inputs {
-        lines.push(Line::from(vec![
+        lines_ref.push(Line::from(vec![
             Span::styled(" check ", theme::label()),
             Span::styled(format!("{i} inputs"), theme::value()),
         ]));
     }
     if let Mode::Live { slot_a, slot_b, .. } = &state.mode {
-        lines.push(Line::from(vec![
+        lines_ref.push(Line::from(vec![
             Span::styled(" A ", theme::label()),
-            Span::styled(slot_a.name(), theme::dim()),
+            Span::styled(fit(slot_a.name()), theme::dim()),
         ]));
-        lines.push(Line::from(vec![
+        lines_ref.push(Line::from(vec![
             Span::styled(" B ", theme::label()),
-            Span::styled(slot_b.name(), theme::dim()),
+            Span::styled(fit(slot_b.name()), theme::dim()),
         ]));
     }
+    if 1 + switch_lines.len() + rest.len() <= inner.height as usize {
+        lines.extend(switch_lines);
+    } else {
+        lines.push(compact);
+    }
+    lines.extend(rest);
     Paragraph::new(lines).render(inner, buf);
 }

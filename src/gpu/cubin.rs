@@ -1,0 +1,127 @@
+//! Reading an initialized `__constant__` out of a cubin (an ELF file)
+//! without a GPU: the kernel states its own shared-memory need in
+//! `attn_smem_bytes`, so `build` and the tests can read it where there is
+//! nothing to load the module on.
+
+fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// One section header's fields that matter here.
+struct Section {
+    kind: u32,
+    offset: usize,
+    size: usize,
+    link: usize,
+}
+
+fn sections(b: &[u8]) -> Option<Vec<Section>> {
+    // ELF64, little endian.
+    if b.get(0..4)? != b"\x7fELF" || *b.get(4)? != 2 || *b.get(5)? != 1 {
+        return None;
+    }
+    let shoff = u64_at(b, 0x28)? as usize;
+    let shentsize = u16_at(b, 0x3A)? as usize;
+    let shnum = u16_at(b, 0x3C)? as usize;
+    (0..shnum)
+        .map(|i| {
+            let h = shoff.checked_add(i.checked_mul(shentsize)?)?;
+            Some(Section {
+                kind: u32_at(b, h + 4)?,
+                offset: u64_at(b, h + 24)? as usize,
+                size: u64_at(b, h + 32)? as usize,
+                link: u32_at(b, h + 40)? as usize,
+            })
+        })
+        .collect()
+}
+
+/// The 4-byte little-endian value of symbol `name`, if the cubin defines
+/// it with initialized data; None for anything else (never panics).
+pub fn read_u32_symbol(cubin: &[u8], name: &str) -> Option<u32> {
+    const SHT_SYMTAB: u32 = 2;
+    const SHT_NOBITS: u32 = 8;
+    const SYM_SIZE: usize = 24;
+    let secs = sections(cubin)?;
+    let symtab = secs.iter().find(|s| s.kind == SHT_SYMTAB)?;
+    let strtab = secs.get(symtab.link)?;
+    let names = cubin.get(strtab.offset..strtab.offset.checked_add(strtab.size)?)?;
+    for i in 0..symtab.size / SYM_SIZE {
+        let at = symtab.offset.checked_add(i * SYM_SIZE)?;
+        let name_at = u32_at(cubin, at)? as usize;
+        let end = names.get(name_at..)?.iter().position(|&c| c == 0)?;
+        if &names[name_at..name_at + end] != name.as_bytes() {
+            continue;
+        }
+        let shndx = u16_at(cubin, at + 6)? as usize;
+        let value = u64_at(cubin, at + 8)? as usize;
+        let sec = secs.get(shndx)?;
+        if sec.kind == SHT_NOBITS {
+            return None;
+        }
+        return u32_at(cubin, sec.offset.checked_add(value)?);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A minimal ELF64: null section, .data holding 0x12345678 at offset 4,
+    /// a symbol table naming it `answer`, and its string table.
+    fn tiny_elf() -> Vec<u8> {
+        let mut b = vec![0u8; 64];
+        b[0..4].copy_from_slice(b"\x7fELF");
+        b[4] = 2;
+        b[5] = 1;
+        let data_off = b.len();
+        b.extend_from_slice(&[0, 0, 0, 0, 0x78, 0x56, 0x34, 0x12]);
+        let str_off = b.len();
+        b.extend_from_slice(b"\0answer\0");
+        let sym_off = b.len();
+        b.extend_from_slice(&[0u8; 24]); // the null symbol
+        let mut sym = vec![0u8; 24];
+        sym[0..4].copy_from_slice(&1u32.to_le_bytes());
+        sym[6..8].copy_from_slice(&1u16.to_le_bytes());
+        sym[8..16].copy_from_slice(&4u64.to_le_bytes());
+        b.extend_from_slice(&sym);
+        let shoff = b.len();
+        let header = |kind: u32, off: usize, size: usize, link: u32| {
+            let mut h = vec![0u8; 64];
+            h[4..8].copy_from_slice(&kind.to_le_bytes());
+            h[24..32].copy_from_slice(&(off as u64).to_le_bytes());
+            h[32..40].copy_from_slice(&(size as u64).to_le_bytes());
+            h[40..44].copy_from_slice(&link.to_le_bytes());
+            h
+        };
+        b.extend(header(0, 0, 0, 0));
+        b.extend(header(1, data_off, 8, 0));
+        b.extend(header(3, str_off, 8, 0));
+        b.extend(header(2, sym_off, 48, 2));
+        b[0x28..0x30].copy_from_slice(&(shoff as u64).to_le_bytes());
+        b[0x3A..0x3C].copy_from_slice(&64u16.to_le_bytes());
+        b[0x3C..0x3E].copy_from_slice(&4u16.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn reads_a_symbol_and_refuses_garbage() {
+        let elf = tiny_elf();
+        assert_eq!(read_u32_symbol(&elf, "answer"), Some(0x1234_5678));
+        assert_eq!(read_u32_symbol(&elf, "question"), None);
+        assert_eq!(read_u32_symbol(b"not an elf", "answer"), None);
+        // Cut inside the header, the data, and the symbol table's section header.
+        for cut in [0, 10, 70, elf.len() - 30] {
+            assert_eq!(read_u32_symbol(&elf[..cut], "answer"), None);
+        }
+    }
+}
