@@ -238,16 +238,17 @@ if want tour && command -v script >/dev/null; then
   # scalar; the WMMA toggles to wmma+pv+async; M and t eighteen times to
   # 64x128s2w8k2g (the tile tune picks at this shape), g; R: isolated for a
   # while, R back; I: checks on normal:1, again I for normal:4, I for rising;
-  # d: cuDNN, g, a (slot A); d back to the tile, b (slot B), a bookmark, and
-  # the race cuDNN vs the wgmma tile, interleaved.
+  # d: cuDNN, g, a (slot A); d back to the tile, b (slot B); d and d again
+  # (cuDNN from its cached plan, and back); a bookmark, and the race cuDNN
+  # vs the wgmma tile, interleaved.
   ( sleep 4; printf g; sleep 2; for k in w p c; do printf "$k"; sleep 2; done; printf g; sleep 2
     printf M; sleep 1; for i in $(seq 18); do printf t; sleep 0.4; done; sleep 2; printf g; sleep 2
     printf R; sleep 5; printf R; sleep 2; printf I; sleep 1; printf I; sleep 1; printf I; sleep 2
     printf d; sleep 3; printf g; sleep 2; printf a; sleep 1; printf d; sleep 3; printf b; sleep 1
-    printf 'm'; sleep 1; printf 'x'; sleep 60 ) \
+    printf d; sleep 2; printf d; sleep 2; printf 'm'; sleep 1; printf 'x'; sleep 60 ) \
     | TERM=xterm-256color script -qfec \
       "stty cols 120 rows 40; exec $BIN live --variant scalar --record $OUT/tour.jsonl --ab-seconds 8" /dev/null >"$LOGS/tour-tty.log" 2>&1 &
-  sleep 70
+  sleep 74
   pkill -TERM -x attnscope; sleep 3
   pkill -KILL -x attnscope && say "  tour had to be SIGKILLed"
   pkill -f 'sleep 60'; wait 2>/dev/null
@@ -299,6 +300,12 @@ for (a, c), ps in sorted(by.items()):
 print("  CUPTI step from the probes:", d.get("cupti_step_ns"), " globaltimer vs host:", d.get("globaltimer_vs_host"),
       " calibrated probe now:", d.get("calibrated_probe_mhz_now"), "MHz, NVML now:", d.get("nvml_mhz_now"))
 PY
+fi
+
+if want quick; then
+  say "selftest --quick"
+  "$BIN" selftest --quick >"$LOGS/quick.log" 2>&1; echo "  rc=$?"
+  grep -E '^FAIL' "$LOGS/quick.log" | head; tail -1 "$LOGS/quick.log" | sed 's/^/  /'
 fi
 
 if want oracle; then

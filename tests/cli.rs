@@ -149,7 +149,42 @@ fn bundled_real_session_replays() {
 
 #[test]
 fn gpu_commands_validate_before_touching_the_gpu() {
-    let cases: [(&[&str], &str); 24] = [
+    let cases: [(&[&str], &str); 35] = [
+        (
+            &["bench", "--regime", "interleaved"],
+            "interleaved needs two variants",
+        ),
+        (
+            &["bench", "--regime", "lonely"],
+            "is not one of back-to-back",
+        ),
+        (
+            &["ab", "--regime", "back-to-back"],
+            "a race alternates its two variants",
+        ),
+        (&["ab", "--by", "5"], "--expect"),
+        (
+            &["ab", "--expect", "quicker"],
+            "possible values: faster, slower, same",
+        ),
+        (
+            &["ab", "--expect", "faster", "--by", "x"],
+            "'x' is not a percentage",
+        ),
+        (
+            &["bench", "--inputs", "gauss"],
+            "is not one of uniform, normal:σ",
+        ),
+        (&["selftest", "--inputs", "normal:abc"], "is not a number"),
+        (&["tune", "--inputs", "normal:100"], "between 0.001 and 64"),
+        (
+            &["bench", "--shape", "2,70000,17,64"],
+            "H=70000 is out of range: 1 ≤ H ≤ 65535",
+        ),
+        (
+            &["bench", "--variants", "cudnn@64x128s2w4"],
+            "cudnn is cuDNN's own kernel",
+        ),
         (
             &["bench", "--variants", "mma+wmma"],
             "mma replaces wmma and pv",
@@ -253,9 +288,14 @@ fn gpu_commands_without_a_gpu_say_what_is_missing() {
         &["launch"],
         &["tune"],
         &["bench", "--variants", "mma+async@tuned"],
+        &["bench", "--variants", "cudnn"],
+        &["ab", "--a", "cudnn", "--b", "mma+async@64x128s2w8k2g"],
+        &["ab", "--calibrate", "scalar"],
+        &["selftest", "--mutations"],
     ] {
         let (code, _, err) = run(args);
         assert_eq!(code, 4, "{args:?}: {err}");
+        assert!(!err.contains("unknown variant"), "{args:?}: {err}");
         assert!(
             err.contains("not found") || err.contains("no GPU"),
             "{args:?}: {err}"

@@ -20,6 +20,7 @@ const FAMILY: &str = "sans-serif";
 const A_COLOR: RGBColor = RGBColor(0, 150, 190);
 const B_COLOR: RGBColor = RGBColor(200, 0, 150);
 const MMA_COLOR: RGBColor = RGBColor(230, 140, 0);
+const VENDOR_COLOR: RGBColor = RGBColor(90, 90, 90);
 const PASS: RGBColor = RGBColor(30, 150, 60);
 const FAIL: RGBColor = RGBColor(210, 40, 40);
 const NA: RGBColor = RGBColor(150, 150, 150);
@@ -485,8 +486,16 @@ where
                 (Status::NotApplicable(why), _) => (0.0, NA, format!("n/a: {}", short(why))),
                 (_, None) => (0.0, NA, "n/a".into()),
             };
+            // Speedups name where they come from: one definition everywhere.
+            let key = &sides[si].1;
+            let source = match r.id.as_str() {
+                "speedup" if r.value.is_some() => g.state.speedup_vs_scalar(key),
+                "speedup_cudnn" if r.value.is_some() => g.state.speedup_vs_cudnn(key),
+                _ => None,
+            }
+            .map_or(String::new(), |sp| format!(", {}", sp.source_label()));
             let label = format!(
-                "{note}  ({} {})",
+                "{note}  ({} {}{source})",
                 r.op.symbol(),
                 fmt_value(r.threshold, &r.unit)
             );
@@ -544,9 +553,9 @@ where
         .state
         .variants
         .iter()
-        .filter(|(k, _)| k.shape == shape && g.stats(k).count() > 0)
+        .filter(|(k, _)| k.shape == shape && g.solo_stats(k).count() > 0)
         .map(|(k, _)| {
-            let s = g.stats(k);
+            let s = g.solo_stats(k);
             (k.variant, s.percentile(0.5) / 1e3, s.percentile(0.9) / 1e3)
         })
         .collect();
@@ -557,7 +566,8 @@ where
     let mut chart = ChartBuilder::on(root)
         .caption(
             format!(
-                "p50 per variant (whisker to p90), {shape} · {}",
+                "p50 per variant (whisker to p90), {shape}, {} · {}",
+                crate::session::event::regime_name(g.state.regime),
                 gpu_name(g)
             ),
             font(22),
@@ -585,7 +595,9 @@ where
     for (i, (variant, p50, p90)) in rows.iter().enumerate() {
         let i = i as i32;
         let t = variant.toggles;
-        let c = if t.mma {
+        let c = if t.cudnn {
+            VENDOR_COLOR
+        } else if t.mma {
             MMA_COLOR
         } else if t.wmma || t.wmma_pv {
             B_COLOR

@@ -127,6 +127,18 @@ impl Gathered {
             .map_or(&*EMPTY, |r| &r.latency)
     }
 
+    /// The latency histogram of `key` in the session's solo regime (one
+    /// regime for every variant, so a chart of them all compares like with like).
+    pub fn solo_stats(&self, key: &Key) -> &crate::metrics::histogram::LatencyStats {
+        static EMPTY: std::sync::LazyLock<crate::metrics::histogram::LatencyStats> =
+            std::sync::LazyLock::new(Default::default);
+        self.state
+            .variants
+            .get(key)
+            .and_then(|v| v.run(self.state.regime))
+            .map_or(&*EMPTY, |r| &r.latency)
+    }
+
     /// The shape most of the session is about: the pair's.
     pub fn main_shape(&self) -> Shape {
         self.pair().map_or(Shape::MISSION, |(a, _)| a.shape)

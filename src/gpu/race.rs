@@ -219,7 +219,7 @@ pub fn report(
         ci_high: ratio.map_or(f64::NAN, |r| r.high),
         p_value: ratio.map_or(1.0, |r| r.p_value),
         test: format!(
-            "block bootstrap, {} rounds",
+            "bootstrap over {} rounds",
             ratio.map_or(rounds.a.len(), |r| r.blocks)
         ),
         verdict: ratio.map_or_else(

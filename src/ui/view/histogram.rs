@@ -268,7 +268,7 @@ fn speedup_line(state: &UiState) -> Line<'static> {
                 " ({}{}){}",
                 ab.test,
                 if ab.limited_by_resolution {
-                    ", at the timer's step"
+                    ", timer step"
                 } else {
                     ""
                 },
