@@ -1,5 +1,6 @@
-//! Issue-2 performance: `replay --summary` of a 100,000-event session, and one
-//! frame of the main screen. Run: cargo bench --bench foundation
+//! Performance: `replay --summary` of a 100,000-event session, the re-fold a
+//! replay seek backwards does for every shipped session, and one frame of the
+//! main screen. Run: cargo bench --bench foundation
 
 use std::io::Write;
 use std::path::Path;
@@ -62,6 +63,39 @@ fn main() {
         times[2],
         times[0]
     );
+
+    // A seek backwards re-folds every event already shown (Left, Home in replay).
+    let mut shipped: Vec<_> = std::fs::read_dir("sessions")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    shipped.sort();
+    for path in &shipped {
+        let mut events = Vec::new();
+        read_file(path, OnCorrupt::Skip, |s| {
+            events.push(s);
+            true
+        })
+        .unwrap();
+        let mut ms: Vec<f64> = (0..5)
+            .map(|_| {
+                let t = Instant::now();
+                let mut ui = UiState::replay(gates.clone(), String::new(), 1.0, None);
+                for e in &events {
+                    ui.apply(e);
+                }
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        ms.sort_by(f64::total_cmp);
+        println!(
+            "re-fold of {} ({} events): median {:.1} ms over 5",
+            path.display(),
+            events.len(),
+            ms[2]
+        );
+    }
 
     let mut ui = UiState::replay(gates, session.display().to_string(), 1.0, None);
     read_file(Path::new(&session), OnCorrupt::Skip, |s| {

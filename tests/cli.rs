@@ -25,6 +25,33 @@ fn missing_session_file_exits_3() {
 }
 
 #[test]
+fn a_file_that_is_not_a_session_says_so_before_anything_else() {
+    // Without --summary and without a terminal: the file is judged first.
+    let (code, _, err) = run(&["replay", "/nonexistent/x.jsonl"]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("does not exist"), "{err}");
+    let (code, _, err) = run(&["replay", "Cargo.toml", "--summary"]);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains("is not an attnscope session (the first line is not a session header"),
+        "{err}"
+    );
+}
+
+#[test]
+fn recording_without_a_gpu_is_refused() {
+    if attnscope::gpu::probe().is_ok() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.jsonl");
+    let (code, _, err) = run(&["live", "--record", path.to_str().unwrap()]);
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("nothing to record"), "{err}");
+    assert!(!path.exists());
+}
+
+#[test]
 fn directory_exits_3() {
     let (code, _, err) = run(&["replay", "tests", "--summary"]);
     assert_eq!(code, 3);

@@ -14,7 +14,7 @@ use crate::export::summary;
 use crate::metrics::gates::GateSet;
 use crate::model::SessionState;
 use crate::session::reader::{self, OnCorrupt};
-use crate::session::replay::spawn_replay;
+use crate::session::replay::{ReplayOut, spawn_replay};
 use crate::ui::app::{self, Outlets, UiMsg};
 use crate::ui::app_state::UiState;
 
@@ -93,43 +93,42 @@ fn run_replay_tui(
     gates: GateSet,
     banner: Option<String>,
 ) -> i32 {
+    // The file first: a missing or foreign file is the error to report,
+    // before the terminal, and before the screen is taken over.
+    if let Err(e) = reader::read_file(file, on_corrupt, |_| false) {
+        return fail(e.exit_code(), e);
+    }
     if !std::io::stdout().is_terminal() {
         return fail(
             exit::NO_TERMINAL,
             "standard output is not a terminal: use `attnscope replay FILE --summary`",
         );
     }
-    // Check the file's header before taking over the screen, so errors print plainly.
-    if let Err(e) = reader::read_file(file, on_corrupt, |_| false) {
-        return fail(e.exit_code(), e);
-    }
     let (tx, rx) = mpsc::channel();
     let (ctl_tx, ctl_rx) = mpsc::channel();
     let stream_tx = tx.clone();
-    let handle = spawn_replay(file.to_path_buf(), speed, on_corrupt, ctl_rx, move |s| {
-        stream_tx.send(UiMsg::Stream(Box::new(s))).is_ok()
-    });
-    let end_tx = tx.clone();
-    std::thread::spawn(move || {
-        let line = match handle.join() {
-            Ok(Ok(r)) => format!(
+    spawn_replay(file.to_path_buf(), speed, on_corrupt, ctl_rx, move |out| {
+        let msg = match out {
+            ReplayOut::Event(s) => UiMsg::Stream(s),
+            ReplayOut::Reset => UiMsg::Reset,
+            ReplayOut::Ended(Ok(r)) if r.events == 0 => UiMsg::SourceEnded("end of replay".into()),
+            ReplayOut::Ended(Ok(r)) => UiMsg::SourceEnded(format!(
                 "end of replay: {} events{}{}",
                 r.events,
-                if r.skipped.is_empty() {
-                    String::new()
-                } else {
-                    format!(", {} corrupt lines skipped", r.skipped.len())
+                match r.skipped.len() {
+                    0 => String::new(),
+                    1 => ", 1 corrupt line skipped".into(),
+                    n => format!(", {n} corrupt lines skipped"),
                 },
                 if r.torn_tail {
                     ", torn last line dropped"
                 } else {
                     ""
                 }
-            ),
-            Ok(Err(e)) => format!("replay stopped: {e}"),
-            Err(_) => "replay stopped unexpectedly".into(),
+            )),
+            ReplayOut::Ended(Err(e)) => UiMsg::SourceEnded(format!("replay stopped: {e}")),
         };
-        let _ = end_tx.send(UiMsg::SourceEnded(line));
+        stream_tx.send(msg).is_ok()
     });
     let state = UiState::replay(gates, file.display().to_string(), speed, banner);
     let outlets = Outlets {
@@ -183,6 +182,15 @@ pub fn live(args: LiveArgs) -> i32 {
         }
         return live::run(args, gates).unwrap_or_else(|e| fail(exit::NO_GPU, format!("{e:#}")));
     };
+    if let Some(path) = &args.record {
+        return fail(
+            exit::NO_GPU,
+            format!(
+                "no usable GPU ({reason}): nothing to record to {}; `attnscope replay FILE` plays a recording",
+                path.display()
+            ),
+        );
+    }
     let Some(session) = bundled_session() else {
         return fail(
             exit::NO_GPU,

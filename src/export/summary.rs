@@ -282,8 +282,14 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
                 }
                 _ => String::new(),
             };
+            let source = match r.id.as_str() {
+                "speedup" if r.value.is_some() => s.speedup_vs_scalar(key),
+                "speedup_cudnn" if r.value.is_some() => s.speedup_vs_cudnn(key),
+                _ => None,
+            }
+            .map_or(String::new(), |sp| format!("  ({})", sp.source_label()));
             line(format!(
-                "  {:<22} {:>12} {} {:<10} {}{why}",
+                "  {:<22} {:>12} {} {:<10} {}{why}{source}",
                 r.name,
                 value,
                 r.op.symbol(),

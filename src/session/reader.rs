@@ -30,6 +30,10 @@ pub enum SessionError {
         line: u64,
         message: String,
     },
+    #[error(
+        "{path} is not an attnscope session (the first line is not a session header: {message})"
+    )]
+    NotASession { path: PathBuf, message: String },
     #[error("{path}:{line}: the first event must be the session header, found '{found}'")]
     NoHeader {
         path: PathBuf,
@@ -153,7 +157,13 @@ pub fn read_stream(
                     break;
                 }
                 Err(message) => {
-                    if !seen_header || on_corrupt == OnCorrupt::Stop {
+                    if !seen_header {
+                        return Err(SessionError::NotASession {
+                            path: path.into(),
+                            message,
+                        });
+                    }
+                    if on_corrupt == OnCorrupt::Stop {
                         return Err(SessionError::Corrupt {
                             path: path.into(),
                             line: line.no,

@@ -1,6 +1,7 @@
 //! Replay pacing: when each recorded event is due on the wall clock, given a
 //! speed, pause and skips. Pure: the replay thread asks it, tests drive it.
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::thread::JoinHandle;
@@ -17,6 +18,21 @@ pub enum ReplayControl {
     /// Emit everything recorded in the next this-many seconds at once.
     SkipSeconds(f64),
     ToEnd,
+    /// Go back this many seconds: the screen's fold starts over and every
+    /// event up to the new position is folded again at once.
+    SeekBack(f64),
+    /// Back to the first event.
+    ToStart,
+}
+
+/// What the replay thread hands the screen.
+#[derive(Debug)]
+pub enum ReplayOut {
+    Event(Box<Stamped>),
+    /// Throw the fold away: the events from the start follow.
+    Reset,
+    /// Everything recorded has been shown (it may be shown again after a seek).
+    Ended(Result<ReadReport, String>),
 }
 
 pub const SPEEDS: [f64; 9] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 256.0];
@@ -92,9 +108,19 @@ impl ReplayClock {
             ReplayControl::Slower => self.speed = step_speed(self.speed, -1),
             ReplayControl::SkipSeconds(s) => self.skip_until_us = pos + (s * 1e6) as u64,
             ReplayControl::ToEnd => self.to_end = true,
+            // Seeks are carried out by the player, which calls `seek_to`.
+            ReplayControl::SeekBack(_) | ReplayControl::ToStart => {}
         }
         self.anchor_us = pos;
         self.anchor_wall = now;
+    }
+
+    /// The clock shows `t_us` now; pending skips and the jump to the end are
+    /// forgotten (the pause is kept).
+    pub fn seek_to(&mut self, t_us: u64, now: Instant) {
+        self.to_end = false;
+        self.skip_until_us = 0;
+        self.reanchor(t_us, now);
     }
 
     fn reanchor(&mut self, t_us: u64, now: Instant) {
@@ -103,23 +129,80 @@ impl ReplayClock {
     }
 }
 
-/// Plays `path` into `emit` at its recorded pace, obeying `controls`. Ends at
-/// the end of the file, or when `emit` returns false (the screen closed).
-pub fn spawn_replay(
-    path: PathBuf,
-    speed: f64,
-    on_corrupt: OnCorrupt,
+/// Paces events already read: the file's as they come, and the history
+/// again after a seek backwards. Keeps every event it has emitted.
+struct Player<F> {
+    clock: ReplayClock,
     controls: Receiver<ReplayControl>,
-    mut emit: impl FnMut(Stamped) -> bool + Send + 'static,
-) -> JoinHandle<Result<ReadReport, SessionError>> {
-    std::thread::spawn(move || {
-        let mut clock = ReplayClock::new(speed, Instant::now());
-        reader::read_file(&path, on_corrupt, |stamped| {
-            loop {
-                while let Ok(c) = controls.try_recv() {
-                    clock.control(c, Instant::now());
+    emit: F,
+    history: Vec<Stamped>,
+    /// Indices into `history` still to be emitted, in order.
+    queue: VecDeque<usize>,
+    /// The stamp of the newest event emitted, where a seek counts back from.
+    shown_us: u64,
+    /// Nobody steers any more: play on at the current pace.
+    orphaned: bool,
+}
+
+impl<F: FnMut(ReplayOut) -> bool> Player<F> {
+    /// Queues `s` and emits everything due; false when the screen closed.
+    fn offer(&mut self, s: Stamped) -> bool {
+        self.history.push(s);
+        self.queue.push_back(self.history.len() - 1);
+        self.drain()
+    }
+
+    /// Applies a control; seeks rebuild the queue.
+    fn steer(&mut self, c: ReplayControl) -> bool {
+        let back = match c {
+            ReplayControl::SeekBack(s) => Some((s * 1e6) as u64),
+            ReplayControl::ToStart => Some(u64::MAX),
+            other => {
+                self.clock.control(other, Instant::now());
+                None
+            }
+        };
+        match back {
+            Some(us) => self.seek(self.shown_us.saturating_sub(us)),
+            None => true,
+        }
+    }
+
+    /// Emits Reset, then every event up to `target` at once, and queues the
+    /// rest of the history to be played at pace from `target`.
+    fn seek(&mut self, target: u64) -> bool {
+        if !(self.emit)(ReplayOut::Reset) {
+            return false;
+        }
+        self.queue.clear();
+        self.shown_us = 0;
+        for (i, e) in self.history.iter().enumerate() {
+            if e.t_us <= target {
+                self.shown_us = e.t_us;
+                if !(self.emit)(ReplayOut::Event(Box::new(e.clone()))) {
+                    return false;
                 }
-                let wait = clock.wait_for(stamped.t_us, Instant::now());
+            } else {
+                self.queue.push_back(i);
+            }
+        }
+        self.clock.seek_to(self.shown_us, Instant::now());
+        true
+    }
+
+    fn drain(&mut self) -> bool {
+        'next: while let Some(&i) = self.queue.front() {
+            let t_us = self.history[i].t_us;
+            loop {
+                while let Ok(c) = self.controls.try_recv() {
+                    if !self.steer(c) {
+                        return false;
+                    }
+                    if matches!(c, ReplayControl::SeekBack(_) | ReplayControl::ToStart) {
+                        continue 'next;
+                    }
+                }
+                let wait = self.clock.wait_for(t_us, Instant::now());
                 if wait == Some(Duration::ZERO) {
                     break;
                 }
@@ -127,16 +210,71 @@ pub fn spawn_replay(
                 let nap = wait
                     .unwrap_or(Duration::from_millis(100))
                     .min(Duration::from_millis(100));
-                match controls.recv_timeout(nap) {
-                    Ok(c) => clock.control(c, Instant::now()),
+                if self.orphaned {
+                    std::thread::sleep(nap);
+                    continue;
+                }
+                match self.controls.recv_timeout(nap) {
+                    Ok(c) => {
+                        if !self.steer(c) {
+                            return false;
+                        }
+                        if matches!(c, ReplayControl::SeekBack(_) | ReplayControl::ToStart) {
+                            continue 'next;
+                        }
+                    }
                     Err(RecvTimeoutError::Timeout) => {}
-                    // Nobody can steer any more: play the rest at the current pace.
-                    Err(RecvTimeoutError::Disconnected) => std::thread::sleep(nap),
+                    Err(RecvTimeoutError::Disconnected) => self.orphaned = true,
                 }
             }
-            clock.emitted(stamped.t_us, Instant::now());
-            emit(stamped)
-        })
+            self.queue.pop_front();
+            self.clock.emitted(t_us, Instant::now());
+            self.shown_us = t_us;
+            if !(self.emit)(ReplayOut::Event(Box::new(self.history[i].clone()))) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// Plays `path` into `emit` at its recorded pace, obeying `controls`. At the
+/// end of the file it says so and waits: a seek backwards plays the history
+/// again. Ends when `emit` returns false (the screen closed) or nobody can
+/// steer any more after the end.
+pub fn spawn_replay(
+    path: PathBuf,
+    speed: f64,
+    on_corrupt: OnCorrupt,
+    controls: Receiver<ReplayControl>,
+    emit: impl FnMut(ReplayOut) -> bool + Send + 'static,
+) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut player = Player {
+            clock: ReplayClock::new(speed, Instant::now()),
+            controls,
+            emit,
+            history: Vec::new(),
+            queue: VecDeque::new(),
+            shown_us: 0,
+            orphaned: false,
+        };
+        let result: Result<ReadReport, SessionError> =
+            reader::read_file(&path, on_corrupt, |stamped| player.offer(stamped));
+        let stopped = result.as_ref().is_ok_and(|r| r.stopped_early);
+        if stopped || !(player.emit)(ReplayOut::Ended(result.map_err(|e| e.to_string()))) {
+            return;
+        }
+        // After the end: seeks play the history again, then say the end again.
+        while let Ok(c) = player.controls.recv() {
+            let seeks = matches!(c, ReplayControl::SeekBack(_) | ReplayControl::ToStart);
+            if !player.steer(c) || !player.drain() {
+                return;
+            }
+            if seeks && !(player.emit)(ReplayOut::Ended(Ok(ReadReport::default()))) {
+                return;
+            }
+        }
     })
 }
 
@@ -188,6 +326,75 @@ mod tests {
         assert_eq!(clock.wait_for(11_000_000, t0), None);
         clock.control(ReplayControl::ToEnd, t0);
         assert_eq!(clock.wait_for(u64::MAX, t0), Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn seeking_back_refolds_from_the_start_then_plays_on() {
+        use super::super::event::{Bookmark, Event};
+        use std::sync::mpsc;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let mut text = String::new();
+        let header = Stamped {
+            t_us: 0,
+            event: Event::Header(super::super::event::SessionHeader {
+                schema_version: super::super::SCHEMA_VERSION,
+                ..Default::default()
+            }),
+        };
+        text.push_str(&serde_json::to_string(&header).unwrap());
+        text.push('\n');
+        for i in 1..=5u64 {
+            let b = Stamped {
+                t_us: i * 1_000_000,
+                event: Event::Bookmark(Bookmark {
+                    label: format!("b{i}"),
+                }),
+            };
+            text.push_str(&serde_json::to_string(&b).unwrap());
+            text.push('\n');
+        }
+        std::fs::write(&path, text).unwrap();
+        let (ctl_tx, ctl_rx) = mpsc::channel();
+        let (out_tx, out_rx) = mpsc::channel();
+        ctl_tx.send(ReplayControl::ToEnd).unwrap();
+        let handle = spawn_replay(path, 256.0, OnCorrupt::Stop, ctl_rx, move |o| {
+            out_tx.send(o).is_ok()
+        });
+        let mut seen = Vec::new();
+        let describe = |o: &ReplayOut| match o {
+            ReplayOut::Event(s) => format!("{}", s.t_us / 1_000_000),
+            ReplayOut::Reset => "reset".into(),
+            ReplayOut::Ended(_) => "end".into(),
+        };
+        // To the end, then 2.5 s back: a reset, events 0..=2 at once, 3..=5 again, the end.
+        loop {
+            let o = out_rx.recv().unwrap();
+            let end = matches!(o, ReplayOut::Ended(_));
+            seen.push(describe(&o));
+            if end {
+                break;
+            }
+        }
+        assert_eq!(seen, ["0", "1", "2", "3", "4", "5", "end"]);
+        ctl_tx.send(ReplayControl::SeekBack(2.5)).unwrap();
+        ctl_tx.send(ReplayControl::ToEnd).unwrap();
+        let mut again = Vec::new();
+        loop {
+            let o = out_rx.recv().unwrap();
+            let end = matches!(o, ReplayOut::Ended(_));
+            again.push(describe(&o));
+            if end {
+                break;
+            }
+        }
+        assert_eq!(again, ["reset", "0", "1", "2", "3", "4", "5", "end"]);
+        ctl_tx.send(ReplayControl::ToStart).unwrap();
+        assert_eq!(describe(&out_rx.recv().unwrap()), "reset");
+        assert_eq!(describe(&out_rx.recv().unwrap()), "0");
+        drop(ctl_tx);
+        drop(out_rx);
+        handle.join().unwrap();
     }
 
     #[test]

@@ -23,6 +23,8 @@ pub enum UiMsg {
     Resize,
     /// The producer (worker or replay) finished, with a line for the log.
     SourceEnded(String),
+    /// Replay went back: the fold starts over (the events follow).
+    Reset,
 }
 
 /// Makes a new recording file when `r` is pressed.
@@ -97,6 +99,7 @@ pub fn run(
                         }
                     }
                     UiMsg::Resize => {}
+                    UiMsg::Reset => state.restart_fold(),
                     UiMsg::SourceEnded(line) => {
                         if let Mode::Replay { ended, .. } = &mut state.mode {
                             *ended = true;

@@ -113,6 +113,14 @@ impl UiState {
         }
     }
 
+    /// A replay seek: the fold starts over from the first event.
+    pub fn restart_fold(&mut self) {
+        self.session = SessionState::default();
+        if let Mode::Replay { ended, .. } = &mut self.mode {
+            *ended = false;
+        }
+    }
+
     pub fn contexts(&self) -> Vec<Context> {
         keymap::active_contexts(self.help_open, matches!(self.mode, Mode::Replay { .. }))
     }
@@ -139,7 +147,13 @@ impl UiState {
             Action::HelpUp => self.help_scroll = self.help_scroll.saturating_sub(1),
             Action::HelpPageDown => self.help_scroll = self.help_scroll.saturating_add(10),
             Action::HelpPageUp => self.help_scroll = self.help_scroll.saturating_sub(10),
-            Action::Pause | Action::Faster | Action::Slower | Action::SkipAhead | Action::ToEnd => {
+            Action::Pause
+            | Action::Faster
+            | Action::Slower
+            | Action::SkipAhead
+            | Action::ToEnd
+            | Action::SeekBack
+            | Action::ToStart => {
                 return self.replay_control(action);
             }
             _ => return self.live_action(action),
@@ -165,6 +179,8 @@ impl UiState {
                 ReplayControl::Slower
             }
             Action::SkipAhead => ReplayControl::SkipSeconds(10.0),
+            Action::SeekBack => ReplayControl::SeekBack(10.0),
+            Action::ToStart => ReplayControl::ToStart,
             _ => ReplayControl::ToEnd,
         };
         vec![Effect::Replay(control)]
