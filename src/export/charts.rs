@@ -297,6 +297,41 @@ where
         .map_err(text)
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Marker {
+    Circle,
+    Triangle,
+    Cross,
+}
+
+/// The series of the time chart that get their own look: the A/B pair, then
+/// the most sampled variants, six at most; each (colour, marker) is unique.
+pub fn series_styles(g: &Gathered) -> Vec<(Key, RGBColor, Marker)> {
+    let mut order: Vec<Key> = Vec::new();
+    if let Some((a, b)) = g.pair() {
+        order.push(a);
+        order.extend(b);
+    }
+    let mut counts: std::collections::BTreeMap<Key, usize> = Default::default();
+    for b in &g.batches {
+        *counts.entry(b.key).or_default() += 1;
+    }
+    let mut rest: Vec<(Key, usize)> = counts
+        .into_iter()
+        .filter(|(k, _)| !order.contains(k))
+        .collect();
+    rest.sort_by(|x, y| y.1.cmp(&x.1));
+    order.extend(rest.into_iter().map(|(k, _)| k));
+    order.retain(|k| g.batches.iter().any(|b| b.key == *k));
+    const MARKERS: [Marker; 3] = [Marker::Circle, Marker::Triangle, Marker::Cross];
+    order
+        .into_iter()
+        .take(6)
+        .enumerate()
+        .map(|(i, k)| (k, palette(i), MARKERS[i % 3]))
+        .collect()
+}
+
 fn palette(i: usize) -> RGBColor {
     const COLORS: [RGBColor; 8] = [
         A_COLOR,
@@ -315,12 +350,8 @@ fn over_time<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, g: &Gathered) ->
 where
     DB::ErrorType: 'static,
 {
-    let tmax = g
-        .batches
-        .iter()
-        .map(|b| b.t_s)
-        .chain(g.sm_clock.iter().map(|c| c.0))
-        .fold(1e-3, f64::max);
+    // The axis ends with the latency data; telemetry past it is not drawn.
+    let tmax = g.batches.iter().map(|b| b.t_s).fold(1e-3, f64::max);
     let ylo = g
         .batches
         .iter()
@@ -370,34 +401,84 @@ where
     if !g.sm_clock.is_empty() {
         chart
             .draw_secondary_series(LineSeries::new(
-                g.sm_clock.iter().map(|&(t, c)| (t, c as f64)),
+                g.sm_clock
+                    .iter()
+                    .filter(|c| c.0 <= tmax * 1.02)
+                    .map(|&(t, c)| (t, c as f64)),
                 NA.stroke_width(1),
             ))
             .map_err(text)?
             .label("SM clock (right axis)")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], NA.stroke_width(2)));
     }
-    let mut keys: Vec<Key> = g.batches.iter().map(|b| b.key).collect();
-    keys.sort();
-    keys.dedup();
-    let one_shape = keys.iter().all(|k| k.shape == keys[0].shape);
-    for (i, key) in keys.iter().enumerate() {
-        let c = palette(i);
-        let label = if one_shape {
+    let one_shape = g
+        .batches
+        .iter()
+        .all(|b| b.key.shape == g.batches[0].key.shape);
+    let name = |key: &Key| {
+        if one_shape {
             key.variant.to_string()
         } else {
             format!("{} {}", key.variant, key.shape)
-        };
+        }
+    };
+    // Up to six series get a colour and a marker of their own (the A/B pair
+    // first, then the most sampled); the rest are one grey series, so no two
+    // series a reader must tell apart look alike.
+    let styles = series_styles(g);
+    let others: Vec<Key> = {
+        let mut k: Vec<Key> = g.batches.iter().map(|b| b.key).collect();
+        k.sort();
+        k.dedup();
+        k.retain(|k| !styles.iter().any(|(s, _, _)| s == k));
+        k
+    };
+    if !others.is_empty() {
         chart
             .draw_series(
                 g.batches
                     .iter()
-                    .filter(|b| b.key == *key)
-                    .map(move |b| Circle::new((b.t_s, b.median_us), 3, c.filled())),
+                    .filter(|b| others.contains(&b.key))
+                    .map(|b| Circle::new((b.t_s, b.median_us), 2, NA.mix(0.6).filled())),
             )
             .map_err(text)?
-            .label(label)
-            .legend(move |(x, y)| Circle::new((x + 8, y), 4, c.filled()));
+            .label(match others.len() {
+                1 => "1 other variant".to_string(),
+                n => format!("{n} other variants"),
+            })
+            .legend(|(x, y)| Circle::new((x + 8, y), 3, NA.filled()));
+    }
+    for (key, c, marker) in &styles {
+        let (c, marker) = (*c, *marker);
+        let points = g
+            .batches
+            .iter()
+            .filter(|b| b.key == *key)
+            .map(|b| (b.t_s, b.median_us));
+        let label = name(key);
+        match marker {
+            Marker::Circle => {
+                chart
+                    .draw_series(points.map(move |p| Circle::new(p, 3, c.filled())))
+                    .map_err(text)?
+                    .label(label)
+                    .legend(move |(x, y)| Circle::new((x + 8, y), 4, c.filled()));
+            }
+            Marker::Triangle => {
+                chart
+                    .draw_series(points.map(move |p| TriangleMarker::new(p, 4, c.filled())))
+                    .map_err(text)?
+                    .label(label)
+                    .legend(move |(x, y)| TriangleMarker::new((x + 8, y), 5, c.filled()));
+            }
+            Marker::Cross => {
+                chart
+                    .draw_series(points.map(move |p| Cross::new(p, 3, c.stroke_width(2))))
+                    .map_err(text)?
+                    .label(label)
+                    .legend(move |(x, y)| Cross::new((x + 8, y), 4, c.stroke_width(2)));
+            }
+        }
     }
     legend(&mut chart, SeriesLabelPosition::UpperRight)
 }
@@ -471,18 +552,20 @@ where
         .axis_desc_style(font(16))
         .draw()
         .map_err(text)?;
-    chart
-        .draw_series(std::iter::once(PathElement::new(
-            vec![(1.0, SegmentValue::Exact(0)), (1.0, SegmentValue::Last)],
-            BLACK.stroke_width(2),
-        )))
-        .map_err(text)?;
     for (si, res) in results.iter().enumerate() {
         for (gi, r) in res.iter().enumerate() {
             let row = rows - 1 - (gi * sides.len() + si) as i32;
             let (len, color, note) = match (&r.status, r.value) {
-                (Status::Pass, Some(v)) => (ratio(v, r.threshold), PASS, fmt_value(v, &r.unit)),
-                (Status::Fail, Some(v)) => (ratio(v, r.threshold), FAIL, fmt_value(v, &r.unit)),
+                (Status::Pass, Some(v)) => (
+                    ratio(v, r.threshold),
+                    PASS,
+                    format!("PASS {}", fmt_value(v, &r.unit)),
+                ),
+                (Status::Fail, Some(v)) => (
+                    ratio(v, r.threshold),
+                    FAIL,
+                    format!("FAIL {}", fmt_value(v, &r.unit)),
+                ),
                 (Status::NotApplicable(why), _) => (0.0, NA, format!("n/a: {}", short(why))),
                 (_, None) => (0.0, NA, "n/a".into()),
             };
@@ -514,6 +597,25 @@ where
             } else {
                 (len + 0.03, plotters::style::text_anchor::HPos::Left)
             };
+            // The threshold line is drawn row by row, and not where this
+            // row's label crosses it (12 px monospace: about 7.3 px a character).
+            let per_char = 3.3 / (WIDTH as f64 - 300.0) * 7.3;
+            let w = label.chars().count() as f64 * per_char;
+            let (x0, x1) = match anchor {
+                plotters::style::text_anchor::HPos::Right => (x - w, x),
+                _ => (x, x + w),
+            };
+            if !(x0 - 0.02..=x1 + 0.02).contains(&1.0) {
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![
+                            (1.0, SegmentValue::Exact(row)),
+                            (1.0, SegmentValue::Exact(row + 1)),
+                        ],
+                        BLACK.stroke_width(2),
+                    )))
+                    .map_err(text)?;
+            }
             chart
                 .draw_series(std::iter::once(Text::new(
                     label,
@@ -638,6 +740,52 @@ where
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn no_two_series_look_alike() {
+        use crate::export::BatchPoint;
+        use crate::session::{Shape, Variant};
+        let mut g = Gathered::default();
+        let tiles = [
+            "64x64s2w4",
+            "64x64s3w4",
+            "64x128s2w4",
+            "128x64s2w4",
+            "128x64s2w8",
+        ];
+        let mut keys: Vec<Key> = Variant::all_toggles()
+            .into_iter()
+            .map(|variant| Key {
+                variant,
+                shape: Shape::MISSION,
+            })
+            .collect();
+        keys.extend(tiles.iter().map(|t| Key {
+            variant: format!("mma+async@{t}").parse().unwrap(),
+            shape: Shape::MISSION,
+        }));
+        for (i, key) in keys.iter().enumerate() {
+            for j in 0..=i {
+                g.batches.push(BatchPoint {
+                    t_s: j as f64,
+                    key: *key,
+                    median_us: 10.0 + i as f64,
+                });
+            }
+        }
+        let styles = series_styles(&g);
+        assert_eq!(styles.len(), 6, "six get their own look, the rest are grey");
+        for (i, a) in styles.iter().enumerate() {
+            for b in &styles[i + 1..] {
+                assert_ne!(a.1, b.1, "colours repeat: {a:?} {b:?}");
+            }
+            assert_ne!(a.1, NA, "grey is for the others");
+        }
+        // No race and no timed fold here: the most sampled come first.
+        assert_eq!(styles[0].0, *keys.last().unwrap());
+    }
+
     #[test]
     fn the_bundled_font_parses() {
         assert!(
