@@ -320,7 +320,7 @@ pub fn series_styles(g: &Gathered) -> Vec<(Key, RGBColor, Marker)> {
         .into_iter()
         .filter(|(k, _)| !order.contains(k))
         .collect();
-    rest.sort_by(|x, y| y.1.cmp(&x.1));
+    rest.sort_by_key(|r| std::cmp::Reverse(r.1));
     order.extend(rest.into_iter().map(|(k, _)| k));
     order.retain(|k| g.batches.iter().any(|b| b.key == *k));
     const MARKERS: [Marker; 3] = [Marker::Circle, Marker::Triangle, Marker::Cross];
