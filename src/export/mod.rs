@@ -5,6 +5,7 @@
 mod charts;
 pub mod summary;
 mod tables;
+mod time_chart;
 mod trace;
 
 use std::io::Write;

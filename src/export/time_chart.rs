@@ -1,0 +1,248 @@
+//! The time chart: every batch's median over the session, the NVML SM clock
+//! on the right axis; the A/B pair and the most sampled variants each get a
+//! colour and a marker of their own, the rest are one grey series.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::Gathered;
+use super::charts::{A_COLOR, B_COLOR, NA, font, gpu_name, legend, text};
+use crate::model::state::Key;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Marker {
+    Circle,
+    Triangle,
+    Cross,
+}
+
+/// The series of the time chart that get their own look: the A/B pair, then
+/// the most sampled variants, six at most; each (colour, marker) is unique.
+pub fn series_styles(g: &Gathered) -> Vec<(Key, RGBColor, Marker)> {
+    let mut order: Vec<Key> = Vec::new();
+    if let Some((a, b)) = g.pair() {
+        order.push(a);
+        order.extend(b);
+    }
+    let mut counts: std::collections::BTreeMap<Key, usize> = Default::default();
+    for b in &g.batches {
+        *counts.entry(b.key).or_default() += 1;
+    }
+    let mut rest: Vec<(Key, usize)> = counts
+        .into_iter()
+        .filter(|(k, _)| !order.contains(k))
+        .collect();
+    rest.sort_by_key(|r| std::cmp::Reverse(r.1));
+    order.extend(rest.into_iter().map(|(k, _)| k));
+    order.retain(|k| g.batches.iter().any(|b| b.key == *k));
+    const MARKERS: [Marker; 3] = [Marker::Circle, Marker::Triangle, Marker::Cross];
+    order
+        .into_iter()
+        .take(6)
+        .enumerate()
+        .map(|(i, k)| (k, palette(i), MARKERS[i % 3]))
+        .collect()
+}
+
+fn palette(i: usize) -> RGBColor {
+    const COLORS: [RGBColor; 8] = [
+        A_COLOR,
+        B_COLOR,
+        RGBColor(230, 140, 0),
+        RGBColor(90, 90, 220),
+        RGBColor(20, 160, 120),
+        RGBColor(160, 90, 40),
+        RGBColor(120, 0, 200),
+        RGBColor(60, 60, 60),
+    ];
+    COLORS[i % COLORS.len()]
+}
+
+pub(super) fn over_time<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    g: &Gathered,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    // The axis ends with the latency data; telemetry past it is not drawn.
+    let tmax = g.batches.iter().map(|b| b.t_s).fold(1e-3, f64::max);
+    let ylo = g
+        .batches
+        .iter()
+        .map(|b| b.median_us)
+        .fold(f64::INFINITY, f64::min);
+    let yhi = g.batches.iter().map(|b| b.median_us).fold(0.0, f64::max);
+    let pad = ((yhi - ylo) * 0.08).max(0.5);
+    let (clo, chi) = g
+        .sm_clock
+        .iter()
+        .fold((u32::MAX, 0), |(l, h), c| (l.min(c.1), h.max(c.1)));
+    let (clo, chi) = if clo > chi {
+        (0.0, 1.0)
+    } else {
+        (clo as f64 * 0.9, chi as f64 * 1.05)
+    };
+    let mut chart = ChartBuilder::on(root)
+        .caption(
+            format!(
+                "Batch median latency over the session, SM clock overlaid · {}",
+                gpu_name(g)
+            ),
+            font(22),
+        )
+        .margin(20)
+        .x_label_area_size(50)
+        .y_label_area_size(70)
+        .right_y_label_area_size(80)
+        .build_cartesian_2d(0.0..tmax * 1.02, (ylo - pad).max(0.0)..yhi + pad)
+        .map_err(text)?
+        .set_secondary_coord(0.0..tmax * 1.02, clo..chi);
+    chart
+        .configure_mesh()
+        .x_desc("session time (s)")
+        .y_desc("batch median GPU time (µs)")
+        .label_style(font(14))
+        .axis_desc_style(font(16))
+        .draw()
+        .map_err(text)?;
+    chart
+        .configure_secondary_axes()
+        .y_desc("SM clock (MHz, NVML)")
+        .label_style(font(14))
+        .axis_desc_style(font(16))
+        .draw()
+        .map_err(text)?;
+    if !g.sm_clock.is_empty() {
+        chart
+            .draw_secondary_series(LineSeries::new(
+                g.sm_clock
+                    .iter()
+                    .filter(|c| c.0 <= tmax * 1.02)
+                    .map(|&(t, c)| (t, c as f64)),
+                NA.stroke_width(1),
+            ))
+            .map_err(text)?
+            .label("SM clock (right axis)")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], NA.stroke_width(2)));
+    }
+    let one_shape = g
+        .batches
+        .iter()
+        .all(|b| b.key.shape == g.batches[0].key.shape);
+    let name = |key: &Key| {
+        if one_shape {
+            key.variant.to_string()
+        } else {
+            format!("{} {}", key.variant, key.shape)
+        }
+    };
+    // Up to six series get a colour and a marker of their own (the A/B pair
+    // first, then the most sampled); the rest are one grey series, so no two
+    // series a reader must tell apart look alike.
+    let styles = series_styles(g);
+    let others: Vec<Key> = {
+        let mut k: Vec<Key> = g.batches.iter().map(|b| b.key).collect();
+        k.sort();
+        k.dedup();
+        k.retain(|k| !styles.iter().any(|(s, _, _)| s == k));
+        k
+    };
+    if !others.is_empty() {
+        chart
+            .draw_series(
+                g.batches
+                    .iter()
+                    .filter(|b| others.contains(&b.key))
+                    .map(|b| Circle::new((b.t_s, b.median_us), 2, NA.mix(0.6).filled())),
+            )
+            .map_err(text)?
+            .label(match others.len() {
+                1 => "1 other variant".to_string(),
+                n => format!("{n} other variants"),
+            })
+            .legend(|(x, y)| Circle::new((x + 8, y), 3, NA.filled()));
+    }
+    for (key, c, marker) in &styles {
+        let (c, marker) = (*c, *marker);
+        let points = g
+            .batches
+            .iter()
+            .filter(|b| b.key == *key)
+            .map(|b| (b.t_s, b.median_us));
+        let label = name(key);
+        match marker {
+            Marker::Circle => {
+                chart
+                    .draw_series(points.map(move |p| Circle::new(p, 3, c.filled())))
+                    .map_err(text)?
+                    .label(label)
+                    .legend(move |(x, y)| Circle::new((x + 8, y), 4, c.filled()));
+            }
+            Marker::Triangle => {
+                chart
+                    .draw_series(points.map(move |p| TriangleMarker::new(p, 4, c.filled())))
+                    .map_err(text)?
+                    .label(label)
+                    .legend(move |(x, y)| TriangleMarker::new((x + 8, y), 5, c.filled()));
+            }
+            Marker::Cross => {
+                chart
+                    .draw_series(points.map(move |p| Cross::new(p, 3, c.stroke_width(2))))
+                    .map_err(text)?
+                    .label(label)
+                    .legend(move |(x, y)| Cross::new((x + 8, y), 4, c.stroke_width(2)));
+            }
+        }
+    }
+    legend(&mut chart, SeriesLabelPosition::UpperRight)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_two_series_look_alike() {
+        use crate::export::BatchPoint;
+        use crate::session::{Shape, Variant};
+        let mut g = Gathered::default();
+        let tiles = [
+            "64x64s2w4",
+            "64x64s3w4",
+            "64x128s2w4",
+            "128x64s2w4",
+            "128x64s2w8",
+        ];
+        let mut keys: Vec<Key> = Variant::all_toggles()
+            .into_iter()
+            .map(|variant| Key {
+                variant,
+                shape: Shape::MISSION,
+            })
+            .collect();
+        keys.extend(tiles.iter().map(|t| Key {
+            variant: format!("mma+async@{t}").parse().unwrap(),
+            shape: Shape::MISSION,
+        }));
+        for (i, key) in keys.iter().enumerate() {
+            for j in 0..=i {
+                g.batches.push(BatchPoint {
+                    t_s: j as f64,
+                    key: *key,
+                    median_us: 10.0 + i as f64,
+                });
+            }
+        }
+        let styles = series_styles(&g);
+        assert_eq!(styles.len(), 6, "six get their own look, the rest are grey");
+        for (i, a) in styles.iter().enumerate() {
+            for b in &styles[i + 1..] {
+                assert_ne!(a.1, b.1, "colours repeat: {a:?} {b:?}");
+            }
+            assert_ne!(a.1, NA, "grey is for the others");
+        }
+        // No race and no timed fold here: the most sampled come first.
+        assert_eq!(styles[0].0, *keys.last().unwrap());
+    }
+}
