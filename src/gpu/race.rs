@@ -147,34 +147,17 @@ pub fn race(
         }
         last_report = elapsed;
         let step = engine.timer_step_ns.unwrap_or(1.0);
-        let report = report(a, b, shape, &rounds, step, &timer, regime, QUICK_ROUNDS);
-        let tight = abstats::interval_is_tight(
-            report.speedup,
-            (report.ci_low, report.ci_high),
-            plan.rel_ci,
-        );
-        if out_of_time || (elapsed >= plan.min_s && (tight || report.limited_by_resolution)) {
-            let last = report_final(a, b, shape, &rounds, step, &timer, regime);
-            return Ok(last);
+        let now = report(a, b, shape, &rounds, step, &timer, regime, QUICK_ROUNDS);
+        let tight = abstats::interval_is_tight(now.speedup, (now.ci_low, now.ci_high), plan.rel_ci);
+        if out_of_time || (elapsed >= plan.min_s && (tight || now.limited_by_resolution)) {
+            return Ok(AbReport {
+                done: true,
+                ..report(a, b, shape, &rounds, step, &timer, regime, blocks::ROUNDS)
+            });
         }
-        emit(RaceEvent::Report(Box::new(report)));
+        emit(RaceEvent::Report(Box::new(now)));
     }
     unreachable!("the round counter does not run out")
-}
-
-fn report_final(
-    a: &Variant,
-    b: &Variant,
-    shape: &Shape,
-    rounds: &Rounds,
-    step: f64,
-    timer: &str,
-    regime: Regime,
-) -> AbReport {
-    AbReport {
-        done: true,
-        ..report(a, b, shape, rounds, step, timer, regime, blocks::ROUNDS)
-    }
 }
 
 /// The race's report so far: the speedup, its interval and the verdict.

@@ -39,11 +39,7 @@ pub fn bench(args: BenchArgs) -> i32 {
         max_s: args.max_seconds,
         ..Plan::default()
     };
-    let seed = args.seed.unwrap_or_else(crate::session::inputs::fresh_seed);
-    let check = Check {
-        inputs: args.inputs,
-        seed,
-    };
+    let check = Check::new(args.inputs, args.seed);
     let mut variants = Vec::new();
     for spec in &args.variants.0 {
         match *spec {
@@ -228,6 +224,16 @@ pub fn bench(args: BenchArgs) -> i32 {
 pub struct Check {
     pub inputs: Inputs,
     pub seed: u64,
+}
+
+impl Check {
+    /// `--inputs` and `--seed`, a fresh seed when none was given.
+    pub fn new(inputs: Inputs, seed: Option<u64>) -> Check {
+        Check {
+            inputs,
+            seed: seed.unwrap_or_else(crate::session::inputs::fresh_seed),
+        }
+    }
 }
 
 /// Builds, checks and times one variant for `bench`, recording as it goes;

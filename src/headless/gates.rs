@@ -76,10 +76,7 @@ pub fn run(args: GatesArgs) -> i32 {
     if needs_scalar && variant != scalar {
         timed.push(scalar);
     }
-    let check = Check {
-        inputs: args.inputs,
-        seed: args.seed.unwrap_or_else(crate::session::inputs::fresh_seed),
-    };
+    let check = Check::new(args.inputs, args.seed);
     if !args.json {
         eprintln!(
             "attnscope: correctness on {} inputs, seed {}",

@@ -305,10 +305,7 @@ pub fn run(args: TuneArgs) -> i32 {
         max_s: args.max_seconds,
         ..Plan::default()
     };
-    let check = Check {
-        inputs: args.inputs,
-        seed: args.seed.unwrap_or_else(crate::session::inputs::fresh_seed),
-    };
+    let check = Check::new(args.inputs, args.seed);
     if !args.json {
         eprintln!(
             "tuning {} on {shape}: {} candidate tiles, up to {} s each; checked on {} inputs, seed {}",
