@@ -14,7 +14,7 @@ pub use crate::exit;
     version,
     about = "A terminal dashboard for attention-kernel engineers: live WMMA / cp.async toggles, \
              latency histograms, hardware counters, gates, A/B races, recorded sessions.",
-    after_help = "With no subcommand: live on a GPU; with no usable GPU, replays the bundled session in sessions/."
+    after_help = "With no subcommand: live on a GPU; with no usable GPU, replays the newest real session in sessions/ (`attnscope doctor` says what is missing)."
 )]
 pub struct Cli {
     #[command(subcommand)]

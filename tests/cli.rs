@@ -331,7 +331,7 @@ fn gpu_commands_without_a_gpu_say_what_is_missing() {
     let (code, out, _) = run(&["doctor"]);
     assert_eq!(code, 4);
     assert!(
-        out.contains("MISSING") && out.contains("replay the bundled session"),
+        out.contains("MISSING") && out.contains("replay the newest real session"),
         "{out}"
     );
 }

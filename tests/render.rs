@@ -282,3 +282,35 @@ fn variant_panel_names_the_split_and_the_wgmma_instruction() {
         }
     }
 }
+
+/// What a new user sees first on a machine with no GPU: the banner saying
+/// why, the last frame after End, and `q` and `?` still in the key bar.
+#[test]
+fn no_gpu_banner_after_end_at_both_sizes() {
+    use attnscope::ui::app_state::Mode;
+    let mut state = UiState::replay(
+        GateSet::default_set(),
+        "sessions/fixture.jsonl".into(),
+        1.0,
+        Some(
+            "no usable GPU (libcuda.so.1 not found): replaying sessions/fixture.jsonl · `attnscope doctor` says how to go live"
+                .into(),
+        ),
+    );
+    for e in &fixture_events() {
+        state.apply(e);
+    }
+    if let Mode::Replay { ended, .. } = &mut state.mode {
+        *ended = true;
+    }
+    state.notice = Some("end of replay: 65 events".into());
+    for (w, h, name) in [(120, 40, "no_gpu_end_120x40"), (80, 24, "no_gpu_end_80x24")] {
+        let screen = text(&draw(&state, w, h));
+        let lines: Vec<&str> = screen.lines().collect();
+        assert!(lines[1].contains("no usable GPU"), "{screen}");
+        let bar = lines.last().unwrap();
+        assert!(bar.contains("q  quit") && bar.contains("?  show"), "{bar}");
+        assert!(bar.contains("end of replay"), "{bar}");
+        insta::assert_snapshot!(name, screen);
+    }
+}

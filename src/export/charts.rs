@@ -146,7 +146,12 @@ where
     sides.retain(|(_, k, _)| g.stats(k).count() > 0);
     let body = root
         .titled(
-            &format!("Latency per launch, {} · {}", a.shape, gpu_name(g)),
+            &format!(
+                "Latency per launch, {}, {} · {}",
+                a.shape,
+                crate::session::event::regime_name(g.regime_of(&a)),
+                gpu_name(g)
+            ),
             font(24),
         )
         .map_err(text)?;
@@ -155,8 +160,8 @@ where
             let (top, rest) = body.split_vertically(30);
             top.draw(&Text::new(
                 format!(
-                    "A/B race: speedup p50(A)/p50(B) {:.3}× [{:.3}, {:.3}] 95% CI · {}",
-                    ab.speedup, ab.ci_low, ab.ci_high, ab.verdict
+                    "A/B race: speedup p50(A)/p50(B) {:.3}× [{:.3}, {:.3}] 95% CI · {} ({})",
+                    ab.speedup, ab.ci_low, ab.ci_high, ab.verdict, ab.test
                 ),
                 (20, 5),
                 font(16),
@@ -549,6 +554,44 @@ where
             )))
             .map_err(text)?;
     }
+    // A legend for the bar colours: the path each variant runs.
+    let families = [
+        (A_COLOR, "scalar path (cp.async or not)"),
+        (B_COLOR, "WMMA path"),
+        (MMA_COLOR, "mma.sync / wgmma path"),
+        (VENDOR_COLOR, "cuDNN"),
+    ];
+    for (c, label) in families {
+        let used = rows.iter().any(|(v, _, _)| {
+            let t = v.toggles;
+            let fam = if t.cudnn {
+                VENDOR_COLOR
+            } else if t.mma {
+                MMA_COLOR
+            } else if t.wmma || t.wmma_pv {
+                B_COLOR
+            } else {
+                A_COLOR
+            };
+            fam == c
+        });
+        if used {
+            chart
+                .draw_series(std::iter::empty::<Rectangle<(f64, SegmentValue<i32>)>>())
+                .map_err(text)?
+                .label(label)
+                .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], c.filled()));
+        }
+    }
+    chart
+        .configure_series_labels()
+        // The fastest bars are on top, so the upper right is free.
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font(font(14))
+        .draw()
+        .map_err(text)?;
     Ok(())
 }
 

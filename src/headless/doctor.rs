@@ -94,7 +94,7 @@ pub fn doctor() -> i32 {
         0
     } else {
         println!(
-            "live mode is not available here; `attnscope` will replay the bundled session instead"
+            "live mode is not available here; `attnscope` will replay the newest real session in sessions/ instead"
         );
         exit::NO_GPU
     }

@@ -41,7 +41,9 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState, ab: &AbReport) {
     );
     let mut rows = Vec::new();
     let (ga, gb) = (s.gates(&state.gates, &ka), s.gates(&state.gates, &kb));
-    let name_w = (inner.width as usize).saturating_sub(10 + 10 + 9 + 3);
+    // Narrow screens give the names room: values fit in 9 columns, deltas in 7.
+    let (vw, dw) = if inner.width < 50 { (9, 7) } else { (10, 9) };
+    let name_w = (inner.width as usize).saturating_sub((2 * vw + dw + 3) as usize);
     for (a, b) in ga.iter().zip(&gb) {
         let source = super::gates::speedup_source(state, &kb, b)
             .or_else(|| super::gates::speedup_source(state, &ka, a));
@@ -51,9 +53,9 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState, ab: &AbReport) {
         rows,
         [
             Constraint::Fill(1),
-            Constraint::Length(10),
-            Constraint::Length(10),
-            Constraint::Length(9),
+            Constraint::Length(vw),
+            Constraint::Length(vw),
+            Constraint::Length(dw),
         ],
     )
     .header(Row::new(vec!["", "A", "B", "B vs A"]).style(theme::label()))

@@ -48,6 +48,8 @@ pub fn render_to(area: Rect, buf: &mut Buffer, state: &UiState) {
     } else {
         (9, 9, 24)
     };
+    // Wide screens give the Variant panel room for long tile names.
+    let side = if area.width >= 160 { 32 } else { side };
     let gates_w = if comfortable { 54 } else { 42 };
     let [top, mid, bottom] = Layout::vertical([
         Constraint::Length(top_h),
