@@ -40,6 +40,8 @@ const KEEP: usize = 400_000;
 const QUICK_ROUNDS: usize = 300;
 /// About this much GPU time per batch, ns.
 const BATCH_NS: f64 = 25e6;
+/// How often the stopping rule bootstraps the batches so far, seconds.
+const CHECK_EVERY_S: f64 = 0.1;
 /// Isolated launches cost the gap each: fewer per batch, ~25 ms of wall time.
 const ISOLATED_BATCH: usize = 20;
 
@@ -179,6 +181,7 @@ pub fn measure(
     };
     let mut overhead_us = Vec::new();
     let step = engine.timer_step_ns.unwrap_or(1.0);
+    let mut last_check = f64::NEG_INFINITY;
     let (stop_reason, last) = loop {
         let (samples, host_us) = engine.time_batch(variant, shape, batch, plan.l2, plan.regime)?;
         overhead_us.push(host_us);
@@ -194,8 +197,16 @@ pub fn measure(
         engine.tag(&mut batch_event);
         on_batch(batch_event.clone());
         let elapsed = started.elapsed().as_secs_f64();
-        let refs: Vec<&[u64]> = kept.iter().map(Vec::as_slice).collect();
-        let interval = blocks::median_interval(&refs, step, QUICK_ROUNDS, kept.len() as u64);
+        // The bootstrap costs more as batches pile up: judge at most every
+        // CHECK_EVERY_S, and always at the time limit.
+        let due = elapsed - last_check >= CHECK_EVERY_S || elapsed >= plan.max_s;
+        let interval = if due && elapsed >= plan.min_s {
+            last_check = elapsed;
+            let refs: Vec<&[u64]> = kept.iter().map(Vec::as_slice).collect();
+            blocks::median_interval(&refs, step, QUICK_ROUNDS, kept.len() as u64)
+        } else {
+            None
+        };
         if let Some(reason) = should_stop(
             interval.as_ref(),
             elapsed,
