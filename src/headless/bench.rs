@@ -184,8 +184,16 @@ pub fn bench(args: BenchArgs) -> i32 {
             let vs = r["vs_cudnn"]
                 .as_f64()
                 .map_or(String::new(), |x| format!("  {x:>7.3}"));
+            // Unknown resources (cuDNN's kernel) print as —, never as 0.
+            let num =
+                |v: &serde_json::Value| v.as_u64().map_or("—".to_string(), |n| n.to_string());
+            let smem = if r["registers"].is_null() {
+                "—".to_string()
+            } else {
+                format!("{}K", r["smem_bytes"].as_u64().unwrap_or(0) / 1024)
+            };
             println!(
-                "{:<w$} {:>9.2} {:>8} {:>9.2} {:>9.2} {:>8.2} {:>9.2e} {:>5} {:>6}K {:>6} {:>7}{vs}",
+                "{:<w$} {:>9.2} {:>8} {:>9.2} {:>9.2} {:>8.2} {:>9.2e} {:>5} {:>7} {:>6} {:>7}{vs}",
                 r["variant"].as_str().unwrap_or(""),
                 r["median_us"].as_f64().unwrap_or(f64::NAN),
                 noise,
@@ -193,9 +201,9 @@ pub fn bench(args: BenchArgs) -> i32 {
                 r["p99_us"].as_f64().unwrap_or(f64::NAN),
                 r["tflops"].as_f64().unwrap_or(f64::NAN),
                 r["max_abs_err"].as_f64().unwrap_or(f64::NAN),
-                r["registers"],
-                r["smem_bytes"].as_u64().unwrap_or(0) / 1024,
-                r["spill_bytes"],
+                num(&r["registers"]),
+                smem,
+                num(&r["spill_bytes"]),
                 if r["correct"].as_bool() == Some(true) {
                     "PASS"
                 } else {
@@ -298,9 +306,11 @@ pub(super) fn bench_one(
         "max_abs_err": check.max_abs_err,
         "rel_l2_err": check.rel_l2_err,
         "correct": check.pass,
-        "registers": build.registers,
+        // cuDNN's kernel has no PTXAS report: its resources are unknown, not 0.
+        "registers": (!variant.toggles.cudnn).then_some(build.registers),
         "smem_bytes": engine.smem_bytes(variant, shape.d).unwrap_or(0) + build.smem_static_bytes,
-        "spill_bytes": build.spill_store_bytes + build.spill_load_bytes,
+        "spill_bytes": (!variant.toggles.cudnn)
+            .then_some(build.spill_store_bytes + build.spill_load_bytes),
     });
     Ok((row, check.pass))
 }
