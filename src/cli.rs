@@ -16,9 +16,46 @@ pub use crate::exit;
              latency histograms, hardware counters, gates, A/B races, recorded sessions.",
     after_help = "With no subcommand: live on a GPU; with no usable GPU, replays the newest real session in sessions/ (`attnscope doctor` says what is missing)."
 )]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Cmd>,
+    /// With no subcommand: `attnscope live`'s options.
+    #[command(flatten)]
+    pub live: LiveArgs,
+}
+
+/// The kernel folders a command line names (`--kernels DIR`, `--also DIR`),
+/// registered before clap reads it, so variant names parse against the
+/// kernels they belong to. Err: the message for a usage error.
+pub fn register_kernels(argv: &[String]) -> Result<(), String> {
+    use crate::session::manifest::registry;
+    let value = |i: usize, flag: &str| -> Option<String> {
+        let a = &argv[i];
+        if a == flag {
+            argv.get(i + 1).cloned()
+        } else {
+            a.strip_prefix(&format!("{flag}=")).map(str::to_string)
+        }
+    };
+    // The worker is told labels and folders exactly (`--kernel LABEL=DIR`).
+    if argv.get(1).map(String::as_str) == Some("worker") {
+        return Ok(());
+    }
+    for (i, arg) in argv.iter().enumerate().skip(1) {
+        if arg == "--" {
+            break;
+        }
+        if let Some(dir) = value(i, "--kernels") {
+            registry::load_dir(std::path::Path::new(&dir), true)
+                .map_err(|e| format!("--kernels: {e}"))?;
+        }
+        if let Some(dir) = value(i, "--also") {
+            registry::load_dir(std::path::Path::new(&dir), false)
+                .map_err(|e| format!("--also: {e}"))?;
+        }
+    }
+    Ok(())
 }
 
 #[derive(Debug, Subcommand)]
@@ -46,6 +83,9 @@ pub enum Cmd {
     Tune(TuneArgs),
     /// Which libraries, GPU, driver and CUDA versions; what is missing and how to fix it.
     Doctor,
+    /// Write a starter kernel folder (a small scalar kernel with one toggle
+    /// and its manifest) and print the command that opens it live.
+    New(NewArgs),
     /// The GPU worker process the dashboard runs: commands as JSON lines on
     /// stdin, events as JSON lines on stdout.
     #[command(hide = true)]
@@ -99,6 +139,10 @@ pub struct GatesArgs {
     /// Also record the run as a session file.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// A kernel folder (a .cu and its .toml manifest) to use instead of the
+    /// bundled kernel: variant names are its toggles (docs/kernel-abi.md).
+    #[arg(long, value_name = "DIR")]
+    pub kernels: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -127,6 +171,10 @@ pub struct LaunchArgs {
     /// Launches, 1 to 1000.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub count: u32,
+    /// A kernel folder (a .cu and its .toml manifest) to use instead of the
+    /// bundled kernel: variant names are its toggles (docs/kernel-abi.md).
+    #[arg(long, value_name = "DIR")]
+    pub kernels: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -174,7 +222,8 @@ pub struct BenchArgs {
     /// Seed of the check's inputs (default: a fresh one, printed).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Your copy of the kernels folder: its attention.cu is built instead of the bundled one.
+    /// A kernel folder (a .cu and its .toml manifest) to use instead of the
+    /// bundled kernel: variant names are its toggles (docs/kernel-abi.md).
     #[arg(long, value_name = "DIR")]
     pub kernels: Option<PathBuf>,
 }
@@ -230,6 +279,10 @@ pub struct AbArgs {
     /// Also record the race as a session file.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// A kernel folder (a .cu and its .toml manifest) to use instead of the
+    /// bundled kernel: variant names are its toggles (docs/kernel-abi.md).
+    #[arg(long, value_name = "DIR")]
+    pub kernels: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -252,6 +305,10 @@ pub struct SelftestArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// A kernel folder (a .cu and its .toml manifest) to use instead of the
+    /// bundled kernel: variant names are its toggles (docs/kernel-abi.md).
+    #[arg(long, value_name = "DIR")]
+    pub kernels: Option<PathBuf>,
 }
 
 fn selftest_help() -> String {
@@ -272,7 +329,8 @@ pub struct BuildArgs {
     /// Head dimension, 64 or 128.
     #[arg(long, default_value_t = 64, value_parser = parse_head_dim)]
     pub d: u32,
-    /// Your copy of the kernels folder: its attention.cu is built instead of the bundled one.
+    /// A kernel folder (a .cu and its .toml manifest) to use instead of the
+    /// bundled kernel: variant names are its toggles (docs/kernel-abi.md).
     #[arg(long, value_name = "DIR")]
     pub kernels: Option<PathBuf>,
     /// Also write each cubin here as VARIANT.cubin (for nvdisasm or cuobjdump -sass).
@@ -285,18 +343,26 @@ pub fn parse_arch(text: &str) -> Result<String, String> {
         .strip_prefix("sm_")
         .and_then(|n| n.parse().ok())
         .ok_or_else(|| format!("arch '{text}' is not of the form sm_90"))?;
-    if n < 80 {
+    if n < 75 {
         return Err(format!(
-            "arch {text} is too old: the kernels need sm_80 or newer"
+            "arch {text} is too old: NVRTC 13 builds sm_75 and newer (each toggle's manifest entry says what it needs)"
         ));
     }
     Ok(text.to_string())
 }
 
+/// A head dimension the primary kernel runs (its manifest's head_dims).
 pub fn parse_head_dim(text: &str) -> Result<u32, String> {
+    let m =
+        crate::session::manifest::registry::manifest(crate::session::manifest::registry::primary());
+    let dims: Vec<String> = m.head_dims.iter().map(u32::to_string).collect();
     match text.parse::<u32>() {
-        Ok(d @ (64 | 128)) => Ok(d),
-        _ => Err(format!("D={text} is not supported: D must be 64 or 128")),
+        Ok(d) if m.head_dims.contains(&d) => Ok(d),
+        _ => Err(format!(
+            "D={text} is not supported: {} runs D = {}",
+            m.name,
+            dims.join(", ")
+        )),
     }
 }
 
@@ -327,6 +393,10 @@ pub struct TuneArgs {
     /// Also record the run as a session file.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// A kernel folder (a .cu and its .toml manifest) to use instead of the
+    /// bundled kernel: variant names are its toggles (docs/kernel-abi.md).
+    #[arg(long, value_name = "DIR")]
+    pub kernels: Option<PathBuf>,
 }
 
 /// A variant as given to `bench`: fixed, or `…@tuned` (the tile comes from
@@ -343,7 +413,7 @@ pub struct VariantList(pub Vec<VariantSpec>);
 pub fn parse_variants(text: &str) -> Result<VariantList, String> {
     if text.trim() == "all" {
         return Ok(VariantList(
-            Variant::all_toggles()
+            Variant::all_paths()
                 .into_iter()
                 .map(VariantSpec::Fixed)
                 .collect(),
@@ -412,10 +482,14 @@ pub struct LiveArgs {
     /// Extra metrics for `g` to collect (TOML `[[metric]]` tables: name, unit, display).
     #[arg(long, value_name = "FILE")]
     pub metrics: Option<PathBuf>,
-    /// Your copy of the kernels folder: its attention.cu is built instead of
-    /// the bundled one and rebuilt whenever you save it.
+    /// A kernel folder (a .cu and its .toml manifest) to use instead of the
+    /// bundled kernel, rebuilt whenever you save either file.
     #[arg(long, value_name = "DIR")]
     pub kernels: Option<PathBuf>,
+    /// Another kernel folder to switch to with K and race against (repeatable;
+    /// the bundled kernel is always there as `bundled`).
+    #[arg(long, value_name = "DIR")]
+    pub also: Vec<PathBuf>,
 }
 
 impl Default for LiveArgs {
@@ -432,6 +506,7 @@ impl Default for LiveArgs {
             telemetry_hz: 10.0,
             metrics: None,
             kernels: None,
+            also: Vec::new(),
         }
     }
 }
@@ -524,9 +599,25 @@ pub struct WorkerArgs {
     /// Metric names for `g`, comma-separated (default: the catalogue and the default gates').
     #[arg(long)]
     pub metric_names: Option<String>,
-    /// Build DIR/attention.cu instead of the bundled kernel.
-    #[arg(long, value_name = "DIR")]
-    pub kernels: Option<PathBuf>,
+    /// A kernel folder under a label ("" for the primary kernel): LABEL=DIR, repeatable.
+    #[arg(long = "kernel", value_name = "LABEL=DIR", value_parser = parse_labelled_dir)]
+    pub kernels: Vec<(String, PathBuf)>,
+}
+
+pub fn parse_labelled_dir(text: &str) -> Result<(String, PathBuf), String> {
+    let (label, dir) = text
+        .split_once('=')
+        .ok_or_else(|| format!("'{text}' is not LABEL=DIR"))?;
+    Ok((label.to_string(), PathBuf::from(dir)))
+}
+
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// The folder to create (it must not exist, or be empty).
+    pub dir: PathBuf,
+    /// The kernel's name in its manifest (default: the folder's name).
+    #[arg(long)]
+    pub name: Option<String>,
 }
 
 impl WorkerArgs {

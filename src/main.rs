@@ -5,11 +5,17 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use attnscope::app;
-use attnscope::cli::{Cli, Cmd, LiveArgs};
+use attnscope::cli::{Cli, Cmd};
 
 fn main() -> ExitCode {
+    // Kernel folders first: variant names on the command line are theirs.
+    let argv: Vec<String> = std::env::args().collect();
+    if let Err(e) = attnscope::cli::register_kernels(&argv) {
+        eprintln!("attnscope: {e}");
+        return ExitCode::from(attnscope::exit::USAGE as u8);
+    }
     let cli = Cli::parse();
-    let code = match cli.command.unwrap_or(Cmd::Live(LiveArgs::default())) {
+    let code = match cli.command.unwrap_or(Cmd::Live(cli.live)) {
         Cmd::Live(args) => app::live(args),
         Cmd::Replay(args) => app::replay(args),
         Cmd::Bench(args) => attnscope::headless::bench(args),
@@ -20,6 +26,7 @@ fn main() -> ExitCode {
         Cmd::Tune(args) => attnscope::headless::tune::run(args),
         Cmd::Build(args) => attnscope::headless::build(args),
         Cmd::Doctor => attnscope::headless::doctor(),
+        Cmd::New(args) => attnscope::headless::new_kernel(args),
         Cmd::Worker(args) => attnscope::gpu::worker_process::serve(args.config()),
         Cmd::Launch(args) => attnscope::headless::gates::launch(args),
         Cmd::Clocks => attnscope::headless::clocks(),

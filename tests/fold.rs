@@ -4,10 +4,10 @@ use std::path::Path;
 
 use attnscope::metrics::gates::{GateSet, Status};
 use attnscope::model::state::{Key, SessionState};
+use attnscope::session::Regime;
 use attnscope::session::command::Command;
 use attnscope::session::event::*;
 use attnscope::session::reader::{OnCorrupt, read_file};
-use attnscope::session::{Regime, TileConfig};
 use attnscope::ui::app_state::{Effect, UiState};
 use attnscope::ui::keymap::Action;
 
@@ -31,11 +31,11 @@ fn fold_of_the_fixture() {
     assert_eq!(s.events, 65);
     assert_eq!(s.errors, 1);
     let scalar = Key {
-        variant: Variant::SCALAR,
+        variant: Variant::base(),
         shape: Shape::MISSION,
     };
     let full = Key {
-        variant: Variant::FULL,
+        variant: Variant::start(),
         shape: Shape::MISSION,
     };
     let v = &s.variants[&full];
@@ -101,7 +101,7 @@ fn fold_of_the_fixture() {
 fn a_session_from_before_regimes_folds_into_not_recorded() {
     let mut s = SessionState::default();
     let batch = LatencyBatch {
-        variant: Variant::SCALAR,
+        variant: Variant::base(),
         shape: Shape::MISSION,
         samples_ns: vec![1000, 1010, 990],
         ..LatencyBatch::default()
@@ -115,7 +115,7 @@ fn a_session_from_before_regimes_folds_into_not_recorded() {
     assert!(!line.contains("regime"));
     s.apply(&serde_json::from_str(&line).unwrap());
     let key = Key {
-        variant: Variant::SCALAR,
+        variant: Variant::base(),
         shape: Shape::MISSION,
     };
     let v = &s.variants[&key];
@@ -138,7 +138,7 @@ fn fold_is_deterministic_and_order_of_chunks_does_not_matter() {
 #[test]
 fn toggles_become_select_commands() {
     let mut ui = UiState::live(GateSet::default_set());
-    let effects = ui.handle(Action::ToggleWmma);
+    let effects = ui.handle(Action::Toggle(0));
     assert_eq!(
         effects,
         vec![Effect::Worker(Command::Select {
@@ -147,7 +147,7 @@ fn toggles_become_select_commands() {
         })]
     );
     // A second key before the worker answers builds on the pending variant.
-    let effects = ui.handle(Action::ToggleAsync);
+    let effects = ui.handle(Action::Toggle(3));
     assert_eq!(
         effects,
         vec![Effect::Worker(Command::Select {
@@ -181,17 +181,17 @@ fn selected(effects: &[Effect]) -> String {
 #[test]
 fn mma_and_wmma_exclude_each_other_and_t_walks_the_mma_tiles() {
     let mut ui = UiState::live(GateSet::default_set());
-    assert_eq!(selected(&ui.handle(Action::ToggleWmma)), "wmma");
-    assert_eq!(selected(&ui.handle(Action::TogglePv)), "wmma+pv");
-    assert_eq!(selected(&ui.handle(Action::ToggleAsync)), "wmma+pv+async");
+    assert_eq!(selected(&ui.handle(Action::Toggle(0))), "wmma");
+    assert_eq!(selected(&ui.handle(Action::Toggle(1))), "wmma+pv");
+    assert_eq!(selected(&ui.handle(Action::Toggle(3))), "wmma+pv+async");
     // M wins over the WMMA toggles, and they win back over M.
-    assert_eq!(selected(&ui.handle(Action::ToggleMma)), "mma+async");
+    assert_eq!(selected(&ui.handle(Action::Toggle(2))), "mma+async");
     // t cycles every mma tuning candidate, K/V splits included.
     let mut seen = Vec::new();
     // No GPU named in this state: the wgmma tiles (Hopper only) are left out.
     let mma = "mma+async".parse::<attnscope::session::Variant>().unwrap();
-    let walk = TileConfig::presets_for(mma.toggles, false);
-    assert!(walk.iter().all(|t| !t.wgmma));
+    let walk = mma.cycle_tiles(None);
+    assert!(walk.iter().all(|t| !t.tile_text().ends_with('g')));
     for _ in 0..walk.len() {
         seen.push(selected(&ui.handle(Action::NextTile)));
     }
@@ -210,7 +210,7 @@ fn mma_and_wmma_exclude_each_other_and_t_walks_the_mma_tiles() {
         selected(&ui.handle(Action::NextTile)),
         "mma+async@64x64s2w8k2"
     );
-    assert_eq!(selected(&ui.handle(Action::ToggleWmma)), "wmma+async");
+    assert_eq!(selected(&ui.handle(Action::Toggle(0))), "wmma+async");
 }
 
 #[test]
@@ -229,9 +229,10 @@ fn on_hopper_t_also_walks_the_wgmma_tiles() {
             ..SessionHeader::default()
         }),
     });
-    assert_eq!(selected(&ui.handle(Action::ToggleMma)), "mma");
+    assert_eq!(selected(&ui.handle(Action::Toggle(2))), "mma");
     let mut seen = Vec::new();
-    for _ in 0..TileConfig::MMA_CANDIDATES.len() {
+    let mma = "mma".parse::<attnscope::session::Variant>().unwrap();
+    for _ in 0..mma.cycle_tiles(Some(90)).len() {
         seen.push(selected(&ui.handle(Action::NextTile)));
     }
     assert!(seen.contains(&"mma@64x128s2w8k2g".to_string()), "{seen:?}");
@@ -244,8 +245,8 @@ fn race_key_starts_and_stops() {
     assert_eq!(
         ui.handle(Action::Race),
         vec![Effect::Worker(Command::Race {
-            a: Variant::SCALAR,
-            b: Variant::FULL
+            a: Variant::base(),
+            b: Variant::start()
         })]
     );
     assert_eq!(
@@ -259,7 +260,7 @@ fn counters_report(values: &[(&str, f64)], refused: &[(&str, &str)]) -> Stamped 
     Stamped {
         t_us: 10,
         event: Event::Counters(CounterReport {
-            variant: Variant::FULL,
+            variant: Variant::start(),
             shape: Shape::MISSION,
             values: values.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             passes: 10,
@@ -279,7 +280,7 @@ fn counters_report(values: &[(&str, f64)], refused: &[(&str, &str)]) -> Stamped 
 #[test]
 fn counter_gates_say_why_they_have_no_value() {
     let full = Key {
-        variant: Variant::FULL,
+        variant: Variant::start(),
         shape: Shape::MISSION,
     };
     let set = GateSet::default_set();
@@ -287,7 +288,7 @@ fn counter_gates_say_why_they_have_no_value() {
     s.apply(&Stamped {
         t_us: 1,
         event: Event::VariantSelected(VariantSelected {
-            variant: Variant::FULL,
+            variant: Variant::start(),
             shape: Shape::MISSION,
         }),
     });
@@ -312,7 +313,7 @@ fn counter_gates_say_why_they_have_no_value() {
         event: Event::Error(ErrorReport {
             source: "cupti".into(),
             message: "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES".into(),
-            variant: Some(Variant::FULL),
+            variant: Some(Variant::start()),
         }),
     });
     assert_eq!(

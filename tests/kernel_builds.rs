@@ -1,12 +1,18 @@
-//! Every toggle combination × tile config compiles to cubin for sm_80, sm_89
-//! and sm_90 through NVRTC, with no spills and the expected instruction
-//! families. Needs NVRTC (a CUDA install or the PyPI wheels, see .ci/run):
-//! where build.rs finds none, `cargo test` lists these tests as ignored with
-//! the command that makes them run; with ATTNSCOPE_REQUIRE_NVRTC=1 (CI) they
-//! always run and fail without NVRTC.
+//! Every kernel the project ships (the bundled one, examples/rowwarp and the
+//! `attnscope new` starter) compiles to cubin for sm_80, sm_89 and sm_90
+//! through NVRTC over its manifest's whole matrix: every toggle combination
+//! × every tile `t` cycles through, every head dimension, every planted bug;
+//! no spills, the kernel ABI's entry point, the manifest's shared memory
+//! equal to what the kernel states, and for the bundled kernel the expected
+//! instruction families. Needs NVRTC (a CUDA install or the PyPI wheels,
+//! see .ci/run): where build.rs finds none, `cargo test` lists these tests
+//! as ignored with the command that makes them run; with
+//! ATTNSCOPE_REQUIRE_NVRTC=1 (CI) they always run and fail without NVRTC.
 
-use attnscope::gpu::nvrtc::{self, KERNEL_SOURCE, defines};
-use attnscope::session::{Shape, TileConfig, Variant};
+use attnscope::gpu::nvrtc::{self, KERNEL_SOURCE, Program, defines};
+use attnscope::gpu::{cubin, kernel_watch};
+use attnscope::session::manifest::registry::{self, KernelId};
+use attnscope::session::{Shape, Variant};
 use rayon::prelude::*;
 
 fn nvrtc_available() -> bool {
@@ -23,121 +29,167 @@ fn nvrtc_available() -> bool {
     }
 }
 
+/// The shipped kernels, registered: bundled, the example, the starter.
+fn kernels() -> Vec<KernelId> {
+    let example = registry::load_dir(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/rowwarp"),
+        false,
+    )
+    .expect("examples/rowwarp loads");
+    let starter_dir =
+        std::env::temp_dir().join(format!("attnscope-starter-{}", std::process::id()));
+    std::fs::remove_dir_all(&starter_dir).ok();
+    attnscope::headless::write_starter(&starter_dir, "starter").expect("the starter is written");
+    let starter = registry::load_dir(&starter_dir, false).expect("the starter loads");
+    vec![KernelId::BUNDLED, example, starter]
+}
+
+/// A kernel's matrix: at its first head dimension every toggle combination
+/// with every tile `t` cycles through for it (on any GPU); at the others
+/// every combination's default tile and two more; every planted bug.
+/// Spills fail a build at the first head dimension and at default tiles; a
+/// larger tile at a larger head dimension may spill (it is listed).
+fn matrix(kernel: KernelId) -> Vec<(Variant, u32)> {
+    let m = registry::manifest(kernel);
+    let mut out = Vec::new();
+    for path in Variant::paths_of(kernel) {
+        let tiles = path.cycle_tiles(Some(90));
+        let first = m.head_dims[0];
+        for t in &tiles {
+            out.push((*t, first));
+        }
+        for &d in &m.head_dims[1..] {
+            out.push((path, d));
+            for t in tiles.iter().filter(|t| !t.default_tile()).take(2) {
+                out.push((*t, d));
+            }
+        }
+    }
+    for (i, _) in m.toggles.iter().enumerate() {
+        for (bits, tile) in m.mutation_sites(i) {
+            let v = Variant {
+                kernel,
+                toggles: attnscope::session::Toggles(bits | 1 << i),
+                tile,
+            };
+            out.push((v, m.head_dims[0]));
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// What is wrong with one build, if anything.
+fn judge(
+    kernel: KernelId,
+    program: &Program,
+    arch: &str,
+    v: &Variant,
+    d: u32,
+) -> Result<(), String> {
+    let strict = d == registry::manifest(kernel).head_dims[0] || v.default_tile();
+    let target = match nvrtc::target_arch(v, arch) {
+        Ok(t) => t,
+        // The manifest says it cannot run there (wgmma on sm_89): not built.
+        Err(_) if !v.runs_on(arch[3..].parse().unwrap_or(0)) => return Ok(()),
+        Err(e) => return Err(format!("{v} D={d} {arch}: {e}")),
+    };
+    let b = match nvrtc::compile(program, &defines(v, d), &target) {
+        Ok(b) => b,
+        Err(e) => return Err(format!("{v} D={d} {target}: {e}")),
+    };
+    let mut bad = Vec::new();
+    if b.spill_store_bytes + b.spill_load_bytes > 0 || b.stack_bytes > 0 {
+        let spills = format!(
+            "spills {}/{} stack {} (regs {})",
+            b.spill_store_bytes, b.spill_load_bytes, b.stack_bytes, b.registers
+        );
+        if strict {
+            bad.push(spills);
+        } else {
+            eprintln!("note: {v} D={d} {arch}: {spills}");
+        }
+    }
+    if b.cubin.is_empty() || b.registers == 0 {
+        bad.push("empty cubin or no register count".into());
+    }
+    if let Err(e) = cubin::check_abi(&b.cubin, &program.entry) {
+        bad.push(e);
+    }
+    // The manifest's formula, which `t`, tune and selftest skip tiles by,
+    // must say what the kernel itself says.
+    if let Some(stated) = cubin::read_u32_symbol(&b.cubin, "attn_smem_bytes")
+        && stated != v.smem_bytes(d)
+    {
+        bad.push(format!(
+            "shared memory: the kernel says {stated}, the manifest {}",
+            v.smem_bytes(d)
+        ));
+    }
+    if kernel == KernelId::BUNDLED {
+        bad.extend(bundled_families(v, &b.families));
+        if target == "sm_90a" && !v.tile_text().ends_with('g') {
+            bad.push(format!("built for {target} without a wgmma tile"));
+        }
+    }
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{v} D={d} {arch}: {} (regs {})",
+            bad.join("; "),
+            b.registers
+        ))
+    }
+}
+
+/// The instruction families each of the bundled kernel's toggles must bring.
+fn bundled_families(v: &Variant, families: &[String]) -> Vec<String> {
+    let has = |f: &str| families.iter().any(|x| x == f);
+    let wgmma = v.tile_text().ends_with('g');
+    let mut bad = Vec::new();
+    for (family, wanted) in [
+        ("wmma", v.has("wmma") || v.has("pv")),
+        ("mma", v.has("mma")),
+        ("ldmatrix", v.has("mma")),
+        ("wgmma", wgmma),
+        ("cp.async", v.has("async")),
+    ] {
+        if wanted != has(family) {
+            bad.push(format!("{family} expected {wanted}, families {families:?}"));
+        }
+    }
+    bad
+}
+
 #[test]
 #[cfg_attr(
     attnscope_no_nvrtc,
     ignore = "needs NVRTC: `pip install --target .pydeps nvidia-cuda-nvrtc==13.0.* nvidia-cuda-runtime==13.0.* nvidia-cuda-crt==13.0.*` then ATTNSCOPE_PIP_SITE=$PWD/.pydeps cargo test --release (what .ci/run does)"
 )]
-fn every_variant_compiles_clean_on_every_arch() {
+fn every_kernels_matrix_compiles_clean_on_every_arch() {
     if !nvrtc_available() {
         return;
     }
     let mut jobs = Vec::new();
-    for arch in ["sm_80", "sm_89", "sm_90"] {
-        for tile in TileConfig::PRESETS {
-            for mut v in Variant::all_toggles() {
-                v.tile = tile;
-                jobs.push((arch, v, 64u32));
+    for kernel in kernels() {
+        let program = kernel_watch::program(kernel).expect("the source is readable");
+        let variants = matrix(kernel);
+        eprintln!(
+            "{}: {} variants per arch",
+            registry::manifest(kernel).name,
+            variants.len()
+        );
+        for arch in ["sm_80", "sm_89", "sm_90"] {
+            for (v, d) in &variants {
+                jobs.push((kernel, program.clone(), arch, *v, *d));
             }
-        }
-        for v in Variant::all_toggles() {
-            jobs.push((arch, v, 128u32));
-        }
-        for flags in ["mma", "mma+async"] {
-            for tile in TileConfig::MMA_CANDIDATES {
-                let v: Variant = format!("{flags}@{tile}").parse().unwrap();
-                jobs.push((arch, v, 64u32));
-            }
-            let v: Variant = flags.parse().unwrap();
-            jobs.push((arch, v, 128u32));
-            jobs.push((arch, v.with_tile("64x64s2w8k2"), 128u32));
-            jobs.push((arch, v.with_tile("64x64s2w8k2g"), 128u32));
-        }
-        // The planted bugs of `selftest --mutations` build on every arch.
-        for m in [
-            "scalar+mutrescale",
-            "wmma+async+mutrescale",
-            "wmma+pv+async+mutrescale",
-            "mma+mutrescale",
-            "mma+async+mutrescale@64x64s3w4",
-            "mma+async+mutmerge@64x64s2w8k2",
-            "mma+async+mutrescale@64x64s2w4g",
-            "mma+async+mutmerge@64x64s2w8k2g",
-        ] {
-            jobs.push((arch, m.parse().unwrap(), 64u32));
         }
     }
     let failures: Vec<String> = jobs
         .par_iter()
-        .filter_map(|(arch, v, d)| {
-            // wgmma tiles are Hopper-only: refused by name elsewhere, sm_90a on sm_90.
-            let target = match (nvrtc::target_arch(v, arch), v.tile.wgmma) {
-                (Ok(t), _) => t,
-                (Err(e), true) if e.to_string().contains("only Hopper") => return None,
-                (Err(e), _) => return Some(format!("{v} D={d} {arch}: {e}")),
-            };
-            if v.tile.wgmma && target != "sm_90a" {
-                return Some(format!("{v} {arch}: compiled for {target}, not sm_90a"));
-            }
-            let b = match nvrtc::compile(KERNEL_SOURCE, &defines(v, *d), &target) {
-                Ok(b) => b,
-                Err(e) => return Some(format!("{v} D={d} {target}: {e}")),
-            };
-            let mut bad = Vec::new();
-            if b.spill_store_bytes + b.spill_load_bytes > 0 || b.stack_bytes > 0 {
-                bad.push(format!(
-                    "spills {}/{} stack {}",
-                    b.spill_store_bytes, b.spill_load_bytes, b.stack_bytes
-                ));
-            }
-            let t = v.toggles;
-            let wants_wmma = t.wmma || t.wmma_pv;
-            if wants_wmma != b.families.contains(&"wmma".to_string()) {
-                bad.push(format!(
-                    "wmma expected {wants_wmma}, families {:?}",
-                    b.families
-                ));
-            }
-            for family in ["mma", "ldmatrix"] {
-                if t.mma != b.families.contains(&family.to_string()) {
-                    bad.push(format!(
-                        "{family} expected {}, families {:?}",
-                        t.mma, b.families
-                    ));
-                }
-            }
-            if v.tile.wgmma != b.families.contains(&"wgmma".to_string()) {
-                bad.push(format!(
-                    "wgmma expected {}, families {:?}",
-                    v.tile.wgmma, b.families
-                ));
-            }
-            if t.cp_async != b.families.contains(&"cp.async".to_string()) {
-                bad.push(format!(
-                    "cp.async expected {}, families {:?}",
-                    t.cp_async, b.families
-                ));
-            }
-            if b.cubin.is_empty() || b.registers == 0 {
-                bad.push("empty cubin or no register count".into());
-            }
-            // The Rust formula that `t`, tune and selftest skip tiles by must
-            // say what the kernel itself says.
-            let stated = attnscope::gpu::cubin::read_u32_symbol(&b.cubin, "attn_smem_bytes");
-            if stated != Some(v.smem_bytes(*d)) {
-                bad.push(format!(
-                    "shared memory: the kernel says {stated:?}, Variant::smem_bytes {}",
-                    v.smem_bytes(*d)
-                ));
-            }
-            (!bad.is_empty()).then(|| {
-                format!(
-                    "{v} D={d} {arch}: {} (regs {})",
-                    bad.join("; "),
-                    b.registers
-                )
-            })
-        })
+        .filter_map(|(k, p, arch, v, d)| judge(*k, p, arch, v, *d).err())
         .collect();
     assert!(
         failures.is_empty(),
@@ -154,12 +206,59 @@ fn every_variant_compiles_clean_on_every_arch() {
     attnscope_no_nvrtc,
     ignore = "needs NVRTC: `pip install --target .pydeps nvidia-cuda-nvrtc==13.0.* nvidia-cuda-runtime==13.0.* nvidia-cuda-crt==13.0.*` then ATTNSCOPE_PIP_SITE=$PWD/.pydeps cargo test --release (what .ci/run does)"
 )]
+fn a_wrong_entry_point_is_named() {
+    if !nvrtc_available() {
+        return;
+    }
+    let bundled = Program::bundled();
+    // The entry renamed: the cubin has no attention_fwd.
+    let renamed = Program {
+        text: KERNEL_SOURCE.replace("attention_fwd(", "attention_forward("),
+        ..bundled.clone()
+    };
+    let b = nvrtc::compile(&renamed, &defines(&Variant::base(), 64), "sm_90").unwrap();
+    let e = cubin::check_abi(&b.cubin, "attention_fwd").unwrap_err();
+    assert!(
+        e.contains("no kernel named attention_fwd") && e.contains("extern \"C\""),
+        "{e}"
+    );
+    // The right name, the wrong parameters.
+    let wrong = Program::helper(
+        "#include <cuda_fp16.h>\nextern \"C\" __global__ void attention_fwd(const half* Q, half* O, int S) { if (S < 0) O[0] = Q[0]; }\n",
+        "wrong.cu",
+        "attention_fwd",
+    );
+    let b = nvrtc::compile(&wrong, &[], "sm_90").unwrap();
+    assert_eq!(
+        cubin::param_sizes(&b.cubin, "attention_fwd"),
+        Some(vec![8, 8, 4])
+    );
+    let e = cubin::check_abi(&b.cubin, "attention_fwd").unwrap_err();
+    assert!(e.contains("takes 3 parameters of 8, 8, 4 bytes"), "{e}");
+    // The bundled kernel has exactly the ABI.
+    let b = nvrtc::compile(&bundled, &defines(&Variant::base(), 64), "sm_90").unwrap();
+    assert_eq!(
+        cubin::param_sizes(&b.cubin, "attention_fwd"),
+        Some(vec![8, 8, 8, 8, 4, 4, 4])
+    );
+}
+
+#[test]
+#[cfg_attr(
+    attnscope_no_nvrtc,
+    ignore = "needs NVRTC: `pip install --target .pydeps nvidia-cuda-nvrtc==13.0.* nvidia-cuda-runtime==13.0.* nvidia-cuda-crt==13.0.*` then ATTNSCOPE_PIP_SITE=$PWD/.pydeps cargo test --release (what .ci/run does)"
+)]
 fn resource_report_of_the_mission_variants() {
     if !nvrtc_available() {
         return;
     }
-    for v in [Variant::SCALAR, Variant::FULL, "mma+async".parse().unwrap()] {
-        let b = nvrtc::compile(KERNEL_SOURCE, &defines(&v, Shape::MISSION.d), "sm_90").unwrap();
+    for v in [
+        Variant::base(),
+        Variant::start(),
+        "mma+async".parse().unwrap(),
+    ] {
+        let b =
+            nvrtc::compile(&Program::bundled(), &defines(&v, Shape::MISSION.d), "sm_90").unwrap();
         eprintln!(
             "{v}: {} regs, {} B static smem, families {:?}",
             b.registers, b.smem_static_bytes, b.families
@@ -183,8 +282,8 @@ fn helper_kernels_compile() {
         (include_str!("../kernels/clock_probe.cu"), "clock_probe"),
     ] {
         for arch in ["sm_80", "sm_90"] {
-            let b =
-                nvrtc::compile(src, &[], arch).unwrap_or_else(|e| panic!("{entry} {arch}: {e}"));
+            let b = nvrtc::compile(&Program::helper(src, "helper.cu", entry), &[], arch)
+                .unwrap_or_else(|e| panic!("{entry} {arch}: {e}"));
             assert!(!b.cubin.is_empty());
             assert_eq!(
                 b.spill_store_bytes + b.spill_load_bytes,
@@ -206,7 +305,7 @@ fn the_fault_injection_variant_compiles() {
         return;
     }
     let v: Variant = "wmma+fault".parse().unwrap();
-    let b = nvrtc::compile(KERNEL_SOURCE, &defines(&v, 64), "sm_90").unwrap();
+    let b = nvrtc::compile(&Program::bundled(), &defines(&v, 64), "sm_90").unwrap();
     assert!(!b.cubin.is_empty());
 }
 
@@ -219,8 +318,11 @@ fn compile_errors_carry_the_log() {
     if !nvrtc_available() {
         return;
     }
-    let broken = KERNEL_SOURCE.replace("fetch_kv(sK,", "warp_maxx(sK,");
-    let err = nvrtc::compile(&broken, &defines(&Variant::SCALAR, 64), "sm_90").unwrap_err();
+    let broken = Program {
+        text: KERNEL_SOURCE.replace("fetch_kv(sK,", "warp_maxx(sK,"),
+        ..Program::bundled()
+    };
+    let err = nvrtc::compile(&broken, &defines(&Variant::base(), 64), "sm_90").unwrap_err();
     let text = err.to_string();
     assert!(
         text.contains("warp_maxx") && text.contains("error"),

@@ -25,7 +25,7 @@ fn all_commands() -> Vec<Command> {
         Command::CollectCounters,
         Command::SetL2 { mode: L2Mode::Cold },
         Command::Race {
-            a: Variant::SCALAR,
+            a: Variant::base(),
             b: v,
         },
         Command::StopRace,

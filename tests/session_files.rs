@@ -132,7 +132,7 @@ fn bad_files_give_clear_errors() {
     let e = read_all(&newer, OnCorrupt::Skip).unwrap_err();
     assert!(
         e.to_string()
-            .contains("schema version 99, newer than the 1"),
+            .contains("schema version 99, newer than the 2"),
         "{e}"
     );
     let older = dir.path().join("older.jsonl");

@@ -28,17 +28,37 @@ impl supervisor::Feed for ScreenFeed {
     }
 }
 
+/// What live opens with: `--variant`, else the primary kernel's start; at
+/// `--shape`, else the mission shape at the kernel's first head dimension
+/// when it does not run D=64.
+pub fn start_point(args: &LiveArgs) -> (Variant, Shape) {
+    let variant = args.variant.unwrap_or_else(Variant::start);
+    let shape = args.shape.unwrap_or_else(|| {
+        let d = variant
+            .manifest()
+            .filter(|m| !m.head_dims.contains(&Shape::MISSION.d))
+            .map_or(Shape::MISSION.d, |m| m.head_dims[0]);
+        Shape {
+            d,
+            ..Shape::MISSION
+        }
+    });
+    (variant, shape)
+}
+
 pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
     let defs =
         crate::metrics::catalogue::load(args.metrics.as_deref()).map_err(anyhow::Error::msg)?;
     let names = crate::metrics::catalogue::collect_list(&defs, &gates);
-    let kernels = match &args.kernels {
-        Some(dir) => Some((
-            dir.canonicalize().unwrap_or_else(|_| dir.clone()),
-            kernel_watch::read_source(dir).map_err(anyhow::Error::msg)?,
-        )),
-        None => None,
-    };
+    // The kernel folders were registered before the command line was read
+    // (`--kernels`, `--also`); the worker gets them under the same labels.
+    let kernels: Vec<(String, PathBuf)> = crate::session::manifest::registry::all()
+        .into_iter()
+        .filter_map(|(id, k)| {
+            let dir = k.dir.clone()?;
+            Some((crate::session::manifest::registry::label(id), dir))
+        })
+        .collect();
     let started = Instant::now();
     let (tx, rx) = mpsc::channel();
     let recorder = match &args.record {
@@ -48,8 +68,7 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
         ),
         None => None,
     };
-    let variant = args.variant.unwrap_or(Variant::FULL);
-    let shape = args.shape.unwrap_or(Shape::MISSION);
+    let (variant, shape) = start_point(&args);
     let mut worker_args = vec![
         "--telemetry-hz".to_string(),
         args.telemetry_hz.to_string(),
@@ -58,9 +77,8 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
         "--metric-names".into(),
         names.join(","),
     ];
-    if let Some((dir, _)) = &kernels {
-        worker_args.push("--kernels".into());
-        worker_args.push(dir.display().to_string());
+    for (label, dir) in &kernels {
+        worker_args.push(format!("--kernel={label}={}", dir.display()));
     }
     let cmd_tx = supervisor::spawn(
         worker_args,
@@ -68,8 +86,8 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
         started,
         Arc::new(ScreenFeed(tx.clone())),
     );
-    if let Some((dir, source)) = kernels {
-        kernel_watch::spawn(dir, source, cmd_tx.clone());
+    for (label, dir) in kernels {
+        kernel_watch::spawn(label, dir, cmd_tx.clone());
     }
     let mut state = UiState::live(gates);
     if let crate::ui::app_state::Mode::Live { regime, inputs, .. } = &mut state.mode {

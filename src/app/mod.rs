@@ -165,12 +165,9 @@ pub fn live(args: LiveArgs) -> i32 {
     if let Err(e) = crate::metrics::catalogue::load(args.metrics.as_deref()) {
         return fail(exit::USAGE, e);
     }
-    if let Some(Err(e)) = args
-        .kernels
-        .as_deref()
-        .map(crate::gpu::kernel_watch::read_source)
-    {
-        return fail(exit::USAGE, e);
+    let (variant, shape) = live::start_point(&args);
+    if let Err(e) = variant.supports_head_dim(shape.d) {
+        return fail(exit::USAGE, format!("{variant} at {shape}: {e}"));
     }
     let why_not_live = crate::gpu::probe().err();
     let Some(reason) = why_not_live else {

@@ -12,6 +12,7 @@ use super::{ExportError, Gathered, HEIGHT, WIDTH};
 use crate::metrics::gates::{GateSet, Status};
 use crate::metrics::histogram::fine_index;
 use crate::model::state::Key;
+use crate::session::Variant;
 
 /// A font inside the binary: CI machines and servers often have none.
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSansMono.ttf");
@@ -21,6 +22,34 @@ pub(super) const A_COLOR: RGBColor = RGBColor(0, 150, 190);
 pub(super) const B_COLOR: RGBColor = RGBColor(200, 0, 150);
 const MMA_COLOR: RGBColor = RGBColor(230, 140, 0);
 const VENDOR_COLOR: RGBColor = RGBColor(90, 90, 90);
+/// Colours of the manifest's path families after the base path's A_COLOR.
+const FAMILY_COLORS: [RGBColor; 4] = [
+    B_COLOR,
+    MMA_COLOR,
+    RGBColor(0, 150, 60),
+    RGBColor(120, 60, 200),
+];
+
+/// A bar's colour and legend: the code path its variant runs, as its
+/// kernel's manifest groups toggles (`family`); cuDNN grey.
+fn family(v: &Variant) -> (RGBColor, String) {
+    let Some(m) = v.manifest() else {
+        return (VENDOR_COLOR, "cuDNN".into());
+    };
+    let label = crate::session::manifest::registry::label(v.kernel);
+    let prefix = if label.is_empty() {
+        String::new()
+    } else {
+        format!("{label}: ")
+    };
+    match m.family(v.toggles.0) {
+        None => (A_COLOR, format!("{prefix}{}", m.base_family())),
+        Some((i, name)) => (
+            FAMILY_COLORS[i % FAMILY_COLORS.len()],
+            format!("{prefix}{name}"),
+        ),
+    }
+}
 const PASS: RGBColor = RGBColor(30, 150, 60);
 const FAIL: RGBColor = RGBColor(210, 40, 40);
 pub(super) const NA: RGBColor = RGBColor(150, 150, 150);
@@ -515,16 +544,7 @@ where
         .map_err(text)?;
     for (i, (variant, p50, p90)) in rows.iter().enumerate() {
         let i = i as i32;
-        let t = variant.toggles;
-        let c = if t.cudnn {
-            VENDOR_COLOR
-        } else if t.mma {
-            MMA_COLOR
-        } else if t.wmma || t.wmma_pv {
-            B_COLOR
-        } else {
-            A_COLOR
-        };
+        let c = family(variant).0;
         let mut bar = Rectangle::new(
             [
                 (0.0, SegmentValue::Exact(i)),
@@ -554,34 +574,28 @@ where
             )))
             .map_err(text)?;
     }
-    // A legend for the bar colours: the path each variant runs.
-    let families = [
-        (A_COLOR, "scalar path (cp.async or not)"),
-        (B_COLOR, "WMMA path"),
-        (MMA_COLOR, "mma.sync / wgmma path"),
-        (VENDOR_COLOR, "cuDNN"),
-    ];
-    for (c, label) in families {
-        let used = rows.iter().any(|(v, _, _)| {
-            let t = v.toggles;
-            let fam = if t.cudnn {
-                VENDOR_COLOR
-            } else if t.mma {
-                MMA_COLOR
-            } else if t.wmma || t.wmma_pv {
-                B_COLOR
-            } else {
-                A_COLOR
-            };
-            fam == c
-        });
-        if used {
-            chart
-                .draw_series(std::iter::empty::<Rectangle<(f64, SegmentValue<i32>)>>())
-                .map_err(text)?
-                .label(label)
-                .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], c.filled()));
+    // A legend for the bar colours: the path each variant runs, base path
+    // first, then the families in manifest order, cuDNN last.
+    let mut families: Vec<(RGBColor, String)> = Vec::new();
+    for (v, _, _) in rows.iter() {
+        let f = family(v);
+        if !families.contains(&f) {
+            families.push(f);
         }
+    }
+    let rank = |c: &RGBColor| {
+        std::iter::once(A_COLOR)
+            .chain(FAMILY_COLORS)
+            .position(|x| x == *c)
+            .unwrap_or(99)
+    };
+    families.sort_by_key(|(c, _)| rank(c));
+    for (c, label) in families {
+        chart
+            .draw_series(std::iter::empty::<Rectangle<(f64, SegmentValue<i32>)>>())
+            .map_err(text)?
+            .label(label)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], c.filled()));
     }
     chart
         .configure_series_labels()

@@ -86,7 +86,10 @@ impl Gathered {
             .filter(|(_, s)| s.samples() > 0)
             .map(|(k, _)| *k)
             .collect();
-        let scalar = timed.iter().find(|k| k.variant == Variant::SCALAR).copied();
+        let scalar = timed
+            .iter()
+            .find(|k| !k.variant.is_cudnn() && k.variant == Variant::base_of(k.variant.kernel))
+            .copied();
         let p50 = |k: &Key| self.stats(k).percentile(0.5);
         match scalar {
             Some(a) => {

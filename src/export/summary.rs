@@ -159,7 +159,7 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
         }
     }
     line(String::new());
-    let cudnn_seen = s.variants.keys().any(|k| k.variant.toggles.cudnn);
+    let cudnn_seen = s.variants.keys().any(|k| k.variant.is_cudnn());
     line(format!(
         "{:<28} {:<22} {:<13} {:>9} {:>8} {:>9} {:>9} {:>8} {:>5} {:>9} {:>6} {:>7}{}",
         "variant",
@@ -178,7 +178,7 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
     ));
     for (key, v) in &s.variants {
         let (regs, smem, spill) = match v.build.as_ref() {
-            Some(_) if key.variant.toggles.cudnn => ("—".into(), "—".into(), "—".into()),
+            Some(_) if key.variant.is_cudnn() => ("—".into(), "—".into(), "—".into()),
             Some(b) => (
                 b.registers.to_string(),
                 bytes((b.smem_static_bytes + b.smem_dynamic_bytes) as f64),

@@ -207,14 +207,8 @@ mod tests {
         use crate::export::BatchPoint;
         use crate::session::{Shape, Variant};
         let mut g = Gathered::default();
-        let tiles = [
-            "64x64s2w4",
-            "64x64s3w4",
-            "64x128s2w4",
-            "128x64s2w4",
-            "128x64s2w8",
-        ];
-        let mut keys: Vec<Key> = Variant::all_toggles()
+        let tiles = ["64x64s3w4", "64x128s2w4", "128x64s2w4", "128x64s2w8"];
+        let mut keys: Vec<Key> = Variant::all_paths()
             .into_iter()
             .map(|variant| Key {
                 variant,

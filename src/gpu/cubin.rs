@@ -1,7 +1,8 @@
-//! Reading an initialized `__constant__` out of a cubin (an ELF file)
-//! without a GPU: the kernel states its own shared-memory need in
+//! Reading a cubin (an ELF file) without a GPU: an initialized
+//! `__constant__` (the bundled kernel states its shared-memory need in
 //! `attn_smem_bytes`, so `build` and the tests can read it where there is
-//! nothing to load the module on.
+//! nothing to load the module on), and an entry point's parameter sizes
+//! from its `.nv.info.<entry>` section, to check the kernel ABI.
 
 fn u16_at(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
@@ -17,6 +18,7 @@ fn u64_at(b: &[u8], at: usize) -> Option<u64> {
 
 /// One section header's fields that matter here.
 struct Section {
+    name: usize,
     kind: u32,
     offset: usize,
     size: usize,
@@ -35,6 +37,7 @@ fn sections(b: &[u8]) -> Option<Vec<Section>> {
         .map(|i| {
             let h = shoff.checked_add(i.checked_mul(shentsize)?)?;
             Some(Section {
+                name: u32_at(b, h)? as usize,
                 kind: u32_at(b, h + 4)?,
                 offset: u64_at(b, h + 24)? as usize,
                 size: u64_at(b, h + 32)? as usize,
@@ -70,6 +73,79 @@ pub fn read_u32_symbol(cubin: &[u8], name: &str) -> Option<u32> {
         return u32_at(cubin, sec.offset.checked_add(value)?);
     }
     None
+}
+
+/// The bytes of the section called `name`, if the cubin has one.
+fn section<'a>(b: &'a [u8], name: &str) -> Option<&'a [u8]> {
+    let secs = sections(b)?;
+    let names = secs.get(u16_at(b, 0x3E)? as usize)?;
+    let table = b.get(names.offset..names.offset.checked_add(names.size)?)?;
+    secs.iter().find_map(|s| {
+        let rest = table.get(s.name..)?;
+        let end = rest.iter().position(|&c| c == 0)?;
+        (&rest[..end] == name.as_bytes())
+            .then(|| b.get(s.offset..s.offset.checked_add(s.size)?))
+            .flatten()
+    })
+}
+
+/// The byte size of each parameter of `entry`, in order, from the
+/// EIATTR_KPARAM_INFO records of its `.nv.info.<entry>` section (format 4
+/// records: attribute 0x17, a 12-byte value whose ordinal is at 4 and whose
+/// size is bits 18.. of the word at 8). None when the cubin has no such entry.
+pub fn param_sizes(cubin: &[u8], entry: &str) -> Option<Vec<u32>> {
+    const EIFMT_SVAL: u8 = 4;
+    const EIATTR_KPARAM_INFO: u8 = 0x17;
+    let info = section(cubin, &format!(".nv.info.{entry}"))?;
+    let mut params = Vec::new();
+    let mut at = 0;
+    while at + 4 <= info.len() {
+        let (fmt, attr) = (info[at], info[at + 1]);
+        if fmt != EIFMT_SVAL {
+            at += 4;
+            continue;
+        }
+        let len = u16_at(info, at + 2)? as usize;
+        let value = info.get(at + 4..at + 4 + len)?;
+        if attr == EIATTR_KPARAM_INFO && len >= 12 {
+            let ordinal = u16_at(value, 4)?;
+            let size = (u32_at(value, 8)? >> 18) & 0x3FFF;
+            params.push((ordinal, size));
+        }
+        at += 4 + len;
+    }
+    params.sort_unstable();
+    Some(params.into_iter().map(|(_, size)| size).collect())
+}
+
+/// The kernel ABI (docs/kernel-abi.md): Q, K, V, O pointers, then int S,
+/// float scale·log2(e), int causal.
+pub const ABI: &str =
+    "(const half* Q, const half* K, const half* V, half* O, int S, float scale_log2, int causal)";
+const ABI_SIZES: [u32; 7] = [8, 8, 8, 8, 4, 4, 4];
+
+/// Whether `entry` in the cubin takes the kernel ABI's parameters; the
+/// error says what is missing or different.
+pub fn check_abi(cubin: &[u8], entry: &str) -> Result<(), String> {
+    let Some(sizes) = param_sizes(cubin, entry) else {
+        return Err(format!(
+            "the cubin has no kernel named {entry}: declare extern \"C\" __global__ void {entry}{ABI}"
+        ));
+    };
+    if sizes != ABI_SIZES {
+        let got: Vec<String> = sizes.iter().map(|s| format!("{s}")).collect();
+        return Err(format!(
+            "{entry} takes {} parameter{} of {} bytes; the kernel ABI is {entry}{ABI}, 7 parameters of 8, 8, 8, 8, 4, 4, 4 bytes (docs/kernel-abi.md)",
+            sizes.len(),
+            if sizes.len() == 1 { "" } else { "s" },
+            if got.is_empty() {
+                "no".to_string()
+            } else {
+                got.join(", ")
+            }
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -44,6 +44,17 @@ impl Span {
 /// Spans of completed launches since the last `take`.
 static SPANS: Mutex<Vec<Span>> = Mutex::new(Vec::new());
 static DROPPED: Mutex<u64> = Mutex::new(0);
+/// The entry points of the kernels under test (every manifest's `entry`):
+/// their records are samples; other kernels' are a vendor library's.
+static ENTRIES: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+
+/// Counts records of kernel `entry` as attnscope launches from now on.
+pub fn register_entry(entry: &str) {
+    let mut e = ENTRIES.lock().unwrap_or_else(|e| e.into_inner());
+    if !e.iter().any(|x| x == entry.as_bytes()) {
+        e.push(entry.as_bytes().to_vec());
+    }
+}
 
 /// Turns kernel activity records on once per process; the error says why not.
 pub fn enable() -> Result<(), String> {
@@ -132,8 +143,15 @@ unsafe extern "C" fn buffer_completed(
         let (start, end, name) = unsafe { ((*k).start, (*k).end, (*k).name) };
         // SAFETY: CUPTI's kernel name is a NUL-terminated string or null.
         let name = (!name.is_null()).then(|| unsafe { CStr::from_ptr(name) }.to_bytes());
+        let ours = |n: &[u8]| {
+            ENTRIES
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .any(|e| e == n)
+        };
         let kind = match name {
-            Some(n) if n == super::nvrtc::ENTRY.as_bytes() => Kind::Attention,
+            Some(n) if ours(n) => Kind::Attention,
             Some(b"clock_probe") => Kind::Probe,
             // The scrub empties L2 between launches; it is never a sample.
             Some(b"l2_scrub") => continue,

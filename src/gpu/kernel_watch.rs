@@ -1,104 +1,199 @@
-//! `--kernels DIR`: the user's copy of the kernels folder. Its attention.cu is
-//! read at start and watched; each saved change goes to the worker as a
-//! Reload command, so editing, compiling and measuring needs no restart.
+//! Kernel folders (`--kernels DIR`): a .cu and the manifest that describes it.
+//! The source of each kernel is read here for its builder; a watched folder
+//! sends each saved change of either file to the worker as a Reload command,
+//! so editing, compiling and measuring needs no restart.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, SystemTime};
 
+use super::nvrtc::{KERNEL_SOURCE, Program};
 use crate::session::command::Command;
+use crate::session::manifest::registry::{self, KernelId};
 
-/// The file inside DIR that holds the kernel.
-pub const KERNEL_FILE: &str = "attention.cu";
 const POLL: Duration = Duration::from_millis(300);
 
-/// DIR/attention.cu, read; the error names the path and what is wrong.
-pub fn read_source(dir: &Path) -> Result<String, String> {
-    if !dir.is_dir() {
-        return Err(format!(
-            "--kernels {}: not a folder (give a copy of the kernels/ folder)",
-            dir.display()
-        ));
-    }
-    let file = dir.join(KERNEL_FILE);
-    std::fs::read_to_string(&file).map_err(|e| {
+/// The source a kernel builds from: its folder's .cu, or the bundled one.
+pub fn program(kernel: KernelId) -> Result<Program, String> {
+    let k = registry::get(kernel);
+    let m = &k.manifest;
+    let text = match &k.dir {
+        Some(dir) => read_source(dir, &m.source)?,
+        None if m.text == crate::session::manifest::BUNDLED_TOML => KERNEL_SOURCE.to_string(),
+        None => {
+            return Err(format!(
+                "kernel {} was recorded in a session file; its source is not on this machine (run with --kernels DIR)",
+                m.name
+            ));
+        }
+    };
+    Ok(Program {
+        text,
+        file: m.source.clone(),
+        entry: m.entry.clone(),
+    })
+}
+
+/// DIR/FILE, read; the error names the path and what is wrong.
+pub fn read_source(dir: &Path, file: &str) -> Result<String, String> {
+    let path = dir.join(file);
+    std::fs::read_to_string(&path).map_err(|e| {
         format!(
-            "--kernels {}: cannot read {}: {e} (copy kernels/{KERNEL_FILE} there)",
+            "kernel folder {}: cannot read {}: {e} (the manifest's source names it)",
             dir.display(),
-            file.display()
+            path.display()
         )
     })
 }
 
-/// The kernel to build: DIR/attention.cu with `--kernels DIR`, else the
-/// bundled one.
-pub fn source_or_bundled(dir: Option<&Path>) -> Result<String, String> {
-    match dir {
-        Some(dir) => read_source(dir),
-        None => Ok(super::nvrtc::KERNEL_SOURCE.to_string()),
-    }
-}
-
-/// Watches DIR/attention.cu by polling (editors that save by rename are seen
-/// too) and sends its text whenever it changes; ends when `to` closes.
-pub fn spawn(dir: PathBuf, initial: String, to: Sender<Command>) {
+/// Watches a kernel folder's source and manifest by polling (editors that
+/// save by rename are seen too) and sends a Reload whenever either changes;
+/// a changed manifest is registered here first, so the events the worker
+/// answers with read back. Ends when `to` closes.
+pub fn spawn(label: String, dir: PathBuf, to: Sender<Command>) {
     std::thread::spawn(move || {
-        let file = dir.join(KERNEL_FILE);
         let stamp = |p: &Path| {
             std::fs::metadata(p)
                 .ok()
                 .map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()))
         };
-        let mut seen = stamp(&file);
-        let mut last = initial;
+        let files = || -> Option<(PathBuf, PathBuf)> {
+            let manifest = registry::manifest_path(&dir).ok()?;
+            let text = std::fs::read_to_string(&manifest).ok()?;
+            let source = crate::session::manifest::Manifest::parse(&text, "")
+                .map(|m| m.source)
+                .unwrap_or_default();
+            Some((manifest, dir.join(source)))
+        };
+        let mut seen = files().map(|(m, s)| (stamp(&m), stamp(&s)));
+        let (mut last_source, mut last_manifest) = current(&dir);
         loop {
             std::thread::sleep(POLL);
-            let now = stamp(&file);
+            let now = files().map(|(m, s)| (stamp(&m), stamp(&s)));
             if now == seen {
                 continue;
             }
             seen = now;
-            // A half-written file reads short; the next change event re-reads it.
-            let Ok(text) = std::fs::read_to_string(&file) else {
+            let (source, manifest) = current(&dir);
+            // A half-written file reads short; the next change re-reads it.
+            let (Some(source), Some(manifest)) = (source, manifest) else {
                 continue;
             };
-            if text == last {
+            if Some(&source) == last_source.as_ref() && Some(&manifest) == last_manifest.as_ref() {
                 continue;
             }
-            last = text.clone();
-            if to.send(Command::Reload { source: text }).is_err() {
+            let changed = Some(&manifest) != last_manifest.as_ref();
+            if changed {
+                let file = registry::manifest_path(&dir)
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default();
+                if let Ok(m) = crate::session::manifest::Manifest::parse(&manifest, &file) {
+                    registry::register(&label, m, Some(dir.clone()));
+                }
+            }
+            last_source = Some(source.clone());
+            last_manifest = Some(manifest.clone());
+            let cmd = Command::Reload {
+                kernel: label.clone(),
+                source,
+                manifest: changed.then_some(manifest),
+            };
+            if to.send(cmd).is_err() {
                 return;
             }
         }
     });
 }
 
+/// The folder's manifest text and the source it names, as they are now.
+fn current(dir: &Path) -> (Option<String>, Option<String>) {
+    let Ok(path) = registry::manifest_path(dir) else {
+        return (None, None);
+    };
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return (None, None);
+    };
+    let source = crate::session::manifest::Manifest::parse(&text, "")
+        .ok()
+        .and_then(|m| std::fs::read_to_string(dir.join(m.source)).ok());
+    (source, Some(text))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn folder() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let toml = crate::session::manifest::BUNDLED_TOML
+            .replace("name = \"attention\"", "name = \"watched\"");
+        std::fs::write(dir.path().join("attention.toml"), toml).unwrap();
+        std::fs::write(dir.path().join("attention.cu"), "// v1\n").unwrap();
+        dir
+    }
+
     #[test]
     fn a_saved_change_becomes_a_reload() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join(KERNEL_FILE);
-        std::fs::write(&file, "// v1\n").unwrap();
-        let initial = read_source(dir.path()).unwrap();
+        let dir = folder();
+        let id = registry::load_dir(dir.path(), false).unwrap();
+        assert_eq!(program(id).unwrap().text, "// v1\n");
         let (tx, rx) = std::sync::mpsc::channel();
-        spawn(dir.path().to_path_buf(), initial, tx);
+        spawn("watched".into(), dir.path().to_path_buf(), tx);
         std::thread::sleep(Duration::from_millis(50));
-        std::fs::write(&file, "// v2, longer\n").unwrap();
+        std::fs::write(dir.path().join("attention.cu"), "// v2, longer\n").unwrap();
         match rx.recv_timeout(Duration::from_secs(5)).unwrap() {
-            Command::Reload { source } => assert_eq!(source, "// v2, longer\n"),
+            Command::Reload {
+                kernel,
+                source,
+                manifest,
+            } => {
+                assert_eq!(
+                    (kernel.as_str(), source.as_str()),
+                    ("watched", "// v2, longer\n")
+                );
+                assert!(manifest.is_none());
+            }
             other => panic!("{other:?}"),
         }
+        let toml = std::fs::read_to_string(dir.path().join("attention.toml")).unwrap();
+        std::fs::write(
+            dir.path().join("attention.toml"),
+            toml.replace("label = \"cp.async\"", "label = \"cp.async (edited)\""),
+        )
+        .unwrap();
+        match rx.recv_timeout(Duration::from_secs(5)).unwrap() {
+            Command::Reload { manifest, .. } => {
+                assert!(manifest.unwrap().contains("cp.async (edited)"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let now = registry::lookup("watched").unwrap();
+        assert!(
+            registry::manifest(now)
+                .toggles
+                .iter()
+                .any(|t| t.label == "cp.async (edited)")
+        );
     }
 
     #[test]
     fn missing_folder_or_file_is_named() {
-        let e = read_source(Path::new("/nonexistent/k")).unwrap_err();
+        let e = registry::load_dir(Path::new("/nonexistent/k"), false).unwrap_err();
         assert!(e.contains("not a folder"), "{e}");
         let dir = tempfile::tempdir().unwrap();
-        let e = read_source(dir.path()).unwrap_err();
-        assert!(e.contains("cannot read") && e.contains(KERNEL_FILE), "{e}");
+        let e = registry::load_dir(dir.path(), false).unwrap_err();
+        assert!(e.contains("no manifest"), "{e}");
+        std::fs::write(
+            dir.path().join("k.toml"),
+            crate::session::manifest::BUNDLED_TOML,
+        )
+        .unwrap();
+        let e = registry::load_dir(dir.path(), false).unwrap_err();
+        assert!(
+            e.contains("attention.cu") && e.contains("does not exist"),
+            "{e}"
+        );
+        let e = read_source(dir.path(), "attention.cu").unwrap_err();
+        assert!(e.contains("cannot read"), "{e}");
     }
 }

@@ -17,7 +17,36 @@ use super::ptxas::{self, Resources};
 use crate::session::{Shape, Variant};
 
 pub const KERNEL_SOURCE: &str = include_str!("../../kernels/attention.cu");
-pub const ENTRY: &str = "attention_fwd";
+
+/// A CUDA source to build: its text, the file name NVRTC reports, and the
+/// entry point whose PTXAS report is read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Program {
+    pub text: String,
+    pub file: String,
+    pub entry: String,
+}
+
+impl Program {
+    /// The bundled attention kernel.
+    pub fn bundled() -> Program {
+        let m = crate::session::manifest::registry::manifest(crate::session::KernelId::BUNDLED);
+        Program {
+            text: KERNEL_SOURCE.to_string(),
+            file: m.source.clone(),
+            entry: m.entry.clone(),
+        }
+    }
+
+    /// A small helper kernel compiled without defines.
+    pub fn helper(text: &str, file: &str, entry: &str) -> Program {
+        Program {
+            text: text.to_string(),
+            file: file.to_string(),
+            entry: entry.to_string(),
+        }
+    }
+}
 
 /// What one compile produced.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -51,45 +80,31 @@ pub enum BuildError {
     },
     #[error("NVRTC error: {0}")]
     Nvrtc(String),
-    #[error(
-        "{variant} uses wgmma, which only Hopper (sm_90) has; this build targets {arch}: pick a tile without the trailing g"
-    )]
-    NeedsHopper { variant: String, arch: String },
+    #[error("{variant} cannot be built here: {why}")]
+    NeedsArch { variant: String, why: String },
 }
 
-/// The target a variant compiles for: wgmma exists only in sm_90a, Hopper's
-/// architecture-specific target (its cubin loads on sm_90 GPUs only).
+/// The target a variant compiles for on `arch`: what its manifest's
+/// architecture needs say (wgmma: sm_90a, Hopper's architecture-specific
+/// target, whose cubin loads on sm_90 GPUs only).
 pub fn target_arch(variant: &Variant, arch: &str) -> Result<String, BuildError> {
-    match (variant.tile.wgmma, arch) {
-        (false, _) => Ok(arch.to_string()),
-        (true, "sm_90" | "sm_90a") => Ok("sm_90a".into()),
-        (true, _) => Err(BuildError::NeedsHopper {
+    let m = variant.manifest().ok_or_else(|| BuildError::NeedsArch {
+        variant: variant.name(),
+        why: "cuDNN is not built by NVRTC".into(),
+    })?;
+    m.target_arch(variant.toggles.0, variant.tile, arch)
+        .map_err(|why| BuildError::NeedsArch {
             variant: variant.name(),
-            arch: arch.into(),
-        }),
-    }
+            why,
+        })
 }
 
-/// The -D defines for a variant at a head dimension.
+/// The -D defines for a variant at a head dimension (its manifest's).
 pub fn defines(variant: &Variant, head_dim: u32) -> Vec<String> {
-    let t = variant.toggles;
-    let c = variant.tile;
-    vec![
-        format!("-DHEAD_DIM={head_dim}"),
-        format!("-DBLOCK_M={}", c.block_m),
-        format!("-DBLOCK_N={}", c.block_n),
-        format!("-DSTAGES={}", c.stages),
-        format!("-DWARPS={}", c.warps),
-        format!("-DUSE_WMMA={}", u8::from(t.wmma)),
-        format!("-DUSE_WMMA_PV={}", u8::from(t.wmma_pv)),
-        format!("-DUSE_CP_ASYNC={}", u8::from(t.cp_async)),
-        format!("-DUSE_MMA={}", u8::from(t.mma)),
-        format!("-DSPLIT={}", c.split),
-        format!("-DUSE_WGMMA={}", u8::from(c.wgmma)),
-        format!("-DINJECT_FAULT={}", u8::from(t.fault)),
-        format!("-DMUTATE_RESCALE={}", u8::from(t.mut_rescale)),
-        format!("-DMUTATE_MERGE={}", u8::from(t.mut_merge)),
-    ]
+    variant
+        .manifest()
+        .map(|m| m.defines(variant.toggles.0, variant.tile, head_dim))
+        .unwrap_or_default()
 }
 
 /// Folders holding `cuda_fp16.h` (NVRTC needs them for half and WMMA).
@@ -125,16 +140,16 @@ pub fn nvrtc_version() -> Result<(i32, i32), BuildError> {
 }
 
 pub struct Builder {
-    source: String,
+    program: Program,
     memory: Mutex<HashMap<String, Build>>,
     disk: Option<PathBuf>,
 }
 
 impl Builder {
-    pub fn new(source: String) -> Builder {
+    pub fn new(program: Program) -> Builder {
         let disk = crate::cache_dir::cache_dir().map(|c| c.join("cubin"));
         Builder {
-            source,
+            program,
             memory: Mutex::new(HashMap::new()),
             disk,
         }
@@ -145,14 +160,19 @@ impl Builder {
         self
     }
 
+    pub fn entry(&self) -> &str {
+        &self.program.entry
+    }
+
     pub fn source_hash(&self) -> String {
-        hex(&Sha256::digest(self.source.as_bytes()))[..16].to_string()
+        hex(&Sha256::digest(self.program.text.as_bytes()))[..16].to_string()
     }
 
     fn key(&self, defines: &[String], arch: &str) -> Result<String, BuildError> {
         let (major, minor) = nvrtc_version()?;
         let mut h = Sha256::new();
-        h.update(self.source.as_bytes());
+        h.update(self.program.text.as_bytes());
+        h.update(self.program.entry.as_bytes());
         for d in defines {
             h.update(d.as_bytes());
             h.update([0]);
@@ -189,7 +209,7 @@ impl Builder {
                 .insert(key, b.clone());
             return Ok(Build { cached: true, ..b });
         }
-        let build = compile(&self.source, &defines, arch).map_err(|e| match e {
+        let build = compile(&self.program, &defines, arch).map_err(|e| match e {
             BuildError::Compile { arch, log, .. } => BuildError::Compile {
                 variant: variant.name(),
                 arch,
@@ -223,7 +243,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// One NVRTC compile to cubin with `-Xptxas -v`.
-pub fn compile(source: &str, defines: &[String], arch: &str) -> Result<Build, BuildError> {
+pub fn compile(program: &Program, defines: &[String], arch: &str) -> Result<Build, BuildError> {
     libs::ensure(Lib::Nvrtc)?;
     let started = Instant::now();
     let mut opts: Vec<String> = vec![
@@ -237,9 +257,10 @@ pub fn compile(source: &str, defines: &[String], arch: &str) -> Result<Build, Bu
     for dir in include_dirs() {
         opts.push(format!("--include-path={}", dir.display()));
     }
-    let src = CString::new(source)
+    let src = CString::new(program.text.as_str())
         .map_err(|_| BuildError::Nvrtc("kernel source contains a NUL byte".into()))?;
-    let name = CString::new("attention.cu").expect("no NUL");
+    let name = CString::new(program.file.as_str())
+        .map_err(|_| BuildError::Nvrtc("kernel file name contains a NUL byte".into()))?;
     let prog = result::create_program(&src, Some(&name))
         .map_err(|e| BuildError::Nvrtc(format!("{e:?}")))?;
     // SAFETY: `prog` is a live program until destroy_program below.
@@ -264,7 +285,7 @@ pub fn compile(source: &str, defines: &[String], arch: &str) -> Result<Build, Bu
     let (ptx, cubin) = built?;
     // A missing report is filled in from the driver's function attributes at
     // load time (see Engine::prepare); spills are then unknown.
-    let report = ptxas::parse_report(&log, ENTRY);
+    let report = ptxas::parse_report(&log, &program.entry);
     let r: Resources = report.clone().unwrap_or_default();
     Ok(Build {
         arch: arch.into(),

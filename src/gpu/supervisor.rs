@@ -192,7 +192,8 @@ fn supervise(
             .is_ok_and(|s| std::os::unix::process::ExitStatusExt::signal(s).is_some());
         let back = match (last_good, current) {
             (Some(good), Some(cur)) if good != cur || signalled => Some(good),
-            (_, Some((_, shape))) => Some((Variant::SCALAR, shape)),
+            (_, Some((cur, shape))) if cur.is_cudnn() => Some((Variant::base(), shape)),
+            (_, Some((cur, shape))) => Some((Variant::base_of(cur.kernel), shape)),
             (good, None) => good,
         };
         let giving_up = deaths.len() > MAX_RESTARTS;
@@ -360,7 +361,7 @@ mod tests {
     fn last_good_follows_passing_checks_only() {
         use crate::session::event::CorrectnessReport;
         let mut t = Track::default();
-        let full = (Variant::FULL, Shape::MISSION);
+        let full = (Variant::start(), Shape::MISSION);
         t.see(&Event::VariantSelected(VariantSelected {
             variant: full.0,
             shape: full.1,

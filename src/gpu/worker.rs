@@ -86,7 +86,10 @@ impl Worker {
             cuda_version: super::nvrtc::nvrtc_version()
                 .ok()
                 .map(|(a, b)| format!("{a}.{b} (NVRTC)")),
-            kernel_source_hash: Some(engine.source_hash()),
+            kernel_source_hash: Some(
+                engine.source_hash(crate::session::manifest::registry::primary()),
+            ),
+            kernels: crate::session::manifest::registry::records(),
             clocks_at_start: start.as_ref().map(|s| s.0.clone()),
             power_limit_w: start.map(|s| s.1),
             timer: Some(engine.timer().name().into()),
@@ -246,7 +249,11 @@ impl Worker {
                 false
             }
             Command::StopRace => false,
-            Command::Reload { source } => self.reload(source, emit),
+            Command::Reload {
+                kernel,
+                source,
+                manifest,
+            } => self.reload(&kernel, source, manifest, emit),
             Command::Shutdown => false,
         }
     }
@@ -349,18 +356,82 @@ impl Worker {
             cached: b.cached,
             families: b.families.clone(),
             ptxas_log: b.log.clone(),
-            source_hash: engine.source_hash(),
+            source_hash: engine.source_hash(variant.kernel),
         }
     }
 
     /// New kernel source: rebuild the current variant from it; on a compile
     /// error say why and go on with the previous source's builds.
-    fn reload(&mut self, source: String, emit: &mut impl FnMut(Stamped) -> bool) -> bool {
-        let previous = self.engine.swap_source(source);
+    /// A kernel folder changed: its new manifest (if it changed) is
+    /// registered, its source replaces the old one, and the current variant
+    /// is rebuilt; a bad manifest or a failed build keeps what was there.
+    fn reload(
+        &mut self,
+        label: &str,
+        source: String,
+        manifest: Option<String>,
+        emit: &mut impl FnMut(Stamped) -> bool,
+    ) -> bool {
+        use crate::session::manifest::{Manifest, registry};
+        let Some(old) = registry::lookup(label) else {
+            self.fault_message(format!("reload of an unknown kernel '{label}'"), emit);
+            return false;
+        };
+        let before = registry::get(old);
+        let kernel = match manifest {
+            Some(text) => {
+                let file = registry::manifest_path(
+                    before.dir.as_deref().unwrap_or(std::path::Path::new(".")),
+                )
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| format!("{}'s manifest", before.manifest.name));
+                match Manifest::parse(&text, &file) {
+                    Ok(m) => {
+                        let id = registry::register(label, m, before.dir.clone());
+                        emit(self.stamp(Event::KernelLoaded(registry::record(id))));
+                        id
+                    }
+                    Err(e) => {
+                        self.fault_message(
+                            format!(
+                                "manifest not reloaded, the kernel keeps the last good one: {e}"
+                            ),
+                            emit,
+                        );
+                        return false;
+                    }
+                }
+            }
+            None => old,
+        };
+        let m = registry::manifest(kernel);
+        let program = super::nvrtc::Program {
+            text: source,
+            file: m.source.clone(),
+            entry: m.entry.clone(),
+        };
+        super::cupti_timer::register_entry(&program.entry);
+        let previous = self.engine.swap_source(kernel, program);
         let Some((variant, shape)) = self.current else {
             return false;
         };
+        if variant.kernel != old {
+            return true;
+        }
+        // The same toggles and tile by name under the new manifest, else its start.
+        let variant = m
+            .parse_variant(&variant.short_name())
+            .map(|(bits, tile)| Variant {
+                kernel,
+                toggles: crate::session::Toggles(bits),
+                tile,
+            })
+            .unwrap_or_else(|_| Variant::start_of(kernel));
+        if kernel != old {
+            emit(self.stamp(Event::VariantSelected(VariantSelected { variant, shape })));
+        }
         if self.build(variant, shape, emit) {
+            self.current = Some((variant, shape));
             self.check(variant, shape, emit);
         } else {
             self.engine.restore_source(previous);
@@ -509,6 +580,15 @@ impl Worker {
             source: "gpu".into(),
             message,
             variant: Some(*variant),
+        })));
+    }
+
+    /// A kernel folder problem: said, nothing launched, the worker goes on.
+    fn fault_message(&mut self, message: String, emit: &mut impl FnMut(Stamped) -> bool) {
+        emit(self.stamp(Event::Error(ErrorReport {
+            source: "kernel".into(),
+            message,
+            variant: None,
         })));
     }
 }

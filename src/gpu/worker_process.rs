@@ -25,8 +25,9 @@ pub struct WorkerConfig {
     pub ab_seconds: f64,
     /// Metric names for `g` (None: the catalogue and the default gates').
     pub metric_names: Option<Vec<String>>,
-    /// Build DIR/attention.cu instead of the bundled kernel.
-    pub kernels: Option<std::path::PathBuf>,
+    /// Kernel folders by label ("" replaces the bundled kernel as the
+    /// primary one), registered as the dashboard registered them.
+    pub kernels: Vec<(String, std::path::PathBuf)>,
 }
 
 /// Parses one command line; the error names the line and what was wrong.
@@ -41,14 +42,17 @@ pub fn serve(args: WorkerConfig) -> i32 {
         let mut w = out.lock().unwrap_or_else(|e| e.into_inner());
         serde_json::to_writer(&mut *w, s).is_ok() && w.write_all(b"\n").is_ok() && w.flush().is_ok()
     };
-    let source = match super::kernel_watch::source_or_bundled(args.kernels.as_deref()) {
-        Ok(s) => s,
-        Err(e) => {
+    for (label, dir) in &args.kernels {
+        let loaded = crate::session::manifest::registry::read_manifest(dir).map(|m| {
+            let dir = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+            crate::session::manifest::registry::register(label, m, Some(dir))
+        });
+        if let Err(e) = loaded {
             emit_to(&out, &error(started, "worker", e));
             return crate::exit::USAGE;
         }
-    };
-    let mut engine = match Engine::new(source) {
+    }
+    let mut engine = match Engine::new() {
         Ok(e) => e,
         Err(e) => {
             emit_to(

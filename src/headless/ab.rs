@@ -19,6 +19,13 @@ pub fn ab(args: AbArgs) -> i32 {
         causal: args.causal,
         ..args.shape
     };
+    let named = [args.a, args.b]
+        .into_iter()
+        .chain(args.calibrate)
+        .collect::<Vec<_>>();
+    if let Err(code) = super::runnable(&named, &shape) {
+        return code;
+    }
     let Run {
         mut engine,
         mut sink,

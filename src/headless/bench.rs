@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::{Run, Sink, fail, kernel_source, sampler_cost, tune};
+use super::{Run, Sink, fail, sampler_cost, tune};
 use crate::cli::{BenchArgs, VariantSpec, exit};
 use crate::gpu::engine::{Engine, EngineError, Timer};
 use crate::gpu::measure::{self, Plan};
@@ -21,11 +21,18 @@ pub fn bench(args: BenchArgs) -> i32 {
     } else {
         Timer::Cupti
     };
-    let source = match kernel_source(args.kernels.as_deref()) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    let mut run = match Run::start_with(source, wanted, args.telemetry_hz, args.record.as_deref()) {
+    let named: Vec<crate::session::Variant> = args
+        .variants
+        .0
+        .iter()
+        .map(|s| match *s {
+            VariantSpec::Fixed(v) | VariantSpec::Tuned(v) => v,
+        })
+        .collect();
+    if let Err(code) = super::runnable(&named, &shape) {
+        return code;
+    }
+    let mut run = match Run::start(wanted, args.telemetry_hz, args.record.as_deref()) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -49,7 +56,7 @@ pub fn bench(args: BenchArgs) -> i32 {
                     max_s: plan.max_s.min(1.0),
                     ..plan
                 };
-                match tune::resolve(&mut run, v.toggles, &shape, &tune_plan, check) {
+                match tune::resolve(&mut run, v, &shape, &tune_plan, check) {
                     Ok(t) => variants.push(t),
                     Err(e) => return fail(exit::USAGE, format!("{v}@tuned: {e}")),
                 }
@@ -307,9 +314,9 @@ pub(super) fn bench_one(
         "rel_l2_err": check.rel_l2_err,
         "correct": check.pass,
         // cuDNN's kernel has no PTXAS report: its resources are unknown, not 0.
-        "registers": (!variant.toggles.cudnn).then_some(build.registers),
+        "registers": (!variant.is_cudnn()).then_some(build.registers),
         "smem_bytes": engine.smem_bytes(variant, shape.d).unwrap_or(0) + build.smem_static_bytes,
-        "spill_bytes": (!variant.toggles.cudnn)
+        "spill_bytes": (!variant.is_cudnn())
             .then_some(build.spill_store_bytes + build.spill_load_bytes),
     });
     Ok((row, check.pass))

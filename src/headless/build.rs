@@ -1,8 +1,9 @@
 //! `attnscope build`: compile variants with NVRTC and print the PTXAS report.
 
+use std::collections::HashMap;
 use std::path::Path;
 
-use super::{fail, kernel_source};
+use super::fail;
 use crate::cli::{BuildArgs, VariantSpec, exit};
 use crate::gpu::nvrtc;
 use crate::session::Shape;
@@ -24,10 +25,12 @@ pub fn build(args: BuildArgs) -> i32 {
             }
         }
     }
-    let source = match kernel_source(args.kernels.as_deref()) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+    if let Some(v) = variants.iter().find(|v| v.is_cudnn()) {
+        return fail(
+            exit::USAGE,
+            format!("{v}: cuDNN ships compiled; build compiles attnscope's kernels only"),
+        );
+    }
     if let Err(e) = nvrtc::nvrtc_version() {
         return fail(exit::NO_GPU, e);
     }
@@ -46,19 +49,39 @@ pub fn build(args: BuildArgs) -> i32 {
         "{:<w$} {:>5} {:>12} {:>9} {:>6} {:>8}  families",
         "variant", "regs", "smem/block", "spill B", "stack", "ms"
     );
-    let builder = nvrtc::Builder::new(source).without_disk_cache();
+    let mut builders: HashMap<crate::session::KernelId, nvrtc::Builder> = HashMap::new();
     let shape = Shape {
         d: args.d,
         ..Shape::MISSION
     };
     let mut failed = 0;
     for v in variants {
-        match builder.build(&v, &shape, &args.arch) {
+        if let Err(e) = v.supports_head_dim(args.d) {
+            failed += 1;
+            println!("{:<w$} FAILED", v.name());
+            eprintln!("{e}");
+            continue;
+        }
+        let builder = match builders.get(&v.kernel) {
+            Some(b) => b,
+            None => match crate::gpu::kernel_watch::program(v.kernel) {
+                Ok(p) => builders
+                    .entry(v.kernel)
+                    .or_insert(nvrtc::Builder::new(p).without_disk_cache()),
+                Err(e) => return fail(exit::USAGE, e),
+            },
+        };
+        let built = builder
+            .build(&v, &shape, &args.arch)
+            .map_err(|e| e.to_string())
+            .and_then(|b| {
+                // The entry point and its parameters, as the kernel ABI wants them.
+                crate::gpu::cubin::check_abi(&b.cubin, builder.entry()).map(|()| b)
+            });
+        match built {
             Ok(b) => {
-                // Dynamic (stated by the kernel in its cubin) plus static.
-                let smem = crate::gpu::cubin::read_u32_symbol(&b.cubin, "attn_smem_bytes")
-                    .unwrap_or(0)
-                    + b.smem_static_bytes;
+                // Dynamic (the manifest's formula) plus static.
+                let smem = v.smem_bytes(args.d) + b.smem_static_bytes;
                 println!(
                     "{:<w$} {:>5} {:>12} {:>9} {:>6} {:>8.0}  {}",
                     v.name(),
@@ -82,7 +105,7 @@ pub fn build(args: BuildArgs) -> i32 {
                     println!("    {}", line.trim());
                 }
                 if let Some(dir) = &args.out {
-                    let path = dir.join(format!("{}.cubin", v.name()));
+                    let path = dir.join(format!("{}.cubin", v.name().replace([':', '/'], "_")));
                     if let Err(e) = std::fs::write(&path, &b.cubin) {
                         failed += 1;
                         eprintln!("attnscope: cannot write {}: {e}", path.display());

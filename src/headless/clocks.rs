@@ -7,13 +7,12 @@ use serde_json::json;
 use super::fail;
 use crate::exit;
 use crate::gpu::engine::Engine;
-use crate::gpu::nvrtc::KERNEL_SOURCE;
 use crate::gpu::telemetry;
 use crate::session::event::{L2Mode, Regime};
 use crate::session::{Shape, Variant};
 
 pub fn clocks() -> i32 {
-    let mut engine = match Engine::new(KERNEL_SOURCE.to_string()) {
+    let mut engine = match Engine::new() {
         Ok(e) => e,
         Err(e) => return fail(exit::NO_GPU, e),
     };

@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::exit;
 use crate::gpu::engine::Engine;
 use crate::gpu::libs::{self, Lib};
-use crate::gpu::nvrtc::{self, KERNEL_SOURCE};
+use crate::gpu::nvrtc;
 
 pub fn doctor() -> i32 {
     let mut problems = 0;
@@ -53,7 +53,7 @@ pub fn doctor() -> i32 {
         Err(e) => println!("  --   NVRTC version unknown: {e}"),
     }
     match crate::gpu::probe() {
-        Ok(()) => match Engine::new(KERNEL_SOURCE.to_string()) {
+        Ok(()) => match Engine::new() {
             Ok(e) => println!(
                 "  ok   GPU 0: {} ({}), {} SMs, {} MiB L2, {} GiB, driver {}",
                 e.info.name,

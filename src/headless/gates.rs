@@ -9,7 +9,6 @@ use super::{Run, fail};
 use crate::cli::{GatesArgs, LaunchArgs, exit};
 use crate::gpu::engine::{CounterFailure, Engine, Timer};
 use crate::gpu::measure::Plan;
-use crate::gpu::nvrtc::KERNEL_SOURCE;
 use crate::gpu::profiler::RangeMode;
 use crate::metrics::catalogue;
 use crate::metrics::format::metric;
@@ -46,7 +45,9 @@ pub fn run(args: GatesArgs) -> i32 {
         mut engine,
         mut sink,
         ..
-    } = match Run::start(Timer::Cupti, 0.0, args.record.as_deref()) {
+    } = match super::runnable([&args.variant], &shape)
+        .and_then(|()| Run::start(Timer::Cupti, 0.0, args.record.as_deref()))
+    {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -64,14 +65,19 @@ pub fn run(args: GatesArgs) -> i32 {
         .any(|g| g.value.iter().any(|v| v == "attnscope:speedup_vs_scalar"));
     // The scalar kernel on the same tile, or on the default one where the
     // scalar path cannot take the tile (K/V splits, 32 rows per warp).
+    let base = if variant.is_cudnn() {
+        Variant::base()
+    } else {
+        Variant::base_of(variant.kernel)
+    };
     let same_tile = Variant {
         tile: variant.tile,
-        ..Variant::SCALAR
+        ..base
     };
     let scalar = if same_tile.check().is_ok() {
         same_tile
     } else {
-        Variant::SCALAR
+        base
     };
     if needs_scalar && variant != scalar {
         timed.push(scalar);
@@ -227,7 +233,10 @@ pub fn launch(args: LaunchArgs) -> i32 {
         causal: args.causal,
         ..args.shape
     };
-    let mut engine = match Engine::new(KERNEL_SOURCE.to_string()) {
+    if let Err(code) = super::runnable([&args.variant], &shape) {
+        return code;
+    }
+    let mut engine = match Engine::new() {
         Ok(e) => e,
         Err(e) => return fail(exit::NO_GPU, e),
     };

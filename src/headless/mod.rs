@@ -9,6 +9,7 @@ mod build;
 mod clocks;
 mod doctor;
 pub mod gates;
+mod new;
 mod selftest;
 pub mod tune;
 
@@ -17,6 +18,7 @@ pub use bench::bench;
 pub use build::build;
 pub use clocks::clocks;
 pub use doctor::doctor;
+pub use new::{new_kernel, write_starter};
 pub use selftest::{selftest, selftest_shapes};
 
 use std::path::Path;
@@ -27,7 +29,6 @@ use std::time::Instant;
 
 use crate::cli::exit;
 use crate::gpu::engine::{Engine, Timer};
-use crate::gpu::nvrtc::KERNEL_SOURCE;
 use crate::gpu::telemetry::{self, Sampler};
 use crate::gpu::worker::Worker;
 use crate::session::event::*;
@@ -96,18 +97,10 @@ struct Run {
 
 impl Run {
     /// Err holds the exit code, the reason already printed.
+    /// The kernels are the registered ones (`--kernels DIR` made its folder
+    /// the primary kernel before the command line was read).
     fn start(timer: Timer, telemetry_hz: f64, record: Option<&Path>) -> Result<Run, i32> {
-        Run::start_with(KERNEL_SOURCE.to_string(), timer, telemetry_hz, record)
-    }
-
-    /// With another kernel source (`bench --kernels DIR`).
-    fn start_with(
-        source: String,
-        timer: Timer,
-        telemetry_hz: f64,
-        record: Option<&Path>,
-    ) -> Result<Run, i32> {
-        let mut engine = Engine::new(source).map_err(|e| fail(exit::NO_GPU, e))?;
+        let mut engine = Engine::new().map_err(|e| fail(exit::NO_GPU, e))?;
         engine.use_timer(timer);
         if let Some(note) = &engine.timer_note {
             eprintln!("attnscope: {note}");
@@ -204,10 +197,18 @@ fn sampler_cost(sampler: &Option<Sampler>, wall_s: f64) -> Option<SamplerCost> {
     })
 }
 
-/// The bundled kernel, or `--kernels DIR`'s copy; Err is the exit code, the
-/// reason printed.
-fn kernel_source(dir: Option<&Path>) -> Result<String, i32> {
-    crate::gpu::kernel_watch::source_or_bundled(dir).map_err(|e| fail(exit::USAGE, e))
+/// Every variant's kernel runs the shape's head dimension (its manifest's
+/// head_dims); said before anything touches the GPU. Err is the exit code.
+fn runnable<'a>(
+    variants: impl IntoIterator<Item = &'a crate::session::Variant>,
+    shape: &crate::session::Shape,
+) -> Result<(), i32> {
+    for v in variants {
+        if let Err(e) = v.supports_head_dim(shape.d) {
+            return Err(fail(exit::USAGE, format!("{v} at {shape}: {e}")));
+        }
+    }
+    Ok(())
 }
 
 fn fail(code: i32, message: impl std::fmt::Display) -> i32 {

@@ -7,8 +7,8 @@ use serde_json::json;
 use super::fail;
 use crate::cli::{SelftestArgs, exit};
 use crate::gpu::engine::Engine;
-use crate::gpu::nvrtc::KERNEL_SOURCE;
-use crate::session::{Inputs, Shape, TileConfig, Variant};
+use crate::session::manifest::registry;
+use crate::session::{Inputs, Shape, Variant};
 
 fn shape(text: &str, causal: bool) -> Shape {
     Shape {
@@ -46,14 +46,6 @@ fn quick_shapes() -> Vec<Shape> {
     ]
 }
 
-/// Every path at its default tile: the eight toggle combinations, mma, mma+async.
-fn paths() -> Vec<Variant> {
-    let mut v = Variant::all_toggles();
-    v.push("mma".parse().expect("valid"));
-    v.push("mma+async".parse().expect("valid"));
-    v
-}
-
 /// One check to run.
 struct Case {
     variant: Variant,
@@ -61,7 +53,15 @@ struct Case {
     inputs: Inputs,
 }
 
-fn cases(args: &SelftestArgs, wgmma: bool) -> Vec<Case> {
+/// The checks for the primary kernel, all from its manifest: every path
+/// (toggle combination) over the shapes and distributions; the base, the
+/// start and the last path past 65535 heads and at S=4096; every tile `t`
+/// cycles through, on each path it applies to, at the mission shape and a
+/// causal split, and at D=128 when the kernel runs it. Only what a GPU of
+/// compute capability `cc` runs.
+fn cases(args: &SelftestArgs, cc: u32) -> Vec<Case> {
+    let kernel = registry::primary();
+    let m = registry::manifest(kernel);
     let dists: Vec<Inputs> = match args.inputs {
         Some(i) => vec![i],
         None => Inputs::ALL.to_vec(),
@@ -69,10 +69,11 @@ fn cases(args: &SelftestArgs, wgmma: bool) -> Vec<Case> {
     let pick = |want: &[Inputs]| -> Vec<Inputs> {
         want.iter().copied().filter(|i| dists.contains(i)).collect()
     };
+    let runs_d = |s: &Shape| m.head_dims.contains(&s.d);
     let mut out = Vec::new();
     let mut add = |variants: &[Variant], shapes: &[Shape], inputs: &[Inputs]| {
         for &variant in variants {
-            for &shape in shapes {
+            for &shape in shapes.iter().filter(|s| runs_d(s)) {
                 for &inputs in inputs {
                     out.push(Case {
                         variant,
@@ -83,67 +84,48 @@ fn cases(args: &SelftestArgs, wgmma: bool) -> Vec<Case> {
             }
         }
     };
-    let mma: Vec<Variant> = ["mma", "mma+async"]
+    let paths: Vec<Variant> = Variant::paths_of(kernel)
+        .into_iter()
+        .filter(|v| v.runs_on(cc))
+        .collect();
+    let tiles: Vec<Variant> = paths
         .iter()
-        .map(|v| v.parse().expect("valid"))
+        .flat_map(|p| p.cycle_tiles(Some(cc)))
+        .filter(|v| !v.default_tile())
         .collect();
     let split_causal = shape("1,3,333,64", true);
-    let mma_tiles: Vec<Variant> = TileConfig::presets_for(mma[0].toggles, wgmma)
-        .into_iter()
-        .flat_map(|tile| mma.iter().map(move |v| Variant { tile, ..*v }))
-        .collect();
-    let presets: Vec<Variant> = TileConfig::PRESETS[1..]
-        .iter()
-        .flat_map(|tile| {
-            Variant::all_toggles()
-                .into_iter()
-                .map(move |v| Variant { tile: *tile, ..v })
-        })
-        .collect();
-    let wgmma_d128: Vec<Variant> = if wgmma {
-        ["64x64s2w4g", "64x64s3w8k2g", "64x128s2w4g"]
-            .iter()
-            .map(|t| mma[1].with_tile(t))
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let d128 = shape("1,3,333,128", true);
     let rising = [Inputs::Rising];
     if args.quick {
         let three = pick(&[Inputs::Uniform, Inputs::Rising, Inputs::Large]);
-        add(&paths(), &quick_shapes(), &three);
-        add(&mma_tiles, &[Shape::MISSION], &pick(&rising));
-        add(&presets, &[Shape::MISSION], &pick(&rising));
-        add(&wgmma_d128, &[shape("2,4,512,128", true)], &pick(&rising));
+        add(&paths, &quick_shapes(), &three);
+        add(&tiles, &[Shape::MISSION], &pick(&rising));
+        add(&tiles, &[shape("2,4,512,128", true)], &pick(&rising));
         return out;
     }
-    add(&paths(), &selftest_shapes(), &dists);
-    // The launch geometry past 65535 heads (heads in y, batches in z).
+    add(&paths, &selftest_shapes(), &dists);
+    let mut edges = vec![Variant::base_of(kernel), Variant::start_of(kernel)];
+    if let Some(last) = paths.last().filter(|l| !edges.contains(l)) {
+        edges.push(*last);
+    }
+    // The launch geometry past 65535 heads (the bundled kernel: heads in y,
+    // batches in z).
     add(
-        &[Variant::SCALAR, Variant::FULL, mma[1]],
+        &edges,
         &[shape("256,256,17,64", false), shape("256,257,1,64", true)],
         &pick(&[Inputs::Uniform]),
     );
     add(
-        &[Variant::FULL, mma[1]],
+        &edges[1..],
         &[shape("4,16,4096,64", false)],
         &pick(&[Inputs::Uniform, Inputs::Rising]),
     );
     add(
-        &mma_tiles,
+        &tiles,
         &[Shape::MISSION, split_causal],
         &pick(&[Inputs::Uniform, Inputs::Rising, Inputs::Outliers]),
     );
-    add(
-        &wgmma_d128,
-        &[shape("1,3,333,128", true), shape("2,4,512,128", true)],
-        &pick(&[Inputs::Uniform, Inputs::Rising, Inputs::Large]),
-    );
-    add(
-        &presets,
-        &[Shape::MISSION, shape("1,2,77,64", true)],
-        &pick(&[Inputs::Uniform, Inputs::Rising]),
-    );
+    add(&tiles, &[d128], &pick(&[Inputs::Rising, Inputs::Large]));
     out
 }
 
@@ -176,7 +158,7 @@ fn run_case(engine: &mut Engine, case: &Case, seed: u64) -> Outcome {
 }
 
 pub fn selftest(args: SelftestArgs) -> i32 {
-    let mut engine = match Engine::new(KERNEL_SOURCE.to_string()) {
+    let mut engine = match Engine::new() {
         Ok(e) => e,
         Err(e) => return fail(exit::NO_GPU, e),
     };
@@ -187,7 +169,7 @@ pub fn selftest(args: SelftestArgs) -> i32 {
     let mut results = Vec::new();
     let mut skipped = Vec::new();
     let mut failed = 0;
-    let all = cases(&args, engine.info.has_wgmma());
+    let all = cases(&args, engine.info.cc());
     if !args.json {
         println!(
             "selftest on {} ({}): {} cases, base seed {base} (--seed {base} reproduces them)",
@@ -248,26 +230,28 @@ pub fn selftest(args: SelftestArgs) -> i32 {
     if failed > 0 { exit::CHECK_FAILED } else { 0 }
 }
 
-/// The planted bugs and the variants each is planted in: the rescale in
-/// every path that has one (scalar and wmma share the scalar P·V; the
-/// pipelined and the wgmma mma loops are separate code), the merge in split
-/// tiles.
-fn mutants(wgmma: bool) -> Vec<(&'static str, Variant)> {
-    let mut m = vec![
-        ("rescale", "scalar+mutrescale"),
-        ("rescale", "wmma+async+mutrescale"),
-        ("rescale", "wmma+pv+async+mutrescale"),
-        ("rescale", "mma+mutrescale"),
-        ("rescale", "mma+async+mutrescale@64x64s3w4"),
-        ("merge", "mma+async+mutmerge@64x64s2w8k2"),
-    ];
-    if wgmma {
-        m.push(("rescale", "mma+async+mutrescale@64x64s2w4g"));
-        m.push(("merge", "mma+async+mutmerge@64x64s2w8k2g"));
+/// The planted bugs (the manifest's test-only toggles with mutation sites)
+/// and the variants each is planted in, those a GPU of compute capability
+/// `cc` runs; for the bundled kernel the rescale in every path that has one
+/// (the pipelined and the wgmma mma loops are separate code), the merge in
+/// split tiles.
+fn mutants(cc: u32) -> Vec<(String, Variant)> {
+    let kernel = registry::primary();
+    let m = registry::manifest(kernel);
+    let mut out = Vec::new();
+    for (i, t) in m.toggles.iter().enumerate() {
+        for (bits, tile) in m.mutation_sites(i) {
+            let v = Variant {
+                kernel,
+                toggles: crate::session::Toggles(bits | 1 << i),
+                tile,
+            };
+            if v.runs_on(cc) {
+                out.push((t.name.clone(), v));
+            }
+        }
     }
-    m.into_iter()
-        .map(|(what, v)| (what, v.parse().expect("valid mutant")))
-        .collect()
+    out
 }
 
 /// Runs each mutant on every distribution; a mutant is caught when its check
@@ -282,13 +266,23 @@ fn mutations(engine: &mut Engine, args: &SelftestArgs, base: u64) -> i32 {
     let mut rising_missed = Vec::new();
     let mut clean_failed = Vec::new();
     let mut seed = base;
-    for (what, mutant) in mutants(engine.info.has_wgmma()) {
+    let mutants = mutants(engine.info.cc());
+    if mutants.is_empty() {
+        return fail(
+            exit::USAGE,
+            "this kernel's manifest plants no bugs: give a test_only toggle mutation sites (docs/kernel-abi.md)",
+        );
+    }
+    for (what, mutant) in mutants {
+        let m = mutant.manifest().expect("a kernel variant");
+        let test_only = m
+            .toggles
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.test_only)
+            .fold(0u64, |acc, (i, _)| acc | 1 << i);
         let clean = Variant {
-            toggles: crate::session::Toggles {
-                mut_rescale: false,
-                mut_merge: false,
-                ..mutant.toggles
-            },
+            toggles: crate::session::Toggles(mutant.toggles.0 & !test_only),
             ..mutant
         };
         let mut row = Vec::new();
@@ -340,13 +334,13 @@ fn mutations(engine: &mut Engine, args: &SelftestArgs, base: u64) -> i32 {
             "mutations on {} ({}), shapes {} and {}, base seed {base}: caught = the check failed",
             engine.info.name, engine.arch, shapes[0], shapes[1]
         );
-        print!("{:<9} {:<24}", "mutation", "path");
+        print!("{:<11} {:<24}", "mutation", "path");
         for i in &dists {
             print!(" {:>9}", i.to_string());
         }
         println!();
         for (what, clean, row) in &table {
-            print!("{what:<9} {:<24}", clean.name());
+            print!("{what:<11} {:<24}", clean.name());
             for (_, caught) in row {
                 print!(" {:>9}", if *caught { "caught" } else { "missed" });
             }

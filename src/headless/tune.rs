@@ -14,7 +14,7 @@ use super::{Run, fail};
 use crate::cli::{TuneArgs, exit};
 use crate::gpu::engine::{Engine, Timer};
 use crate::gpu::measure::Plan;
-use crate::session::{Shape, TileConfig, Toggles, Variant};
+use crate::session::{Shape, Variant};
 
 /// One cached choice.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -36,20 +36,21 @@ pub struct TuneCache {
 const CACHE_VERSION: u32 = 1;
 
 /// What a choice depends on: the GPU and its architecture, the kernel source,
-/// the path's toggles and the shape (causal included).
-pub fn cache_key(
-    gpu: &str,
-    arch: &str,
-    source_hash: &str,
-    toggles: Toggles,
-    shape: &Shape,
-) -> String {
-    let flags = Variant {
-        toggles,
-        tile: TileConfig::default(),
-    }
-    .name();
+/// the path (its kernel and toggles) and the shape (causal included).
+pub fn cache_key(gpu: &str, arch: &str, source_hash: &str, path: Variant, shape: &Shape) -> String {
+    let flags = path_of(path).name();
     format!("{gpu}|{arch}|{source_hash}|{flags}|{shape}")
+}
+
+/// The path a variant runs: its kernel and toggles at the default tile.
+pub fn path_of(v: Variant) -> Variant {
+    match v.manifest() {
+        Some(m) => Variant {
+            tile: m.default_tile(),
+            ..v
+        },
+        None => v,
+    }
 }
 
 impl TuneCache {
@@ -120,33 +121,28 @@ impl TuneCache {
     }
 }
 
-/// The tiles tuned over for a path: what `t` cycles through, where valid.
-pub fn candidates(toggles: Toggles, wgmma: bool) -> Vec<TileConfig> {
-    TileConfig::presets_for(toggles, wgmma)
-        .into_iter()
-        .filter(|&tile| Variant { toggles, tile }.check().is_ok())
-        .collect()
+/// The tiles tuned over for a path: its manifest's `tune` list, those a GPU
+/// of compute capability `cc` runs.
+pub fn candidates(path: Variant, cc: Option<u32>) -> Vec<Variant> {
+    path.tune_tiles(cc)
 }
 
 /// The candidates this GPU can launch at head dimension `d`, and one line
 /// for each it cannot (its shared memory per block is over the limit).
 pub fn launchable(
-    toggles: Toggles,
+    path: Variant,
     info: &crate::session::event::GpuInfo,
     d: u32,
-) -> (Vec<TileConfig>, Vec<String>) {
+) -> (Vec<Variant>, Vec<String>) {
     let mut skipped = Vec::new();
-    let tiles = candidates(toggles, info.has_wgmma())
+    let tiles = candidates(path, Some(info.cc()))
         .into_iter()
-        .filter(|&tile| {
-            let v = Variant { toggles, tile };
-            match info.smem_refusal(&v, d) {
-                Some(why) => {
-                    skipped.push(why);
-                    false
-                }
-                None => true,
+        .filter(|v| match info.smem_refusal(v, d) {
+            Some(why) => {
+                skipped.push(why);
+                false
             }
+            None => true,
         })
         .collect();
     (tiles, skipped)
@@ -164,21 +160,20 @@ pub struct Trial {
 /// correct one.
 fn trials(
     run: &mut Run,
-    toggles: Toggles,
+    path: Variant,
     shape: &Shape,
     plan: &Plan,
     check: Check,
     quiet: bool,
 ) -> (Vec<Trial>, Option<usize>) {
     let mut out = Vec::new();
-    let (tiles, skipped) = launchable(toggles, &run.engine.info, shape.d);
+    let (tiles, skipped) = launchable(path, &run.engine.info, shape.d);
     for why in skipped {
         if !quiet {
             eprintln!("  skipped: {why}");
         }
     }
-    for tile in tiles {
-        let variant = Variant { toggles, tile };
+    for variant in tiles {
         let trial = match bench_one(
             &mut run.engine,
             &mut run.sink,
@@ -230,7 +225,7 @@ fn trials(
 /// The cache entry for trial `best`, the fastest correct one.
 fn winner(trials: &[Trial], best: usize) -> TunedEntry {
     TunedEntry {
-        tile: trials[best].variant.tile.text(),
+        tile: trials[best].variant.tile_text(),
         p50_us: trials[best].p50_us.unwrap_or(f64::NAN),
         candidates: trials.len(),
         tuned_at: std::time::SystemTime::now()
@@ -239,31 +234,34 @@ fn winner(trials: &[Trial], best: usize) -> TunedEntry {
     }
 }
 
-fn key_for(engine: &Engine, toggles: Toggles, shape: &Shape) -> String {
+fn key_for(engine: &Engine, path: Variant, shape: &Shape) -> String {
     cache_key(
         &engine.info.name,
         &engine.arch,
-        &engine.source_hash(),
-        toggles,
+        &engine.source_hash(path.kernel),
+        path,
         shape,
     )
 }
 
-/// The tuned variant for `toggles` on `shape`: from the cache, else tuned now
+/// The tuned variant for a path on `shape`: from the cache, else tuned now
 /// (and cached). Err is a message for the user.
 pub(super) fn resolve(
     run: &mut Run,
-    toggles: Toggles,
+    path: Variant,
     shape: &Shape,
     plan: &Plan,
     check: Check,
 ) -> Result<Variant, String> {
-    let (mut cache, path) = TuneCache::open()?;
-    let key = key_for(&run.engine, toggles, shape);
+    let path = path_of(path);
+    let m = path.manifest().ok_or("cudnn has no tiles to tune")?;
+    let (mut cache, cache_path) = TuneCache::open()?;
+    let key = key_for(&run.engine, path, shape);
     if let Some(hit) = cache.entries.get(&key) {
-        let tile =
-            TileConfig::parse(&hit.tile).map_err(|e| format!("tuning cache entry {key}: {e}"))?;
-        let v = Variant { toggles, tile };
+        let tile = m
+            .parse_tile(&hit.tile)
+            .map_err(|e| format!("tuning cache entry {key}: {e}"))?;
+        let v = Variant { tile, ..path };
         eprintln!(
             "attnscope: {} on {shape}: tuned tile {} (cached)",
             v.name(),
@@ -271,11 +269,11 @@ pub(super) fn resolve(
         );
         return Ok(v);
     }
-    eprintln!("attnscope: no tuned tile for {toggles:?} on {shape} yet; tuning now");
-    let (trials, best) = trials(run, toggles, shape, plan, check, false);
+    eprintln!("attnscope: no tuned tile for {path} on {shape} yet; tuning now");
+    let (trials, best) = trials(run, path, shape, plan, check, false);
     let best = best.ok_or_else(|| "no candidate tile was correct".to_string())?;
     cache.entries.insert(key, winner(&trials, best));
-    if let Some(p) = &path {
+    if let Some(p) = &cache_path {
         cache.save(p)?;
     }
     Ok(trials[best].variant)
@@ -286,8 +284,14 @@ pub fn run(args: TuneArgs) -> i32 {
         causal: args.causal,
         ..args.shape
     };
-    let toggles = args.variant.toggles;
-    if args.variant.tile != TileConfig::default() {
+    let path = args.variant;
+    if path.is_cudnn() {
+        return fail(
+            exit::USAGE,
+            "cudnn has no tiles to tune: give a kernel path (e.g. --variant mma+async)",
+        );
+    }
+    if !path.default_tile() {
         return fail(
             exit::USAGE,
             "tune picks the tile: give the toggles only (e.g. --variant mma+async)",
@@ -297,6 +301,9 @@ pub fn run(args: TuneArgs) -> i32 {
         Ok(c) => c,
         Err(e) => return fail(exit::USAGE, e),
     };
+    if let Err(code) = super::runnable([&path], &shape) {
+        return code;
+    }
     let mut run = match Run::start(Timer::Cupti, 0.0, args.record.as_deref()) {
         Ok(r) => r,
         Err(code) => return code,
@@ -310,15 +317,15 @@ pub fn run(args: TuneArgs) -> i32 {
         eprintln!(
             "tuning {} on {shape}: {} candidate tiles, up to {} s each; checked on {} inputs, seed {}",
             args.variant.name(),
-            launchable(toggles, &run.engine.info, shape.d).0.len(),
+            launchable(path, &run.engine.info, shape.d).0.len(),
             args.max_seconds,
             check.inputs,
             check.seed
         );
     }
-    let (trials, best) = trials(&mut run, toggles, &shape, &plan, check, args.json);
+    let (trials, best) = trials(&mut run, path, &shape, &plan, check, args.json);
     run.sink.drain();
-    let key = key_for(&run.engine, toggles, &shape);
+    let key = key_for(&run.engine, path, &shape);
     if let Some(b) = best {
         cache.entries.insert(key.clone(), winner(&trials, b));
         if let Some(Err(e)) = cache_path.as_deref().map(|p| cache.save(p)) {
@@ -403,24 +410,27 @@ mod tests {
 
     #[test]
     fn candidates_are_valid_for_their_path() {
-        let mma = "mma+async".parse::<Variant>().unwrap().toggles;
-        assert_eq!(
-            candidates(mma, true).len(),
-            TileConfig::MMA_CANDIDATES.len()
-        );
-        let without = candidates(mma, false);
-        assert!(without.len() < TileConfig::MMA_CANDIDATES.len());
-        assert!(without.iter().all(|t| !t.wgmma));
-        let full = Variant::FULL.toggles;
-        assert_eq!(candidates(full, true), TileConfig::PRESETS.to_vec());
-        for t in candidates(mma, true) {
-            assert_eq!(TileConfig::parse(&t.text()).unwrap(), t);
+        let mma: Variant = "mma+async".parse().unwrap();
+        let all = candidates(mma, Some(90));
+        assert_eq!(all.len(), 20);
+        let without = candidates(mma, Some(89));
+        assert!(without.len() < all.len());
+        assert!(without.iter().all(|t| !t.tile_text().ends_with('g')));
+        let full = Variant::start_of(crate::session::KernelId::BUNDLED);
+        let texts: Vec<String> = candidates(full, Some(90))
+            .iter()
+            .map(Variant::tile_text)
+            .collect();
+        assert_eq!(texts, ["64x64s2w4", "128x64s2w8", "64x32s2w4", "64x64s1w4"]);
+        for t in all {
+            assert!(t.check().is_ok());
+            assert_eq!(t.name().parse::<Variant>().unwrap(), t);
         }
     }
 
     #[test]
     fn keys_separate_everything_a_choice_depends_on() {
-        let mma = "mma+async".parse::<Variant>().unwrap().toggles;
+        let mma: Variant = "mma+async".parse().unwrap();
         let causal = Shape {
             causal: true,
             ..Shape::MISSION
@@ -434,7 +444,7 @@ mod tests {
                 "H100",
                 "sm_90",
                 "abc",
-                Variant::FULL.toggles,
+                Variant::start_of(crate::session::KernelId::BUNDLED),
                 &Shape::MISSION,
             ),
         ];

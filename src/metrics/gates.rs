@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::session::Toggles;
+use crate::session::Variant;
 
 pub const DEFAULT_GATES_TOML: &str = include_str!("../../assets/gates.toml");
 
@@ -46,37 +46,16 @@ impl Op {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Requirement {
-    Wmma,
-    WmmaPv,
-    CpAsync,
-    NotScalar,
-    NotCudnn,
-}
-
-impl Requirement {
-    fn met_by(self, t: Toggles) -> bool {
-        match self {
-            // The mma path puts both products on tensor cores too, and so
-            // does cuDNN (with asynchronous copies of its own).
-            Requirement::Wmma => t.wmma || t.mma || t.cudnn,
-            Requirement::WmmaPv => t.wmma_pv || t.mma || t.cudnn,
-            Requirement::CpAsync => t.cp_async || t.cudnn,
-            Requirement::NotScalar => t.wmma || t.wmma_pv || t.cp_async || t.mma || t.cudnn,
-            Requirement::NotCudnn => !t.cudnn,
-        }
-    }
-
-    fn describe(self) -> &'static str {
-        match self {
-            Requirement::Wmma => "Q·Kᵀ is not on tensor cores in this variant",
-            Requirement::WmmaPv => "P·V is not on tensor cores in this variant",
-            Requirement::CpAsync => "no cp.async in this variant",
-            Requirement::NotScalar => "this is the scalar baseline",
-            Requirement::NotCudnn => "this is the cuDNN baseline",
-        }
+/// Why a gate's `requires` does not hold, in words.
+fn unmet(requirement: &str) -> String {
+    match requirement {
+        "not_scalar" => "this is the base variant (no toggle on)".into(),
+        "not_cudnn" => "this is the cuDNN baseline".into(),
+        // The bundled kernel's toggles, in the seeds' words.
+        "wmma" => "Q·Kᵀ is not on tensor cores in this variant".into(),
+        "wmma_pv" => "P·V is not on tensor cores in this variant".into(),
+        "cp_async" => "no cp.async in this variant".into(),
+        other => format!("this variant has no {other} (the gate requires it)"),
     }
 }
 
@@ -97,8 +76,10 @@ pub struct GateSpec {
     pub threshold: f64,
     #[serde(default)]
     pub unit: String,
+    /// A toggle (by name, alias or what it `provides` in its manifest),
+    /// `not_scalar` or `not_cudnn`: the gate applies only where it holds.
     #[serde(default)]
-    pub requires: Option<Requirement>,
+    pub requires: Option<String>,
 }
 
 fn one() -> f64 {
@@ -189,17 +170,17 @@ pub struct GateResult {
 /// Evaluates every gate over `values` (counter names and `attnscope:*`).
 pub fn evaluate(
     set: &GateSet,
-    toggles: Toggles,
+    variant: &Variant,
     values: &BTreeMap<String, f64>,
 ) -> Vec<GateResult> {
     set.gates
         .iter()
-        .map(|g| evaluate_one(g, toggles, values))
+        .map(|g| evaluate_one(g, variant, values))
         .collect()
 }
 
-fn evaluate_one(g: &GateSpec, toggles: Toggles, values: &BTreeMap<String, f64>) -> GateResult {
-    let (value, status) = match compute(g, toggles, values) {
+fn evaluate_one(g: &GateSpec, variant: &Variant, values: &BTreeMap<String, f64>) -> GateResult {
+    let (value, status) = match compute(g, variant, values) {
         Ok(v) if !v.is_finite() => (None, Status::NotApplicable("value is not a number".into())),
         Ok(v) => (
             Some(v),
@@ -223,9 +204,9 @@ fn evaluate_one(g: &GateSpec, toggles: Toggles, values: &BTreeMap<String, f64>) 
     }
 }
 
-fn compute(g: &GateSpec, toggles: Toggles, values: &BTreeMap<String, f64>) -> Result<f64, String> {
-    if let Some(req) = g.requires.filter(|r| !r.met_by(toggles)) {
-        return Err(format!("not applicable: {}", req.describe()));
+fn compute(g: &GateSpec, variant: &Variant, values: &BTreeMap<String, f64>) -> Result<f64, String> {
+    if let Some(req) = g.requires.as_deref().filter(|r| !variant.satisfies(r)) {
+        return Err(format!("not applicable: {}", unmet(req)));
     }
     let sum = |names: &[String]| -> Result<f64, String> {
         names.iter().try_fold(0.0, |acc, n| {
@@ -301,12 +282,7 @@ mod tests {
     #[test]
     fn thresholds_at_the_edge() {
         let set = GateSet::default_set();
-        let full = Toggles {
-            wmma: true,
-            wmma_pv: true,
-            cp_async: true,
-            ..Toggles::NONE
-        };
+        let full: Variant = "wmma+pv+async".parse().unwrap();
         let v = values(&[
             (
                 "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
@@ -327,7 +303,7 @@ mod tests {
             ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 60.0),
             ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", 40.0),
         ]);
-        let r = evaluate(&set, full, &v);
+        let r = evaluate(&set, &full, &v);
         assert_eq!(by_id(&r, "tensor_pipe").status, Status::Pass);
         assert_eq!(by_id(&r, "registers").status, Status::Fail);
         assert_eq!(by_id(&r, "smem").status, Status::Pass);
@@ -349,7 +325,7 @@ mod tests {
     #[test]
     fn requirements_give_reasons() {
         let set = GateSet::default_set();
-        let r = evaluate(&set, Toggles::default(), &BTreeMap::new());
+        let r = evaluate(&set, &Variant::base(), &BTreeMap::new());
         assert_eq!(
             by_id(&r, "tensor_pipe").status,
             Status::NotApplicable(
@@ -358,7 +334,7 @@ mod tests {
         );
         assert_eq!(
             by_id(&r, "speedup").status,
-            Status::NotApplicable("not applicable: this is the scalar baseline".into())
+            Status::NotApplicable("not applicable: this is the base variant (no toggle on)".into())
         );
         assert_eq!(
             by_id(&r, "correctness").status,
@@ -382,7 +358,7 @@ mod tests {
             ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 0.0),
             ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", 0.0),
         ]);
-        let r = evaluate(&set, Toggles::default(), &v);
+        let r = evaluate(&set, &Variant::base(), &v);
         assert!(
             matches!(&by_id(&r, "bank_conflicts").status, Status::NotApplicable(s) if s.contains("is zero"))
         );

@@ -434,6 +434,14 @@ impl SessionState {
                 self.bookmarks.push((t, b.label.clone()));
                 self.log(t, Level::Warn, format!("bookmark: {}", b.label));
             }
+            Event::KernelLoaded(k) => {
+                let who = if k.label.is_empty() {
+                    &k.name
+                } else {
+                    &k.label
+                };
+                self.log(t, Level::Info, format!("kernel {who}: manifest reloaded"));
+            }
             Event::Unknown => {}
         }
     }
@@ -473,7 +481,7 @@ impl SessionState {
             .map(|c| c.values.clone())
             .unwrap_or_default();
         // cuDNN's kernel has no PTXAS report: its resources stay unknown.
-        if let Some(b) = s.build.as_ref().filter(|_| !key.variant.toggles.cudnn) {
+        if let Some(b) = s.build.as_ref().filter(|_| !key.variant.is_cudnn()) {
             values.insert("attnscope:registers".into(), b.registers as f64);
             values.insert(
                 "attnscope:smem_bytes".into(),
@@ -541,13 +549,19 @@ impl SessionState {
         })
     }
 
-    /// Against the scalar kernel at the same shape (the same tile where the
-    /// scalar path can take it).
+    /// Against its kernel's base variant (the scalar kernel, for the bundled
+    /// one) at the same shape, the same tile where the base has it; cuDNN
+    /// against the primary kernel's base.
     pub fn speedup_vs_scalar(&self, key: &Key) -> Option<Speedup> {
+        let base = if key.variant.is_cudnn() {
+            Variant::base()
+        } else {
+            Variant::base_of(key.variant.kernel)
+        };
         let same_tile = Key {
             variant: Variant {
                 tile: key.variant.tile,
-                ..Variant::SCALAR
+                ..base
             },
             shape: key.shape,
         };
@@ -555,7 +569,7 @@ impl SessionState {
             same_tile
         } else {
             Key {
-                variant: Variant::SCALAR,
+                variant: base,
                 shape: key.shape,
             }
         };
@@ -564,7 +578,7 @@ impl SessionState {
 
     /// Against cuDNN at the same shape (above 1: faster than cuDNN).
     pub fn speedup_vs_cudnn(&self, key: &Key) -> Option<Speedup> {
-        if key.variant.toggles.cudnn {
+        if key.variant.is_cudnn() {
             return None;
         }
         let base = Key {
@@ -577,13 +591,13 @@ impl SessionState {
     /// The gates for `key`; a counter gate with no value says why: not yet
     /// collected (press g), CUPTI refused the metric, or collection failed.
     pub fn gates(&self, set: &GateSet, key: &Key) -> Vec<GateResult> {
-        let mut results = gates::evaluate(set, key.variant.toggles, &self.gate_values(key));
+        let mut results = gates::evaluate(set, &key.variant, &self.gate_values(key));
         let s = self.variants.get(key);
         for (r, spec) in results.iter_mut().zip(&set.gates) {
             let gates::Status::NotApplicable(why) = &mut r.status else {
                 continue;
             };
-            if key.variant.toggles.cudnn
+            if key.variant.is_cudnn()
                 && spec.value.iter().any(|v| {
                     matches!(
                         v.as_str(),

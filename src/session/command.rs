@@ -35,9 +35,14 @@ pub enum Command {
     },
     StopRace,
     Shutdown,
-    /// The kernel source changed on disk (`--kernels DIR`): rebuild the
-    /// current variant from it, keeping the last good build if it fails.
+    /// A kernel folder changed on disk (`--kernels DIR`): rebuild the
+    /// current variant from its source (and manifest, when that changed),
+    /// keeping the last good build if it fails.
     Reload {
+        /// The kernel's label ("" for the primary kernel).
+        kernel: String,
         source: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        manifest: Option<String>,
     },
 }

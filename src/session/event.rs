@@ -5,12 +5,15 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use super::variant::{Shape, TileConfig, Toggles, Variant};
+pub use super::variant::{Shape, Toggles, Variant};
 
 /// Bumped when a change would make an old reader misread a new file.
 /// Additive changes (new optional fields, new event kinds) keep the version:
 /// readers ignore unknown fields and skip unknown kinds.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
+/// The oldest version this reader converts (1: variants as named fields
+/// of the bundled kernel).
+pub const OLDEST_SCHEMA: u32 = 1;
 
 /// One line of a session file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -46,6 +49,9 @@ pub enum Event {
     AbResult(AbReport),
     Error(ErrorReport),
     Bookmark(Bookmark),
+    /// A kernel folder's manifest changed mid-session: variants of that
+    /// label mean this manifest's toggles from here on.
+    KernelLoaded(super::manifest::registry::KernelRecord),
     /// A kind written by a newer tool: kept in the stream, shown as nothing.
     #[serde(other)]
     Unknown,
@@ -68,6 +74,11 @@ pub struct SessionHeader {
     pub nvidia_driver: Option<String>,
     pub cuda_version: Option<String>,
     pub kernel_source_hash: Option<String>,
+    /// The kernels the session knows, each with its manifest, so a replay
+    /// names their toggles as recorded (empty before kernel manifests:
+    /// the bundled kernel).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernels: Vec<super::manifest::registry::KernelRecord>,
     pub clocks_at_start: Option<ClockInfo>,
     pub power_limit_w: Option<f64>,
     /// The per-launch timer (`cupti` or `cuda_events`) and its step in ns,
@@ -96,6 +107,11 @@ impl GpuInfo {
     /// Hopper (sm_90) runs the wgmma tiles; nothing else does (sm_90a code).
     pub fn has_wgmma(&self) -> bool {
         (self.cc_major, self.cc_minor) == (9, 0)
+    }
+
+    /// The compute capability as a manifest's arch needs count it (90 for sm_90).
+    pub fn cc(&self) -> u32 {
+        self.cc_major * 10 + self.cc_minor
     }
 
     /// Why `v` cannot launch here at head dimension `d` (its shared memory
@@ -527,6 +543,7 @@ impl<'de> Deserialize<'de> for Event {
             "ab_result" => Event::AbResult(payload(text)?),
             "error" => Event::Error(payload(text)?),
             "bookmark" => Event::Bookmark(payload(text)?),
+            "kernel_loaded" => Event::KernelLoaded(payload(text)?),
             _ => Event::Unknown,
         })
     }
@@ -549,6 +566,7 @@ impl Event {
             Event::AbResult(_) => "ab_result",
             Event::Error(_) => "error",
             Event::Bookmark(_) => "bookmark",
+            Event::KernelLoaded(_) => "kernel_loaded",
             Event::Unknown => "unknown",
         }
     }

@@ -3,6 +3,7 @@
 pub mod command;
 pub mod event;
 pub mod inputs;
+pub mod manifest;
 pub mod reader;
 pub mod recorder;
 pub mod replay;
@@ -10,4 +11,6 @@ pub mod variant;
 
 pub use event::{Event, Regime, SCHEMA_VERSION, Stamped};
 pub use inputs::Inputs;
-pub use variant::{Shape, TileConfig, Toggles, Variant};
+pub use manifest::Tile;
+pub use manifest::registry::KernelId;
+pub use variant::{Shape, Toggles, Variant};

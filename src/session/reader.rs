@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use thiserror::Error;
 
-use super::event::{Event, SCHEMA_VERSION, Stamped};
+use super::event::{Event, OLDEST_SCHEMA, SCHEMA_VERSION, Stamped};
 
 #[derive(Debug, Error)]
 pub enum SessionError {
@@ -139,16 +139,61 @@ pub fn read_stream(
         let batch = read_batch(&mut input, path, &mut line_no, &mut at_end)?;
         // Parsing dominates replay of large sessions: lines parse in parallel,
         // events are handed on in file order.
-        let parsed: Vec<Result<Stamped, String>> = batch
-            .par_iter()
-            .map(|l| match l.too_long {
-                Some(bytes) => Err(format!(
-                    "line longer than {} MiB ({bytes} bytes)",
-                    MAX_LINE_BYTES >> 20
-                )),
-                None => serde_json::from_slice(trim_ascii(&l.bytes)).map_err(|e| e.to_string()),
-            })
-            .collect();
+        let parse = |l: &RawLine| match l.too_long {
+            Some(bytes) => Err(format!(
+                "line longer than {} MiB ({bytes} bytes)",
+                MAX_LINE_BYTES >> 20
+            )),
+            None => serde_json::from_slice(trim_ascii(&l.bytes)).map_err(|e| e.to_string()),
+        };
+        // The header goes first and alone: its kernels' manifests say what
+        // the variants in every later line mean.
+        let mut parsed: Vec<Result<Stamped, String>> = Vec::with_capacity(batch.len());
+        if !seen_header && let Some(first) = batch.first() {
+            let header = parse(first);
+            if let Ok(Stamped {
+                event: Event::Header(h),
+                ..
+            }) = &header
+                && h.schema_version <= SCHEMA_VERSION
+                && let Err(message) = super::manifest::registry::adopt(&h.kernels)
+            {
+                report.skipped.push(SkippedLine {
+                    line: first.no,
+                    message: format!("a kernel manifest in the header cannot be read, its variants will not be: {message}"),
+                });
+            }
+            parsed.push(header);
+        }
+        // A kernel_loaded line is a barrier too: the lines after it read
+        // their variants with its manifest.
+        let mut from = parsed.len();
+        while from < batch.len() {
+            let barrier = batch[from..]
+                .iter()
+                .position(|l| memchr::memmem::find(&l.bytes, b"\"kernel_loaded\"").is_some())
+                .map(|i| from + i);
+            let to = barrier.unwrap_or(batch.len());
+            parsed.extend(batch[from..to].par_iter().map(parse).collect::<Vec<_>>());
+            if let Some(i) = barrier {
+                let line = parse(&batch[i]);
+                if let Ok(Stamped {
+                    event: Event::KernelLoaded(k),
+                    ..
+                }) = &line
+                    && let Err(message) = super::manifest::registry::adopt(std::slice::from_ref(k))
+                {
+                    report.skipped.push(SkippedLine {
+                        line: batch[i].no,
+                        message: format!("the reloaded manifest cannot be read: {message}"),
+                    });
+                }
+                parsed.push(line);
+                from = i + 1;
+            } else {
+                from = to;
+            }
+        }
         for (line, result) in batch.iter().zip(parsed) {
             let stamped = match result {
                 Ok(s) => s,
@@ -280,11 +325,11 @@ fn check_header(event: &Event, path: &Path, line: u64) -> Result<(), SessionErro
             supported: SCHEMA_VERSION,
         });
     }
-    if h.schema_version < SCHEMA_VERSION {
+    if h.schema_version < OLDEST_SCHEMA {
         return Err(SessionError::OlderSchema {
             path: path.into(),
             found: h.schema_version,
-            supported: SCHEMA_VERSION,
+            supported: OLDEST_SCHEMA,
         });
     }
     Ok(())

@@ -139,7 +139,7 @@ pub fn run(
 
 /// Returns true when the user asked to quit.
 fn handle_key(state: &mut UiState, key: &KeyEvent, outlets: &mut Outlets) -> anyhow::Result<bool> {
-    let Some(action) = keymap::dispatch(key, &state.contexts()) else {
+    let Some(action) = keymap::dispatch(key, &state.contexts(), &state.key_table()) else {
         if let crossterm::event::KeyCode::Char(c) = key.code {
             state.unbound_key(&c.to_string());
         }

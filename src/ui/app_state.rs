@@ -5,12 +5,15 @@
 use crate::metrics::gates::GateSet;
 use crate::session::command::Command;
 use crate::session::event::{GpuInfo, L2Mode, Stamped};
+use crate::session::manifest::registry::{self, KernelId};
 use crate::session::replay::ReplayControl;
-use crate::session::{Inputs, Regime, Shape, TileConfig, Variant};
+use crate::session::{Inputs, Regime, Shape, Variant};
 
 use super::keymap::{self, Action, Context};
 use crate::model::{Key, SessionState};
 
+// One value per screen: the live variant's size is of no consequence.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Mode {
     Live {
@@ -27,6 +30,8 @@ pub enum Mode {
         inputs: Inputs,
         /// The variant `d` left for cuDNN, to go back to.
         before_cudnn: Option<Variant>,
+        /// The last variant of each kernel `K` left, to come back to.
+        left: Vec<Variant>,
     },
     Replay {
         file: String,
@@ -62,19 +67,27 @@ pub struct UiState {
 
 impl UiState {
     pub fn live(gates: GateSet) -> UiState {
+        // Your own kernel against the bundled one is one key (x); the
+        // bundled kernel alone races its base against its start.
+        let (slot_a, slot_b) = if registry::primary() == KernelId::BUNDLED {
+            (Variant::base(), Variant::start())
+        } else {
+            (Variant::start_of(KernelId::BUNDLED), Variant::start())
+        };
         UiState {
             session: SessionState::default(),
             gates,
             mode: Mode::Live {
                 recording: None,
                 l2: L2Mode::Hot,
-                slot_a: Variant::SCALAR,
-                slot_b: Variant::FULL,
+                slot_a,
+                slot_b,
                 racing: false,
                 pending: None,
                 regime: Regime::BackToBack,
                 inputs: Inputs::Uniform,
                 before_cudnn: None,
+                left: Vec::new(),
             },
             help_open: false,
             help_scroll: 0,
@@ -123,6 +136,31 @@ impl UiState {
 
     pub fn contexts(&self) -> Vec<Context> {
         keymap::active_contexts(self.help_open, matches!(self.mode, Mode::Replay { .. }))
+    }
+
+    /// The variant whose kernel's toggles the keys and the panel show: the
+    /// shown one, or on cuDNN the one `d` left.
+    pub fn kernel_variant(&self) -> Option<Variant> {
+        let v = self.shown_key()?.variant;
+        if !v.is_cudnn() {
+            return Some(v);
+        }
+        match &self.mode {
+            Mode::Live {
+                before_cudnn: Some(b),
+                ..
+            } => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The keys now: attnscope's and the current kernel's toggles.
+    pub fn key_table(&self) -> Vec<keymap::Binding> {
+        let kernel = self
+            .kernel_variant()
+            .or_else(|| self.shown_key().is_none().then(Variant::base))
+            .and_then(|v| v.manifest());
+        keymap::table(kernel.as_deref())
     }
 
     /// The variant the toggles panel shows: the pending one if any.
@@ -187,13 +225,20 @@ impl UiState {
     }
 
     fn live_action(&mut self, action: Action) -> Vec<Effect> {
-        if action == Action::ToggleFault && std::env::var_os("ATTNSCOPE_TEST_FAULTS").is_none() {
-            self.notice =
-                Some("F is test-only: start attnscope with ATTNSCOPE_TEST_FAULTS=1".into());
+        let kernel = self.kernel_variant().unwrap_or_else(Variant::base);
+        if let Action::Toggle(i) = action
+            && let Some(t) = kernel.manifest().and_then(|m| m.toggles.get(i).cloned())
+            && t.test_only
+            && std::env::var_os("ATTNSCOPE_TEST_FAULTS").is_none()
+        {
+            self.notice = Some(format!(
+                "{} is test-only: start attnscope with ATTNSCOPE_TEST_FAULTS=1",
+                t.key.map_or(t.name.clone(), String::from)
+            ));
             return Vec::new();
         }
         let base = self.shown_key().unwrap_or(Key {
-            variant: Variant::SCALAR,
+            variant: Variant::base(),
             shape: Shape::MISSION,
         });
         let Mode::Live {
@@ -205,6 +250,7 @@ impl UiState {
             regime,
             inputs,
             before_cudnn,
+            left,
             ..
         } = &mut self.mode
         else {
@@ -227,32 +273,76 @@ impl UiState {
                 return vec![Effect::Worker(Command::SetInputs { inputs: *inputs })];
             }
             Action::ToggleCudnn => {
-                if base.variant.toggles.cudnn {
-                    next.variant = before_cudnn.take().unwrap_or(Variant::FULL);
+                if base.variant.is_cudnn() {
+                    next.variant = before_cudnn.take().unwrap_or_else(Variant::start);
                 } else {
                     *before_cudnn = Some(base.variant);
                     next.variant = Variant::CUDNN;
                 }
             }
-            Action::ToggleWmma => next.variant.toggles.wmma ^= true,
-            Action::TogglePv => next.variant.toggles.wmma_pv ^= true,
-            Action::ToggleAsync => next.variant.toggles.cp_async ^= true,
-            Action::ToggleMma => next.variant.toggles.mma ^= true,
-            Action::ToggleFault => next.variant.toggles.fault ^= true,
+            Action::Toggle(i) => {
+                // A kernel key pressed on cuDNN goes back to that kernel first.
+                let mut v = if base.variant.is_cudnn() {
+                    before_cudnn.take().unwrap_or_else(Variant::base)
+                } else {
+                    base.variant
+                };
+                let Some(m) = v.manifest().filter(|m| i < m.toggles.len()) else {
+                    return Vec::new();
+                };
+                // The key just pressed wins over what it excludes; a tile the
+                // new toggles cannot run falls back to the default.
+                v.toggles.0 = m.press(v.toggles.0, i);
+                if v.check().is_err() {
+                    v.tile = m.default_tile();
+                }
+                next.variant = v;
+            }
+            Action::NextKernel => {
+                let kernels: Vec<KernelId> =
+                    registry::all().into_iter().map(|(id, _)| id).collect();
+                if kernels.len() < 2 {
+                    self.notice = Some(
+                        "one kernel only: start with --kernels DIR (and --also DIR) to switch"
+                            .into(),
+                    );
+                    return Vec::new();
+                }
+                let from = if base.variant.is_cudnn() {
+                    before_cudnn.take().unwrap_or_else(Variant::base)
+                } else {
+                    base.variant
+                };
+                left.retain(|v| v.kernel != from.kernel);
+                left.push(from);
+                let at = kernels.iter().position(|k| *k == from.kernel).unwrap_or(0);
+                let to = kernels[(at + 1) % kernels.len()];
+                next.variant = left
+                    .iter()
+                    .find(|v| v.kernel == to)
+                    .copied()
+                    .unwrap_or_else(|| Variant::start_of(to));
+                self.notice = Some(format!(
+                    "kernel {}: its toggles now take the keys (? lists them)",
+                    registry::manifest(to).name
+                ));
+            }
             Action::NextTile => {
+                if base.variant.is_cudnn() {
+                    next.variant = before_cudnn.take().unwrap_or_else(Variant::start);
+                    *pending = Some(next);
+                    return vec![Effect::Worker(Command::Select {
+                        variant: next.variant,
+                        shape: next.shape,
+                    })];
+                }
                 let gpu = self.session.header.as_ref().and_then(|h| h.gpu.as_ref());
-                let wgmma = gpu.is_some_and(GpuInfo::has_wgmma);
-                // Tiles this GPU cannot launch at this D are skipped, said once.
-                let (tiles, skipped): (Vec<TileConfig>, Vec<TileConfig>) =
-                    TileConfig::presets_for(base.variant.toggles, wgmma)
-                        .into_iter()
-                        .partition(|&tile| {
-                            let v = Variant {
-                                tile,
-                                ..base.variant
-                            };
-                            gpu.is_none_or(|g| g.smem_refusal(&v, base.shape.d).is_none())
-                        });
+                // Tiles this GPU cannot run or launch at this D are skipped, said once.
+                let (tiles, skipped): (Vec<Variant>, Vec<Variant>) = base
+                    .variant
+                    .cycle_tiles(gpu.map(GpuInfo::cc))
+                    .into_iter()
+                    .partition(|v| gpu.is_none_or(|g| g.smem_refusal(v, base.shape.d).is_none()));
                 if !skipped.is_empty() {
                     self.notice = Some(format!(
                         "t skips {} tile{} over this GPU's shared memory at D={}",
@@ -264,7 +354,7 @@ impl UiState {
                 if tiles.is_empty() {
                     return Vec::new();
                 }
-                next.variant.tile = cycle(&tiles, base.variant.tile)
+                next.variant = cycle(&tiles, base.variant)
             }
             Action::NextShape => {
                 let plain = Shape {
@@ -313,54 +403,6 @@ impl UiState {
             Action::Bookmark => return vec![Effect::Bookmark],
             _ => return Vec::new(),
         }
-        // A kernel toggle (or t) pressed on cuDNN goes back to the kernel
-        // first; shape keys keep cuDNN.
-        let kernel_key = matches!(
-            action,
-            Action::ToggleWmma
-                | Action::TogglePv
-                | Action::ToggleAsync
-                | Action::ToggleMma
-                | Action::NextTile
-                | Action::ToggleFault
-        );
-        if next.variant.toggles.cudnn && kernel_key {
-            let back = before_cudnn.take().unwrap_or(Variant::SCALAR);
-            let toggled = |v: Variant| match action {
-                Action::ToggleWmma => v.toggles.wmma,
-                Action::TogglePv => v.toggles.wmma_pv,
-                Action::ToggleAsync => v.toggles.cp_async,
-                Action::ToggleMma => v.toggles.mma,
-                _ => false,
-            };
-            let mut v = back;
-            match action {
-                Action::ToggleWmma => v.toggles.wmma = !toggled(back),
-                Action::TogglePv => v.toggles.wmma_pv = !toggled(back),
-                Action::ToggleAsync => v.toggles.cp_async = !toggled(back),
-                Action::ToggleMma => v.toggles.mma = !toggled(back),
-                _ => {}
-            }
-            next.variant = Variant {
-                toggles: crate::session::Toggles {
-                    cudnn: false,
-                    ..v.toggles
-                },
-                ..v
-            };
-        }
-        // The mma path and the WMMA toggles exclude each other: the key just
-        // pressed wins; a tile the new path cannot run falls back to the default.
-        let t = &mut next.variant.toggles;
-        if action == Action::ToggleMma && t.mma {
-            t.wmma = false;
-            t.wmma_pv = false;
-        } else if t.wmma || t.wmma_pv {
-            t.mma = false;
-        }
-        if next.variant.check().is_err() {
-            next.variant.tile = TileConfig::default();
-        }
         *pending = Some(next);
         vec![Effect::Worker(Command::Select {
             variant: next.variant,
@@ -371,7 +413,8 @@ impl UiState {
     /// Where the key could not act, say why instead of ignoring it.
     pub fn unbound_key(&mut self, label: &str) {
         if matches!(self.mode, Mode::Replay { .. })
-            && keymap::KEYS
+            && self
+                .key_table()
                 .iter()
                 .any(|b| b.context == Context::Live && b.label == label)
         {

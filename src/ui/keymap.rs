@@ -1,15 +1,21 @@
-//! The one key table: the dispatcher, the key bar and the `?` help all read it.
+//! The one key table: the dispatcher, the key bar and the `?` help all read
+//! it. attnscope's own keys are fixed here; a kernel's toggle keys come from
+//! its manifest (`table`).
+
+use std::borrow::Cow;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::session::manifest::Manifest;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Action {
     Quit,
     ToggleHelp,
-    ToggleWmma,
-    TogglePv,
-    ToggleAsync,
-    ToggleMma,
+    /// The current kernel's toggle with this index in its manifest.
+    Toggle(usize),
+    /// The next kernel folder (K).
+    NextKernel,
     NextTile,
     NextShape,
     ToggleCausal,
@@ -28,7 +34,6 @@ pub enum Action {
     SeekBack,
     ToStart,
     ToEnd,
-    ToggleFault,
     ToggleRegime,
     NextInputs,
     ToggleCudnn,
@@ -47,15 +52,15 @@ pub enum Context {
     Help,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Binding {
     pub context: Context,
     pub code: KeyCode,
     pub ctrl: bool,
     /// How the key is written on screen.
-    pub label: &'static str,
+    pub label: Cow<'static, str>,
     pub action: Action,
-    pub help: &'static str,
+    pub help: Cow<'static, str>,
     /// Shown in the bottom key bar (the rest only in `?`).
     pub in_bar: bool,
 }
@@ -72,9 +77,9 @@ const fn bind(
         context,
         code,
         ctrl: false,
-        label,
+        label: Cow::Borrowed(label),
         action,
-        help,
+        help: Cow::Borrowed(help),
         in_bar,
     }
 }
@@ -96,9 +101,9 @@ pub const KEYS: &[Binding] = &[
         context: Global,
         code: Char('c'),
         ctrl: true,
-        label: "Ctrl-C",
+        label: Cow::Borrowed("Ctrl-C"),
         action: Quit,
-        help: "quit",
+        help: Cow::Borrowed("quit"),
         in_bar: false,
     },
     bind(
@@ -111,42 +116,18 @@ pub const KEYS: &[Binding] = &[
     ),
     bind(
         Live,
-        Char('w'),
-        "w",
-        ToggleWmma,
-        "toggle USE_WMMA: Q·K^T on tensor cores",
-        true,
-    ),
-    bind(
-        Live,
-        Char('p'),
-        "p",
-        TogglePv,
-        "toggle USE_WMMA_PV: P·V on tensor cores",
-        true,
-    ),
-    bind(
-        Live,
-        Char('c'),
-        "c",
-        ToggleAsync,
-        "toggle USE_CP_ASYNC: double-buffered K/V loads",
-        true,
-    ),
-    bind(
-        Live,
-        Char('M'),
-        "M",
-        ToggleMma,
-        "toggle USE_MMA: mma.sync, or wgmma with g tiles (replaces w, p)",
-        true,
-    ),
-    bind(
-        Live,
         Char('t'),
         "t",
         NextTile,
-        "next tile configuration (BLOCK_M×BLOCK_N, stages, warps)",
+        "next tile configuration (from the kernel's manifest)",
+        false,
+    ),
+    bind(
+        Live,
+        Char('K'),
+        "K",
+        NextKernel,
+        "next kernel folder (--kernels, --also, bundled)",
         false,
     ),
     bind(Live, Char('s'), "s", NextShape, "next problem shape", false),
@@ -173,14 +154,6 @@ pub const KEYS: &[Binding] = &[
         CollectCounters,
         "collect hardware counters for the gates",
         true,
-    ),
-    bind(
-        Live,
-        Char('F'),
-        "F",
-        ToggleFault,
-        "test-only: out-of-bounds store (ATTNSCOPE_TEST_FAULTS=1)",
-        false,
     ),
     bind(
         Live,
@@ -332,19 +305,57 @@ pub fn active_contexts(help_open: bool, replay: bool) -> Vec<Context> {
     }
 }
 
-pub fn dispatch(key: &KeyEvent, contexts: &[Context]) -> Option<Action> {
+/// attnscope's keys with the kernel's toggle keys (live context) after the
+/// `?` binding: the manifest's order, its labels and help; test-only toggles
+/// only in `?`.
+pub fn table(kernel: Option<&Manifest>) -> Vec<Binding> {
+    let mut out: Vec<Binding> = Vec::with_capacity(KEYS.len() + 8);
+    for b in KEYS {
+        out.push(b.clone());
+        if b.action == ToggleHelp && b.context == Global {
+            for (i, t) in kernel.iter().flat_map(|m| m.toggles.iter().enumerate()) {
+                let Some(c) = t.key else { continue };
+                let help = if t.help.is_empty() {
+                    format!("toggle {}", t.define)
+                } else {
+                    format!("toggle {}: {}", t.define, t.help)
+                };
+                out.push(Binding {
+                    context: Live,
+                    code: Char(c),
+                    ctrl: false,
+                    label: Cow::Owned(c.to_string()),
+                    action: Toggle(i),
+                    help: Cow::Owned(if t.test_only {
+                        format!("test-only: {help}")
+                    } else {
+                        help
+                    }),
+                    in_bar: !t.test_only,
+                });
+            }
+        }
+    }
+    out
+}
+
+pub fn dispatch(key: &KeyEvent, contexts: &[Context], table: &[Binding]) -> Option<Action> {
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     contexts.iter().find_map(|ctx| {
-        KEYS.iter()
+        table
+            .iter()
             .find(|b| b.context == *ctx && b.code == key.code && b.ctrl == ctrl)
             .map(|b| b.action)
     })
 }
 
-pub fn bar(contexts: &[Context]) -> impl Iterator<Item = &'static Binding> + '_ {
+pub fn bar<'a>(
+    contexts: &'a [Context],
+    table: &'a [Binding],
+) -> impl Iterator<Item = &'a Binding> + 'a {
     contexts
         .iter()
-        .flat_map(|ctx| KEYS.iter().filter(move |b| b.context == *ctx && b.in_bar))
+        .flat_map(move |ctx| table.iter().filter(move |b| b.context == *ctx && b.in_bar))
 }
 
 #[cfg(test)]
@@ -352,10 +363,15 @@ mod tests {
     use super::*;
     use std::collections::HashSet;
 
+    fn bundled_table() -> Vec<Binding> {
+        table(Some(&Manifest::bundled()))
+    }
+
     #[test]
     fn no_key_bound_twice_in_one_context_and_every_key_has_help() {
+        let keys = bundled_table();
         let mut seen = HashSet::new();
-        for b in KEYS {
+        for b in &keys {
             assert!(
                 seen.insert((b.context, b.code, b.ctrl)),
                 "{} bound twice in {:?}",
@@ -365,12 +381,12 @@ mod tests {
             assert!(!b.help.is_empty() && !b.label.is_empty());
         }
         // A context-specific key must not shadow a global one.
-        for b in KEYS
+        for b in keys
             .iter()
             .filter(|b| b.context == Live || b.context == Replay)
         {
             assert!(
-                !KEYS
+                !keys
                     .iter()
                     .any(|g| g.context == Global && g.code == b.code && g.ctrl == b.ctrl),
                 "{} shadows a global key",
@@ -380,14 +396,38 @@ mod tests {
     }
 
     #[test]
+    fn the_manifest_parser_knows_every_key_attnscope_binds() {
+        // A toggle key the parser accepts can never collide with ours.
+        let ours: HashSet<char> = KEYS
+            .iter()
+            .filter(|b| matches!(b.context, Global | Live | Replay) && !b.ctrl)
+            .filter_map(|b| match b.code {
+                Char(c) => Some(c),
+                _ => None,
+            })
+            .collect();
+        let reserved: HashSet<char> = crate::session::manifest::RESERVED_KEYS
+            .iter()
+            .copied()
+            .collect();
+        assert!(
+            ours.is_subset(&reserved),
+            "missing: {:?}",
+            ours.difference(&reserved)
+        );
+    }
+
+    #[test]
     fn every_action_is_reachable() {
         let all = [
             Quit,
             ToggleHelp,
-            ToggleWmma,
-            TogglePv,
-            ToggleAsync,
-            ToggleMma,
+            Toggle(0),
+            Toggle(1),
+            Toggle(2),
+            Toggle(3),
+            Toggle(4),
+            NextKernel,
             NextTile,
             NextShape,
             ToggleCausal,
@@ -404,39 +444,52 @@ mod tests {
             Slower,
             SkipAhead,
             ToEnd,
-            ToggleFault,
         ];
+        let keys = bundled_table();
         for a in all {
-            assert!(KEYS.iter().any(|b| b.action == a), "{a:?} has no key");
+            assert!(keys.iter().any(|b| b.action == a), "{a:?} has no key");
         }
     }
 
     #[test]
+    fn toggle_keys_come_from_the_manifest() {
+        let keys = bundled_table();
+        let w = keys.iter().find(|b| b.code == Char('w')).unwrap();
+        assert_eq!(w.action, Toggle(0));
+        assert_eq!(w.help, "toggle USE_WMMA: Q·K^T on tensor cores");
+        let f = keys.iter().find(|b| b.code == Char('F')).unwrap();
+        assert!(f.help.starts_with("test-only") && !f.in_bar);
+        // Without a kernel (cuDNN replayed alone) there are no toggle keys.
+        assert!(table(None).iter().all(|b| !matches!(b.action, Toggle(_))));
+    }
+
+    #[test]
     fn dispatch_respects_context() {
+        let keys = bundled_table();
         let key = |c| KeyEvent::new(c, KeyModifiers::NONE);
         assert_eq!(
-            dispatch(&key(Char('w')), &active_contexts(false, false)),
-            Some(ToggleWmma)
+            dispatch(&key(Char('w')), &active_contexts(false, false), &keys),
+            Some(Toggle(0))
         );
         assert_eq!(
-            dispatch(&key(Char('w')), &active_contexts(false, true)),
+            dispatch(&key(Char('w')), &active_contexts(false, true), &keys),
             None
         );
         assert_eq!(
-            dispatch(&key(Char(' ')), &active_contexts(false, true)),
+            dispatch(&key(Char(' ')), &active_contexts(false, true), &keys),
             Some(Pause)
         );
         assert_eq!(
-            dispatch(&key(Char('w')), &active_contexts(true, false)),
+            dispatch(&key(Char('w')), &active_contexts(true, false), &keys),
             None
         );
         assert_eq!(
-            dispatch(&key(KeyCode::Esc), &active_contexts(true, false)),
+            dispatch(&key(KeyCode::Esc), &active_contexts(true, false), &keys),
             Some(ToggleHelp)
         );
         let ctrl_c = KeyEvent::new(Char('c'), KeyModifiers::CONTROL);
         assert_eq!(
-            dispatch(&ctrl_c, &active_contexts(false, false)),
+            dispatch(&ctrl_c, &active_contexts(false, false), &keys),
             Some(Quit)
         );
     }

@@ -16,9 +16,9 @@ mod check;
 mod timing;
 mod vendor;
 
-use crate::gpu::nvrtc::{Build, BuildError, Builder, ENTRY};
+use crate::gpu::nvrtc::{Build, BuildError, Builder, Program};
 use crate::session::event::{GpuInfo, L2Mode};
-use crate::session::{Shape, Variant};
+use crate::session::{KernelId, Shape, Variant};
 
 /// The idle gap before each launch in the isolated regime: long against
 /// launch latency, short enough for hundreds of samples a second.
@@ -65,7 +65,8 @@ pub const POISON: u16 = 0xFBFF;
 
 /// The builder and loaded modules of the source a reload replaced.
 pub struct PreviousSource {
-    builder: Builder,
+    kernel: KernelId,
+    builder: Option<Builder>,
     loaded: HashMap<(Variant, u32), Loaded>,
 }
 
@@ -95,9 +96,10 @@ fn cuda<T>(r: Result<T, cudarc::driver::DriverError>, what: &str) -> Result<T, E
 struct Loaded {
     func: CudaFunction,
     smem_bytes: u32,
-    block_m: u32,
-    threads: u32,
     build: Build,
+    /// The manifest's launch at the last shape, kept so a launch in a timed
+    /// batch costs no formula evaluation.
+    geometry: Option<(Shape, crate::session::manifest::LaunchShape)>,
 }
 
 struct Buffers {
@@ -133,7 +135,8 @@ impl Timer {
 pub struct Engine {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
-    builder: Builder,
+    /// One per kernel, made on first use from its folder (or the bundled source).
+    builders: HashMap<KernelId, Builder>,
     pub arch: String,
     pub info: GpuInfo,
     max_smem_optin: u32,
@@ -163,7 +166,7 @@ pub struct Engine {
 }
 
 impl Engine {
-    pub fn new(source: String) -> Result<Engine, EngineError> {
+    pub fn new() -> Result<Engine, EngineError> {
         crate::gpu::probe().map_err(EngineError::Invalid)?;
         let ctx = cuda(CudaContext::new(0), "create context")?;
         // One stream: cudarc's cross-stream event tracking is overhead here.
@@ -190,7 +193,7 @@ impl Engine {
             arch: format!("sm_{major}{minor}"),
             ctx,
             stream,
-            builder: Builder::new(source),
+            builders: HashMap::new(),
             info,
             max_smem_optin,
             loaded: HashMap::new(),
@@ -217,24 +220,46 @@ impl Engine {
         entry: &str,
         name: &str,
     ) -> Result<CudaFunction, EngineError> {
-        let build = crate::gpu::nvrtc::compile(source, &[], &self.arch)?;
+        let program = Program::helper(source, &format!("{entry}.cu"), entry);
+        let build = crate::gpu::nvrtc::compile(&program, &[], &self.arch)?;
         let what = format!("load {name}");
         let module = cuda(self.ctx.load_module(Ptx::from_binary(build.cubin)), &what)?;
         cuda(module.load_function(entry), &what)
     }
 
-    /// Builds from `source` from now on; returns what to restore if it fails.
-    pub fn swap_source(&mut self, source: String) -> PreviousSource {
+    /// Builds `kernel` from `program` from now on; returns what to restore
+    /// if it fails.
+    pub fn swap_source(&mut self, kernel: KernelId, program: Program) -> PreviousSource {
+        let (mine, others): (HashMap<_, _>, HashMap<_, _>) = std::mem::take(&mut self.loaded)
+            .into_iter()
+            .partition(|((v, _), _)| v.kernel == kernel);
+        self.loaded = others;
         PreviousSource {
-            builder: std::mem::replace(&mut self.builder, Builder::new(source)),
-            loaded: std::mem::take(&mut self.loaded),
+            kernel,
+            builder: self.builders.insert(kernel, Builder::new(program)),
+            loaded: mine,
         }
     }
 
     /// Back to the builds of the source before `swap_source`.
     pub fn restore_source(&mut self, previous: PreviousSource) {
-        self.builder = previous.builder;
-        self.loaded = previous.loaded;
+        match previous.builder {
+            Some(b) => self.builders.insert(previous.kernel, b),
+            None => self.builders.remove(&previous.kernel),
+        };
+        self.loaded.retain(|(v, _), _| v.kernel != previous.kernel);
+        self.loaded.extend(previous.loaded);
+    }
+
+    /// The builder of a kernel, made from its source on first use.
+    fn builder(&mut self, kernel: KernelId) -> Result<&Builder, EngineError> {
+        if let std::collections::hash_map::Entry::Vacant(slot) = self.builders.entry(kernel) {
+            let program =
+                crate::gpu::kernel_watch::program(kernel).map_err(EngineError::Invalid)?;
+            crate::gpu::cupti_timer::register_entry(&program.entry);
+            slot.insert(Builder::new(program));
+        }
+        Ok(&self.builders[&kernel])
     }
 
     /// `n` plain launches, then a wait: no timing, no flush (a profiler's target).
@@ -311,7 +336,7 @@ impl Engine {
         self.prepare(variant, shape)?;
         // One range per kernel holds one kernel: a cuDNN call of several
         // kernels is counted in one user range around the call instead.
-        let mode = if variant.toggles.cudnn && self.cudnn_kernels(shape) > 1 {
+        let mode = if variant.is_cudnn() && self.cudnn_kernels(shape) > 1 {
             RangeMode::User
         } else {
             mode
@@ -438,15 +463,25 @@ impl Engine {
         self.timer
     }
 
-    pub fn source_hash(&self) -> String {
-        self.builder.source_hash()
+    /// The hash of a kernel's source (what its builds came from).
+    pub fn source_hash(&self, kernel: KernelId) -> String {
+        match self.builders.get(&kernel) {
+            Some(b) => b.source_hash(),
+            None => crate::gpu::kernel_watch::program(kernel)
+                .map(|p| Builder::new(p).source_hash())
+                .unwrap_or_else(|e| format!("unavailable: {e}")),
+        }
     }
 
     /// Builds (or takes from cache) and loads `variant` for `shape.d`.
     pub fn prepare(&mut self, variant: &Variant, shape: &Shape) -> Result<Build, EngineError> {
-        if variant.toggles.cudnn {
+        if variant.is_cudnn() {
             return self.prepare_cudnn(shape);
         }
+        variant.check().map_err(EngineError::Invalid)?;
+        variant
+            .supports_head_dim(shape.d)
+            .map_err(EngineError::Invalid)?;
         let key = (*variant, shape.d);
         if let Some(l) = self.loaded.get(&key) {
             return Ok(Build {
@@ -454,12 +489,21 @@ impl Engine {
                 ..l.build.clone()
             });
         }
-        let mut build = self.builder.build(variant, shape, &self.arch)?;
+        let arch = self.arch.clone();
+        let builder = self.builder(variant.kernel)?;
+        let entry = builder.entry().to_string();
+        let mut build = builder.build(variant, shape, &arch)?;
         let module = cuda(
             self.ctx.load_module(Ptx::from_binary(build.cubin.clone())),
             "load module",
         )?;
-        let func = cuda(module.load_function(ENTRY), "load function")?;
+        let func = module.load_function(&entry).map_err(|e| {
+            EngineError::Invalid(format!(
+                "{variant}: the cubin has no entry point {entry} ({e}): declare it extern \"C\" __global__ (docs/kernel-abi.md)"
+            ))
+        })?;
+        crate::gpu::cubin::check_abi(&build.cubin, &entry)
+            .map_err(|e| EngineError::Invalid(format!("{variant}: {e}")))?;
         let read_const = |name: &str| -> Result<u32, EngineError> {
             let view = cuda(module.get_global(name, &self.stream), name)?;
             let bytes = cuda(self.stream.clone_dtoh(&view), name)?;
@@ -467,9 +511,26 @@ impl Engine {
                 EngineError::Invalid(format!("{name} too short"))
             })?))
         };
-        let smem_bytes = read_const("attn_smem_bytes")?;
-        let threads = read_const("attn_threads")?;
-        let block_m = read_const("attn_block_m")?;
+        // The manifest says how the launch follows from the variant; a kernel
+        // that states its own shared memory must agree with it.
+        let smem_bytes = variant
+            .launch_shape(&Shape {
+                b: 1,
+                h: 1,
+                s: 1,
+                ..*shape
+            })
+            .map_err(EngineError::Invalid)?
+            .smem_bytes;
+        if crate::gpu::cubin::read_u32_symbol(&build.cubin, "attn_smem_bytes").is_some() {
+            let stated = read_const("attn_smem_bytes")?;
+            if stated != smem_bytes {
+                return Err(EngineError::Invalid(format!(
+                    "{variant} at D={}: the kernel states attn_smem_bytes = {stated}, its manifest's smem_bytes gives {smem_bytes}: fix the manifest's [launch] formula",
+                    shape.d
+                )));
+            }
+        }
         if smem_bytes > self.max_smem_optin {
             return Err(EngineError::Invalid(format!(
                 "{variant} at D={} needs {smem_bytes} B of shared memory per block; this GPU allows {}",
@@ -499,9 +560,8 @@ impl Engine {
             Loaded {
                 func,
                 smem_bytes,
-                block_m,
-                threads,
                 build: build.clone(),
+                geometry: None,
             },
         );
         Ok(build)
@@ -512,21 +572,31 @@ impl Engine {
     }
 
     fn launch(&mut self, variant: &Variant, shape: &Shape) -> Result<(), EngineError> {
-        if variant.toggles.cudnn {
+        if variant.is_cudnn() {
             return self.launch_cudnn(shape);
         }
         let l = self
             .loaded
-            .get(&(*variant, shape.d))
+            .get_mut(&(*variant, shape.d))
             .ok_or_else(|| EngineError::Invalid(format!("{variant} not prepared")))?;
+        let geometry = match l.geometry {
+            Some((s, g)) if s == *shape => g,
+            _ => {
+                let g = variant.launch_shape(shape).map_err(EngineError::Invalid)?;
+                l.geometry = Some((*shape, g));
+                g
+            }
+        };
+        let l = &self.loaded[&(*variant, shape.d)];
         let b = self
             .bufs
             .as_mut()
             .ok_or_else(|| EngineError::Invalid("no inputs".into()))?;
         let cfg = LaunchConfig {
-            // Heads in y, batches in z: 65535 each (Shape::validate).
-            grid_dim: (shape.s.div_ceil(l.block_m), shape.h, shape.b),
-            block_dim: (l.threads, 1, 1),
+            // From the manifest: the bundled kernel puts heads in y and
+            // batches in z, 65535 each (Shape::validate).
+            grid_dim: geometry.grid,
+            block_dim: (geometry.threads, 1, 1),
             shared_mem_bytes: l.smem_bytes,
         };
         let scale_log2 = std::f32::consts::LOG2_E / (shape.d as f32).sqrt();
@@ -540,7 +610,8 @@ impl Engine {
             .arg(&s)
             .arg(&scale_log2)
             .arg(&causal);
-        // SAFETY: the argument list matches attention_fwd's signature, and the
+        // SAFETY: the argument list is the kernel ABI (docs/kernel-abi.md),
+        // checked against the cubin's parameter sizes in `prepare`; the
         // buffers hold B·H·S·D elements for this shape.
         cuda(unsafe { args.launch(cfg) }.map(|_| ()), "launch")
     }

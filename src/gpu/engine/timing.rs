@@ -232,7 +232,7 @@ impl Engine {
             let per_call: Vec<usize> = order
                 .iter()
                 .map(|v| {
-                    if v.toggles.cudnn {
+                    if v.is_cudnn() {
                         self.cudnn_kernels(shape)
                     } else {
                         1
@@ -270,7 +270,7 @@ pub fn group_calls(
     let mut at = 0;
     for (v, &k) in order.iter().zip(per_call) {
         let call = &spans[at..at + k];
-        let kind = if v.toggles.cudnn {
+        let kind = if v.is_cudnn() {
             Kind::Other
         } else {
             Kind::Attention
@@ -301,7 +301,7 @@ mod tests {
 
     #[test]
     fn calls_are_grouped_and_summed() {
-        let (ours, vendor) = (Variant::FULL, Variant::CUDNN);
+        let (ours, vendor) = (Variant::start(), Variant::CUDNN);
         let spans = [
             span(0, 100, Kind::Attention),
             span(200, 30, Kind::Other),

@@ -103,15 +103,16 @@ pub fn banner(area: Rect, buf: &mut Buffer, state: &UiState) {
 /// at the right end, whatever the width.
 pub fn key_bar(area: Rect, buf: &mut Buffer, state: &UiState) {
     let contexts = state.contexts();
+    let keys = state.key_table();
     let pinned = |b: &&keymap::Binding| matches!(b.action, Action::Quit | Action::ToggleHelp);
     let key_spans = |b: &keymap::Binding| {
         vec![
             Span::styled(format!(" {} ", b.label), theme::key()),
-            Span::styled(format!(" {} ", short_help(b.help)), Style::new()),
+            Span::styled(format!(" {} ", short_help(&b.help)), Style::new()),
         ]
     };
     let width = |spans: &[Span]| spans.iter().map(|s| s.width()).sum::<usize>();
-    let tail: Vec<Span> = keymap::bar(&contexts)
+    let tail: Vec<Span> = keymap::bar(&contexts, &keys)
         .filter(pinned)
         .flat_map(key_spans)
         .collect();
@@ -121,7 +122,7 @@ pub fn key_bar(area: Rect, buf: &mut Buffer, state: &UiState) {
         let text = crate::metrics::format::fit_middle(notice, room.saturating_sub(2));
         spans.push(Span::styled(format!(" {text} "), theme::warn()));
     }
-    for b in keymap::bar(&contexts).filter(|b| !pinned(b)) {
+    for b in keymap::bar(&contexts, &keys).filter(|b| !pinned(b)) {
         let more = key_spans(b);
         if width(&spans) + width(&more) > room {
             break;

@@ -5,28 +5,29 @@ use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
 
-use crate::ui::keymap::{Context, KEYS};
+use crate::ui::keymap::Context;
 use crate::ui::{app_state::UiState, theme};
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     let [popup] = Layout::horizontal([Constraint::Max(76)])
         .flex(Flex::Center)
         .areas(area);
-    let [popup] = Layout::vertical([Constraint::Max(40)])
+    let [popup] = Layout::vertical([Constraint::Max(48)])
         .flex(Flex::Center)
         .areas(popup);
     Clear.render(popup, buf);
     let mut lines = Vec::new();
+    let keys = state.key_table();
     for (ctx, title) in [
         (Context::Global, "Everywhere"),
         (Context::Live, "Live"),
         (Context::Replay, "Replay"),
     ] {
         lines.push(Line::styled(title, theme::variant_name()));
-        for b in KEYS.iter().filter(|b| b.context == ctx) {
+        for b in keys.iter().filter(|b| b.context == ctx) {
             lines.push(Line::from(vec![
                 Span::styled(format!("  {:<7}", b.label), theme::value()),
-                Span::raw(b.help),
+                Span::raw(b.help.clone()),
             ]));
         }
     }

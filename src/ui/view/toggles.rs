@@ -17,7 +17,6 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             .render(inner, buf);
         return;
     };
-    let t = key.variant.toggles;
     let switch = |on: bool, key: &str, name: &str| {
         Line::from(vec![
             Span::styled(
@@ -31,18 +30,26 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             Span::styled(format!("[{key}]"), theme::dim()),
         ])
     };
-    let tile = key.variant.tile;
     let fit = |name: String| {
         crate::metrics::format::fit_middle(&name, (inner.width as usize).saturating_sub(3))
     };
-    let switches = [
-        (t.wmma, "w", "WMMA Q·Kᵀ"),
-        (t.wmma_pv, "p", "WMMA P·V"),
-        (t.cp_async, "c", "cp.async"),
-        // The tile decides the mma path's instruction: wgmma for `g` tiles.
-        (t.mma, "M", if tile.wgmma { "wgmma" } else { "mma.sync" }),
-        (t.cudnn, "d", "cuDNN"),
-    ];
+    // The kernel's own toggles, as its manifest names them (test-only ones
+    // only while on), then cuDNN.
+    let v = key.variant;
+    let manifest = state.kernel_variant().and_then(|k| k.manifest());
+    let mut switches: Vec<(bool, String, String)> = manifest
+        .iter()
+        .flat_map(|m| m.toggles.iter().enumerate())
+        .filter(|(i, t)| !t.test_only || v.toggles.is_on(*i))
+        .map(|(i, t)| {
+            (
+                v.toggles.is_on(i),
+                t.key.map_or_else(|| "·".to_string(), String::from),
+                t.label.clone(),
+            )
+        })
+        .collect();
+    switches.push((v.is_cudnn(), "d".into(), "cuDNN".into()));
     let mut lines = vec![Line::styled(
         format!(" {}", fit(key.variant.name())),
         theme::variant_name(),
@@ -66,30 +73,34 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             })
             .collect::<Vec<_>>(),
     );
-    let mut rest = vec![
-        Line::from(vec![
-            Span::styled(" tile  ", theme::label()),
-            Span::styled(
-                format!(
-                    "{}×{} s{} w{}{}",
-                    tile.block_m,
-                    tile.block_n,
-                    tile.stages,
-                    tile.warps,
-                    if tile.split == 1 {
-                        String::new()
-                    } else {
-                        format!(" k{}", tile.split)
-                    }
-                ),
-                theme::value(),
-            ),
-        ]),
-        Line::from(vec![
-            Span::styled(" shape ", theme::label()),
-            Span::styled(key.shape.to_string(), theme::value()),
-        ]),
-    ];
+    let mut rest = vec![Line::from(vec![
+        Span::styled(" tile  ", theme::label()),
+        Span::styled(
+            match &manifest {
+                Some(m) if !v.is_cudnn() => fit(tile_words(m, v.tile)),
+                _ => "cuDNN's own".to_string(),
+            },
+            theme::value(),
+        ),
+    ])];
+    // Flag parameters by name on a line of their own (the tile line is full).
+    let flags: Vec<String> = manifest
+        .iter()
+        .filter(|_| !v.is_cudnn())
+        .flat_map(|m| m.params.iter().enumerate())
+        .filter(|(i, p)| p.flag && v.tile.0[*i] != 0)
+        .map(|(_, p)| p.label.clone())
+        .collect();
+    if !flags.is_empty() {
+        rest.push(Line::from(vec![
+            Span::styled(" flags ", theme::label()),
+            Span::styled(fit(flags.join(" ")), theme::value()),
+        ]));
+    }
+    rest.extend([Line::from(vec![
+        Span::styled(" shape ", theme::label()),
+        Span::styled(key.shape.to_string(), theme::value()),
+    ])]);
     let lines_ref = &mut rest;
     let regime = match &state.mode {
         Mode::Live { regime, .. } => crate::session::event::regime_name(Some(*regime)),
@@ -141,4 +152,20 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     }
     lines.extend(rest);
     Paragraph::new(lines).render(inner, buf);
+}
+
+/// A tile for reading: `64×128 s2 w8 k2` (flags go on their own line).
+fn tile_words(m: &crate::session::manifest::Manifest, tile: crate::session::Tile) -> String {
+    let mut s = String::new();
+    for (i, p) in m.params.iter().enumerate() {
+        let v = tile.0[i];
+        match (p.flag, p.tag.as_str()) {
+            (true, _) => {}
+            (false, _) if p.optional && v == p.default => {}
+            (false, "") => s.push_str(&v.to_string()),
+            (false, "x") => s.push_str(&format!("×{v}")),
+            (false, tag) => s.push_str(&format!(" {tag}{v}")),
+        }
+    }
+    s.trim().to_string()
 }
