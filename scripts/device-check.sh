@@ -17,10 +17,11 @@
 # Usage (repo root, binary carried in .carry/):
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
-#   clocks oracle calibrate regimes cudnn   (all = every section but tour)
+#   clocks oracle calibrate regimes cudnn byok byoktour
+#   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
-want() { [[ "$SECTIONS" == *" all "* && "$1" != tour && "$1" != soak ]] || [[ "$SECTIONS" == *" $1 "* ]]; }
+want() { [[ "$SECTIONS" == *" all "* && "$1" != tour && "$1" != byoktour && "$1" != soak ]] || [[ "$SECTIONS" == *" $1 "* ]]; }
 BIN=${BIN:-.carry/attnscope}
 OUT=${OUT:-/tmp/attnscope-out}
 LOGS=$(mktemp -d)
@@ -376,4 +377,94 @@ PY
   done
   "$BIN" launch --variant cudnn --shape 2,8,512,64 --causal --count 5 >/dev/null 2>&1 && echo "  causal cudnn launch ok"
 fi
+
+if want byok; then
+  RW=examples/rowwarp
+  say "bundled kernel through its manifest: selftest --quick"
+  "$BIN" selftest --quick >"$OUT/bundled-quick.txt" 2>&1; echo "  rc=$?"
+  grep -E '^FAIL' "$OUT/bundled-quick.txt" | head -5 | sed 's/^/  /'; tail -1 "$OUT/bundled-quick.txt" | sed 's/^/  /'
+  say "bench, bundled: scalar, wmma+pv+async, $G, cudnn (back to back)"
+  "$BIN" bench --variants scalar,wmma+pv+async,$G,cudnn --max-seconds 1.5 --telemetry-hz 0 2>&1 | tee "$OUT/bundled-bench.txt" | sed 's/^/  /'
+  say "rowwarp: selftest (full)"
+  "$BIN" selftest --kernels $RW >"$OUT/rowwarp-selftest.txt" 2>&1; echo "  rc=$?"
+  grep -E '^(FAIL|skip)' "$OUT/rowwarp-selftest.txt" | head -10 | sed 's/^/  /'; tail -1 "$OUT/rowwarp-selftest.txt" | sed 's/^/  /'
+  say "rowwarp: selftest --mutations"
+  "$BIN" selftest --kernels $RW --mutations >"$OUT/rowwarp-mutations.txt" 2>&1; echo "  rc=$?"
+  sed 's/^/  /' "$OUT/rowwarp-mutations.txt"
+  say "rowwarp: bench all, and two tiles"
+  "$BIN" bench --kernels $RW --variants plain,smem,exp2,smem+exp2,smem+exp2@4w4k64,smem+exp2@4w8k64 --max-seconds 1 --telemetry-hz 0 2>&1 | tee "$OUT/rowwarp-bench.txt" | sed 's/^/  /'
+  say "cross-kernel race, headless: bundled $G vs rowwarp smem+exp2@4w4k64 (interleaved)"
+  "$BIN" ab --a $G --b $RW:smem+exp2@4w4k64 --ab-seconds 3 --telemetry-hz 0 --record "$OUT/xrace.jsonl" 2>&1 | tail -4 | sed 's/^/  /'
+  say "starter: attnscope new, selftest --quick, bench all"
+  rm -rf /tmp/starter; "$BIN" new /tmp/starter | head -3 | sed 's/^/  /'
+  "$BIN" selftest --kernels /tmp/starter --quick >"$OUT/starter-selftest.txt" 2>&1; echo "  rc=$?"; tail -1 "$OUT/starter-selftest.txt" | sed 's/^/  /'
+  "$BIN" bench --kernels /tmp/starter --variants all --max-seconds 1 --telemetry-hz 0 2>&1 | sed 's/^/  /'
+  say "a kernel with the wrong signature is refused before launch"
+  rm -rf /tmp/badabi; cp -r /tmp/starter /tmp/badabi
+  sed -i 's/half\* __restrict__ O, int S, float scale_log2, int causal)/half* __restrict__ O, int S, float scale_log2)/; s/causal ? row + 1 : S/S/' /tmp/badabi/starter.cu
+  "$BIN" bench --kernels /tmp/badabi --variants scalar --max-seconds 0.5 --telemetry-hz 0 2>&1 | tail -2 | sed 's/^/  /'
+fi
+
+# The app must be the pty's foreground process: no timeout(1) in between.
+if want byoktour && command -v script >/dev/null; then
+  say "byok tour (live --kernels examples/rowwarp, pty 120x40)"
+  # rowwarp's smem+exp2: h (smem off) and back, e (exp2 off) and back, t
+  # three times (2w4k64, 4w4, 4w4k64), g, b (slot B); K to the bundled
+  # kernel, M and t eighteen times to 64x128s2w8k2g, a (slot A); K back;
+  # a bookmark, and the race bundled vs rowwarp, interleaved.
+  ( sleep 4; printf h; sleep 2; printf h; sleep 2; printf e; sleep 2; printf e; sleep 2
+    for i in 1 2 3; do printf t; sleep 1.5; done; printf g; sleep 3; printf b; sleep 1
+    printf K; sleep 3; printf M; sleep 1; for i in $(seq 18); do printf t; sleep 0.4; done; sleep 2
+    printf a; sleep 1; printf K; sleep 3; printf m; sleep 1; printf x; sleep 60 ) \
+    | TERM=xterm-256color script -qfec \
+      "stty cols 120 rows 40; exec $BIN live --kernels examples/rowwarp --record $OUT/byok.jsonl --ab-seconds 8" /dev/null >"$LOGS/byok-tty.log" 2>&1 &
+  sleep 58
+  pkill -TERM -x attnscope; sleep 3
+  pkill -KILL -x attnscope && say "  tour had to be SIGKILLed"
+  pkill -f 'sleep 60'; wait 2>/dev/null
+  say "  terminal restored: $(grep -c $'\e\[?1049l' "$LOGS/byok-tty.log")"
+  "$BIN" replay "$OUT/byok.jsonl" --summary | grep -vE '^\s+(l1tex|sm__|smsp|dram)' | head -40
+fi
 say "done"
+
+if want cudnnd128; then
+  # The D=128 fidelity question: does attnscope's cuDNN graph run the same
+  # kernel as PyTorch's cuDNN SDPA? Both under Nsight Compute (the same
+  # referee), hot L2, full kernel names; S=4096 D=64 as the control.
+  cat >/tmp/torch_sdpa.py <<'PY'
+import sys, torch, torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+b, h, s, d = (int(x) for x in sys.argv[1].split(","))
+# attnscope's timing inputs: uniform in [-1, 1]; "01" for torch.rand's [0, 1).
+lo = 0.0 if sys.argv[2:] == ["01"] else -1.0
+q, k, v = (torch.rand(b, h, s, d, device="cuda", dtype=torch.float16) * (1 - lo) + lo for _ in range(3))
+with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+    for _ in range(5):
+        F.scaled_dot_product_attention(q, k, v)
+torch.cuda.synchronize()
+PY
+  for shape in 2,16,2048,128 4,16,4096,64; do
+    say "ncu, $shape: attnscope cudnn, then PyTorch cuDNN SDPA (kernel names and gpu__time_duration)"
+    ncu --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
+      "$BIN" launch --variant cudnn --shape $shape --count 5 >"$LOGS/ncu-ours-$shape.csv" 2>&1
+    ncu --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
+      python3 /tmp/torch_sdpa.py $shape >"$LOGS/ncu-torch-$shape.csv" 2>&1
+    ncu --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
+      python3 /tmp/torch_sdpa.py $shape 01 >"$LOGS/ncu-torch01-$shape.csv" 2>&1
+    for side in ours torch torch01; do
+      python3 - "$LOGS/ncu-$side-$shape.csv" "$side" <<'PY'
+import csv, sys, collections
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
+if not rows or "Metric Value" not in rows[0]:
+    print(f"  {sys.argv[2]}: no ncu rows"); sys.exit()
+h = rows[0]; i, k = h.index("Metric Value"), h.index("Kernel Name")
+by = collections.defaultdict(list)
+for r in rows[1:]:
+    if "l2_scrub" in r[k] or "clock_probe" in r[k] or "at::" in r[k]: continue
+    by[r[k]].append(float(r[i].replace(",", "")) / 1e3)
+for name, v in by.items():
+    v.sort(); print(f"  {sys.argv[2]:<5} n={len(v)} median {v[len(v)//2]:8.2f} µs  {name[:160]}")
+PY
+    done
+  done
+fi

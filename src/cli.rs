@@ -102,9 +102,10 @@ pub enum Cmd {
 
 #[derive(Debug, Args)]
 pub struct GatesArgs {
-    /// The variant to judge, e.g. wmma+pv+async or scalar@64x64s2w4.
-    #[arg(long, default_value = "wmma+pv+async", value_parser = parse_variant)]
-    pub variant: Variant,
+    /// The variant to judge, e.g. wmma+pv+async or scalar@64x64s2w4 (default:
+    /// the kernel's start variant, wmma+pv+async for the bundled one).
+    #[arg(long, value_parser = parse_variant)]
+    pub variant: Option<Variant>,
     /// Problem shape as B,H,S,D.
     #[arg(long, value_name = "B,H,S,D", default_value = "2,8,512,64", value_parser = parse_shape)]
     pub shape: Shape,
@@ -162,8 +163,9 @@ pub struct ExportArgs {
 
 #[derive(Debug, Args)]
 pub struct LaunchArgs {
-    #[arg(long, default_value = "wmma+pv+async", value_parser = parse_variant)]
-    pub variant: Variant,
+    /// Default: the kernel's start variant.
+    #[arg(long, value_parser = parse_variant)]
+    pub variant: Option<Variant>,
     #[arg(long, value_name = "B,H,S,D", default_value = "2,8,512,64", value_parser = parse_shape)]
     pub shape: Shape,
     #[arg(long)]
@@ -230,12 +232,14 @@ pub struct BenchArgs {
 
 #[derive(Debug, Args)]
 pub struct AbArgs {
-    /// Variant in slot A (the baseline).
-    #[arg(long, default_value = "scalar", value_parser = parse_variant)]
-    pub a: Variant,
-    /// Variant in slot B (the candidate).
-    #[arg(long, default_value = "wmma+pv+async", value_parser = parse_variant)]
-    pub b: Variant,
+    /// Variant in slot A, the baseline (default: the kernel's base, scalar for
+    /// the bundled one); DIR:variant for another kernel folder.
+    #[arg(long, value_parser = parse_variant)]
+    pub a: Option<Variant>,
+    /// Variant in slot B, the candidate (default: the kernel's start,
+    /// wmma+pv+async for the bundled one).
+    #[arg(long, value_parser = parse_variant)]
+    pub b: Option<Variant>,
     /// Problem shape as B,H,S,D.
     #[arg(long, value_name = "B,H,S,D", default_value = "2,8,512,64", value_parser = parse_shape)]
     pub shape: Shape,
@@ -368,9 +372,10 @@ pub fn parse_head_dim(text: &str) -> Result<u32, String> {
 
 #[derive(Debug, Args)]
 pub struct TuneArgs {
-    /// The path to tune, toggles only (the tile is what is chosen), e.g. mma+async.
-    #[arg(long, default_value = "mma+async", value_parser = parse_variant)]
-    pub variant: Variant,
+    /// The path to tune, toggles only (the tile is what is chosen), e.g.
+    /// mma+async (default: the kernel's path with the most tiles to try).
+    #[arg(long, value_parser = parse_variant)]
+    pub variant: Option<Variant>,
     /// Problem shape as B,H,S,D.
     #[arg(long, value_name = "B,H,S,D", default_value = "2,8,512,64", value_parser = parse_shape)]
     pub shape: Shape,

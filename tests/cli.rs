@@ -452,3 +452,63 @@ fn worker_without_a_gpu_says_why_on_its_event_stream() {
         "{line}"
     );
 }
+
+/// Kernel folders: `new` writes a starter and refuses to overwrite; a bad
+/// manifest is refused at load with its file and line (nothing launched);
+/// variants of another folder parse by path, and their D is checked first.
+#[test]
+fn kernel_folders_and_their_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let mine = dir.path().join("mine");
+    let mine_s = mine.to_str().unwrap();
+    let (code, out, err) = run(&["new", mine_s]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("attnscope --kernels") && out.contains("mine.toml"),
+        "{out}"
+    );
+    let (code, _, err) = run(&["new", mine_s]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not empty"), "{err}");
+
+    // A manifest that takes one of attnscope's keys: the file and the line.
+    let toml = mine.join("mine.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    let broken = text.replace("key = \"e\"", "key = \"q\"");
+    std::fs::write(&toml, &broken).unwrap();
+    let (code, _, err) = run(&["bench", "--kernels", mine_s]);
+    assert_eq!(code, 2, "{err}");
+    let line = broken[..broken.find("key = \"q\"").unwrap()]
+        .matches('\n')
+        .count()
+        + 1;
+    assert!(
+        err.contains(&format!("mine.toml:{line}:")) && err.contains("key 'q' is attnscope's own"),
+        "{err}"
+    );
+    std::fs::write(&toml, text.replace("[launch]", "[launch]\nthreads_x = 1")).unwrap();
+    let (code, _, err) = run(&["live", "--kernels", mine_s]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("unknown field `threads_x`"), "{err}");
+    std::fs::write(&toml, &text).unwrap();
+
+    // The starter runs D=64 only; the bundled kernel is there as bundled:.
+    let (code, _, err) = run(&["bench", "--kernels", mine_s, "--shape", "2,8,512,128"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("mine runs D = 64, not 128"), "{err}");
+    let (code, _, err) = run(&["ab", "--kernels", mine_s, "--a", "bundled:wmma+turbo"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("'turbo' is not a toggle of attention"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["ab", "--a", "examples/rowwarp:smem+exp3"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("'exp3' is not a toggle of rowwarp"), "{err}");
+    let (code, _, err) = run(&["ab", "--a", "nowhere:scalar"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown kernel 'nowhere'"), "{err}");
+    let (code, _, err) = run(&["ab", "--a", "/nonexistent/k:scalar"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("/nonexistent/k: not a folder"), "{err}");
+}

@@ -141,7 +141,10 @@ fn run_replay_tui(
     }
 }
 
-/// The newest session shipped in `sessions/`, beside the binary or the working directory.
+/// The newest session shipped in `sessions/` (beside the binary or the
+/// working directory) that was recorded with the bundled kernel: the demo a
+/// machine without a GPU opens on. Sessions of other kernels (rowwarp's)
+/// replay when named.
 fn bundled_session() -> Option<PathBuf> {
     let mut roots = vec![PathBuf::from("sessions")];
     roots.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sessions"));
@@ -152,8 +155,33 @@ fn bundled_session() -> Option<PathBuf> {
             .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
             .collect();
         files.sort();
+        files.retain(|p| of_the_bundled_kernel(p));
         files.pop()
     })
+}
+
+/// Whether a session's header names the bundled kernel as its primary one
+/// (sessions from before kernel manifests all do).
+fn of_the_bundled_kernel(path: &std::path::Path) -> bool {
+    use std::io::BufRead;
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut first = String::new();
+    if std::io::BufReader::new(file).read_line(&mut first).is_err() {
+        return false;
+    }
+    match serde_json::from_str::<crate::session::Stamped>(&first) {
+        Ok(crate::session::Stamped {
+            event: crate::session::Event::Header(h),
+            ..
+        }) => h
+            .kernels
+            .iter()
+            .find(|k| k.label.is_empty())
+            .is_none_or(|k| k.manifest == crate::session::manifest::BUNDLED_TOML),
+        _ => false,
+    }
 }
 
 pub fn live(args: LiveArgs) -> i32 {

@@ -19,10 +19,11 @@ pub fn ab(args: AbArgs) -> i32 {
         causal: args.causal,
         ..args.shape
     };
-    let named = [args.a, args.b]
-        .into_iter()
-        .chain(args.calibrate)
-        .collect::<Vec<_>>();
+    let (a, b) = (
+        args.a.unwrap_or_else(Variant::base),
+        args.b.unwrap_or_else(Variant::start),
+    );
+    let named = [a, b].into_iter().chain(args.calibrate).collect::<Vec<_>>();
     if let Err(code) = super::runnable(&named, &shape) {
         return code;
     }
@@ -38,7 +39,7 @@ pub fn ab(args: AbArgs) -> i32 {
     engine.timing_inputs = args.inputs;
     let pair = match args.calibrate {
         Some(v) => (v, v),
-        None => (args.a, args.b),
+        None => (a, b),
     };
     for v in [pair.0, pair.1] {
         match engine.prepare(&v, &shape) {
@@ -71,7 +72,7 @@ pub fn ab(args: AbArgs) -> i32 {
     };
     let code = match args.calibrate {
         Some(v) => calibrate(&mut engine, &mut sink, &v, &shape, &plan, &args),
-        None => compare(&mut engine, &mut sink, &shape, &plan, &args),
+        None => compare(&mut engine, &mut sink, &shape, &plan, &args, (a, b)),
     };
     drop(sampler);
     sink.drain();
@@ -127,8 +128,9 @@ fn compare(
     shape: &Shape,
     plan: &RacePlan,
     args: &AbArgs,
+    (a, b): (Variant, Variant),
 ) -> i32 {
-    let report = match one_race(engine, sink, &args.a, &args.b, shape, plan) {
+    let report = match one_race(engine, sink, &a, &b, shape, plan) {
         Ok(r) => r,
         Err(e) => return fail(exit::CHECK_FAILED, e),
     };

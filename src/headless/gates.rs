@@ -45,7 +45,7 @@ pub fn run(args: GatesArgs) -> i32 {
         mut engine,
         mut sink,
         ..
-    } = match super::runnable([&args.variant], &shape)
+    } = match super::runnable([&args.variant.unwrap_or_else(Variant::start)], &shape)
         .and_then(|()| Run::start(Timer::Cupti, 0.0, args.record.as_deref()))
     {
         Ok(r) => r,
@@ -57,7 +57,7 @@ pub fn run(args: GatesArgs) -> i32 {
         min_s: args.max_seconds.min(0.5),
         ..Plan::default()
     };
-    let variant = args.variant;
+    let variant = args.variant.unwrap_or_else(Variant::start);
     let mut timed = vec![variant];
     let needs_scalar = set
         .gates
@@ -233,15 +233,16 @@ pub fn launch(args: LaunchArgs) -> i32 {
         causal: args.causal,
         ..args.shape
     };
-    if let Err(code) = super::runnable([&args.variant], &shape) {
+    let variant = args.variant.unwrap_or_else(Variant::start);
+    if let Err(code) = super::runnable([&variant], &shape) {
         return code;
     }
     let mut engine = match Engine::new() {
         Ok(e) => e,
         Err(e) => return fail(exit::NO_GPU, e),
     };
-    match engine.launch_n(&args.variant, &shape, args.count as usize) {
+    match engine.launch_n(&variant, &shape, args.count as usize) {
         Ok(()) => 0,
-        Err(e) => fail(exit::CHECK_FAILED, format!("{}: {e}", args.variant)),
+        Err(e) => fail(exit::CHECK_FAILED, format!("{variant}: {e}")),
     }
 }

@@ -42,6 +42,17 @@ pub fn cache_key(gpu: &str, arch: &str, source_hash: &str, path: Variant, shape:
     format!("{gpu}|{arch}|{source_hash}|{flags}|{shape}")
 }
 
+/// What `tune` tunes when no path is named: the primary kernel's path with
+/// the most tiles to try, the later one on a tie (mma+async for the bundled
+/// kernel).
+pub fn default_path() -> Variant {
+    Variant::all_paths()
+        .into_iter()
+        .rev()
+        .max_by_key(|p| p.tune_tiles(None).len())
+        .unwrap_or_else(Variant::start)
+}
+
 /// The path a variant runs: its kernel and toggles at the default tile.
 pub fn path_of(v: Variant) -> Variant {
     match v.manifest() {
@@ -284,7 +295,7 @@ pub fn run(args: TuneArgs) -> i32 {
         causal: args.causal,
         ..args.shape
     };
-    let path = args.variant;
+    let path = args.variant.unwrap_or_else(default_path);
     if path.is_cudnn() {
         return fail(
             exit::USAGE,
@@ -316,7 +327,7 @@ pub fn run(args: TuneArgs) -> i32 {
     if !args.json {
         eprintln!(
             "tuning {} on {shape}: {} candidate tiles, up to {} s each; checked on {} inputs, seed {}",
-            args.variant.name(),
+            path.name(),
             launchable(path, &run.engine.info, shape.d).0.len(),
             args.max_seconds,
             check.inputs,

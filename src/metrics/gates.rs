@@ -233,7 +233,9 @@ fn missing_reason(name: &str) -> String {
             "no build yet".into()
         }
         "attnscope:correct" => "no correctness check yet".into(),
-        "attnscope:speedup_vs_scalar" => "needs p50 of this variant and of scalar".into(),
+        "attnscope:speedup_vs_scalar" => {
+            "needs p50 of this variant and of its base (no toggle on: scalar, for the bundled kernel)".into()
+        }
         "attnscope:speedup_vs_cudnn" => "needs p50 of this variant and of cudnn".into(),
         counter => counter.to_string(),
     }

@@ -156,7 +156,7 @@ pub fn read_stream(
                 ..
             }) = &header
                 && h.schema_version <= SCHEMA_VERSION
-                && let Err(message) = super::manifest::registry::adopt(&h.kernels)
+                && let Err(message) = super::manifest::registry::adopt(&session_kernels(h))
             {
                 report.skipped.push(SkippedLine {
                     line: first.no,
@@ -333,6 +333,23 @@ fn check_header(event: &Event, path: &Path, line: u64) -> Result<(), SessionErro
         });
     }
     Ok(())
+}
+
+/// The kernels a header records; a session from before manifests ran the
+/// bundled kernel as its primary one.
+fn session_kernels(
+    h: &super::event::SessionHeader,
+) -> Vec<super::manifest::registry::KernelRecord> {
+    if !h.kernels.is_empty() {
+        return h.kernels.clone();
+    }
+    vec![super::manifest::registry::KernelRecord {
+        label: String::new(),
+        name: "attention".into(),
+        manifest: super::manifest::BUNDLED_TOML.into(),
+        dir: None,
+        source_hash: None,
+    }]
 }
 
 fn trim_ascii(bytes: &[u8]) -> &[u8] {
