@@ -89,7 +89,7 @@ impl Worker {
             kernel_source_hash: Some(
                 engine.source_hash(crate::session::manifest::registry::primary()),
             ),
-            kernels: crate::session::manifest::registry::records(),
+            kernels: kernel_records(engine),
             clocks_at_start: start.as_ref().map(|s| s.0.clone()),
             power_limit_w: start.map(|s| s.1),
             timer: Some(engine.timer().name().into()),
@@ -591,6 +591,19 @@ impl Worker {
             variant: None,
         })));
     }
+}
+
+/// Every kernel the session knows, each with its manifest and the hash of
+/// the source it builds from (unavailable: a kernel from a session file).
+fn kernel_records(engine: &Engine) -> Vec<crate::session::manifest::registry::KernelRecord> {
+    use crate::session::manifest::registry;
+    let mut records = registry::records();
+    for r in &mut records {
+        let id = registry::lookup(&r.label).unwrap_or_else(registry::primary);
+        let hash = engine.source_hash(id);
+        r.source_hash = (!hash.starts_with("unavailable")).then_some(hash);
+    }
+    records
 }
 
 pub fn host_name() -> String {
