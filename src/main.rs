@@ -18,6 +18,13 @@ fn main() -> ExitCode {
     let code = match cli.command.unwrap_or(Cmd::Live(cli.live)) {
         Cmd::Live(args) => app::live(args),
         Cmd::Replay(args) => app::replay(args),
+        // The GPU elsewhere: the same command runs there, its output comes back.
+        Cmd::Bench(args) if args.remote.place().is_remote() => {
+            app::remote::run(args.remote.place(), &argv[1..])
+        }
+        Cmd::Ab(args) if args.remote.place().is_remote() => {
+            app::remote::run(args.remote.place(), &argv[1..])
+        }
         Cmd::Bench(args) => attnscope::headless::bench(args),
         Cmd::Ab(args) => attnscope::headless::ab(args),
         Cmd::Selftest(args) => attnscope::headless::selftest(args),
@@ -27,7 +34,7 @@ fn main() -> ExitCode {
         Cmd::Build(args) => attnscope::headless::build(args),
         Cmd::Doctor => attnscope::headless::doctor(),
         Cmd::New(args) => attnscope::headless::new_kernel(args),
-        Cmd::Worker(args) => attnscope::gpu::worker_process::serve(args.config()),
+        Cmd::Worker(args) => app::worker(args),
         Cmd::Launch(args) => attnscope::headless::gates::launch(args),
         Cmd::Clocks => attnscope::headless::clocks(),
     };

@@ -440,16 +440,43 @@ fn worker_without_a_gpu_says_why_on_its_event_stream() {
     if attnscope::gpu::probe().is_ok() {
         return;
     }
-    let (code, out, _) = run(&["worker", "--telemetry-hz", "0"]);
-    assert_eq!(code, 4);
-    let line: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
-    assert_eq!(line["event"]["type"], "error");
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_attnscope"))
+        .args(["worker", "--telemetry-hz", "0"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let hello =
+        attnscope::session::protocol::hello_line(&attnscope::session::protocol::Hello::new(None));
+    writeln!(child.stdin.take().unwrap(), "{hello}").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    let first: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert_eq!(
+        first["hello"]["protocol"],
+        attnscope::session::protocol::VERSION
+    );
+    let line: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert_eq!(
+        (line["seq"].as_u64(), &line["event"]["type"]),
+        (Some(1), &serde_json::json!("error"))
+    );
     assert!(
         line["event"]["message"]
             .as_str()
             .unwrap()
             .contains("the GPU worker cannot start"),
         "{line}"
+    );
+    // A dashboard that sends something else first is told so.
+    let (code, out, _) = run(&["worker", "--telemetry-hz", "0"]);
+    assert_eq!(
+        (code, out.lines().count()),
+        (0, 1),
+        "no input: a probe, hello only"
     );
 }
 

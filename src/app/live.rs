@@ -11,6 +11,7 @@ use crate::gpu::{kernel_watch, supervisor};
 use crate::metrics::gates::GateSet;
 use crate::session::command::Command;
 use crate::session::event::{Event, Stamped};
+use crate::session::protocol::{KernelFiles, Setup};
 use crate::session::recorder::Recorder;
 use crate::session::{Shape, Variant};
 use crate::ui::app::{self, Outlets, UiMsg};
@@ -69,19 +70,28 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
         None => None,
     };
     let (variant, shape) = start_point(&args);
-    let mut worker_args = vec![
-        "--telemetry-hz".to_string(),
-        args.telemetry_hz.to_string(),
-        "--ab-seconds".into(),
-        args.ab_seconds.to_string(),
-        "--metric-names".into(),
-        names.join(","),
-    ];
-    for (label, dir) in &kernels {
-        worker_args.push(format!("--kernel={label}={}", dir.display()));
-    }
+    let place = args.remote.place();
+    let telemetry_hz = args.telemetry_hz;
+    let ab_seconds = args.ab_seconds;
+    let setup_kernels = kernels.clone();
+    let link = supervisor::WorkerLink {
+        place: place.clone(),
+        setup: Box::new(move || Setup {
+            telemetry_hz,
+            ab_seconds,
+            metric_names: Some(names.clone()),
+            // Read now, so a reconnected worker builds what is on disk now;
+            // a folder that cannot be read keeps its worker-side defaults
+            // and the watcher reports it.
+            kernels: setup_kernels
+                .iter()
+                .filter_map(|(label, dir)| KernelFiles::read(label, dir).ok())
+                .collect(),
+            ..Setup::default()
+        }),
+    };
     let cmd_tx = supervisor::spawn(
-        worker_args,
+        link,
         Command::Select { variant, shape },
         started,
         Arc::new(ScreenFeed(tx.clone())),

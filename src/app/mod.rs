@@ -3,12 +3,14 @@
 //! together for live and replay, and runs `export` over a file.
 
 pub mod live;
+pub mod remote;
+pub mod replay_worker;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use crate::cli::{ExportArgs, LiveArgs, ReplayArgs};
+use crate::cli::{ExportArgs, LiveArgs, ReplayArgs, WorkerArgs};
 use crate::exit;
 use crate::export::summary;
 use crate::metrics::gates::GateSet;
@@ -33,6 +35,22 @@ fn on_corrupt(strict: bool) -> OnCorrupt {
         OnCorrupt::Stop
     } else {
         OnCorrupt::Skip
+    }
+}
+
+/// `attnscope worker`: on the GPU, or replaying a session with `--replay`.
+pub fn worker(args: WorkerArgs) -> i32 {
+    if let Some(file) = &args.replay {
+        return replay_worker::ReplayWorker {
+            file,
+            rate: args.rate,
+            garble_every: args.garble_every,
+        }
+        .serve();
+    }
+    match args.config() {
+        Ok(config) => crate::gpu::worker_process::serve(config),
+        Err(e) => fail(exit::USAGE, e),
     }
 }
 
@@ -196,6 +214,21 @@ pub fn live(args: LiveArgs) -> i32 {
     let (variant, shape) = live::start_point(&args);
     if let Err(e) = variant.supports_head_dim(shape.d) {
         return fail(exit::USAGE, format!("{variant} at {shape}: {e}"));
+    }
+    let place = args.remote.place();
+    if place.is_remote() {
+        // The GPU is elsewhere: its worker must answer before the screen
+        // opens; no falling back to a replay the user did not ask for.
+        if let Err(r) = crate::gpu::link::connect(&place, None, crate::gpu::link::HELLO_WAIT) {
+            return fail(r.code, r.message);
+        }
+        if !std::io::stdout().is_terminal() {
+            return fail(
+                exit::NO_TERMINAL,
+                "standard output is not a terminal: use `attnscope bench --worker-cmd …` headless",
+            );
+        }
+        return live::run(args, gates).unwrap_or_else(|e| fail(exit::NO_GPU, format!("{e:#}")));
     }
     let why_not_live = crate::gpu::probe().err();
     let Some(reason) = why_not_live else {

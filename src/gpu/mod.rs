@@ -10,6 +10,7 @@ pub mod cupti_timer;
 pub mod engine;
 pub mod kernel_watch;
 pub mod libs;
+pub mod link;
 pub mod measure;
 pub mod nvrtc;
 pub mod profiler;
@@ -19,6 +20,7 @@ pub mod supervisor;
 pub mod telemetry;
 pub mod worker;
 pub mod worker_process;
+pub mod worker_run;
 
 /// Whether live mode can start here: the driver library and at least one device.
 pub fn probe() -> Result<(), String> {

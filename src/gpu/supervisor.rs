@@ -1,25 +1,31 @@
-//! The dashboard's side of the worker process: spawns `attnscope worker`,
-//! forwards commands to its stdin and its events to the screen (restamped on
-//! the dashboard's clock), and when it dies (a faulting kernel, a lost
+//! The dashboard's side of the worker: starts it (here, or wherever a
+//! worker command starts it: gpu/link.rs), forwards commands to its stdin
+//! and its events to the screen (restamped on the dashboard's clock, gaps
+//! in their numbers reported), and when it dies (a faulting kernel, a lost
 //! context, a signal) says so with the variant that was running, starts a
-//! fresh one and goes back to the last variant that passed its check.
+//! fresh one and goes back to the last variant that passed its check. A
+//! remote link that drops is not a death: it reconnects with backoff and
+//! goes on with what was running, the recording never stopping.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command as Process, ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::link::{self, Incoming, Place};
 use crate::session::command::Command;
 use crate::session::event::{ErrorReport, Event, Stamped, VariantSelected};
+use crate::session::protocol::{self, FromWorker, SeqCheck, Setup};
 use crate::session::{Shape, Variant};
 
 /// More deaths than this within `RESTART_WINDOW` and we stop restarting.
 const MAX_RESTARTS: usize = 3;
 const RESTART_WINDOW: Duration = Duration::from_secs(30);
-/// Lines of the worker's stderr kept for the death notice.
-const STDERR_KEEP: usize = 8;
+/// Connection attempts in a row, each with no hello, before giving up.
+const MAX_RECONNECTS: u32 = 8;
+/// Stray lines reported one by one per connection (then every hundredth).
+const GARBAGE_SHOWN: u64 = 5;
 
 /// Where the supervisor delivers: the worker's events, restamped on the
 /// dashboard's clock, and one last line when there is no worker any more.
@@ -52,32 +58,54 @@ impl Track {
     }
 }
 
-/// Starts the supervisor; returns where commands go. `args` are the worker's
-/// own arguments; `first` is the first selection.
+/// Where the worker runs and what each connection's hello carries. `setup`
+/// is asked again at every (re)connection, so kernel folders are sent as
+/// they are on disk then.
+pub struct WorkerLink {
+    pub place: Place,
+    pub setup: Box<dyn Fn() -> Setup + Send>,
+}
+
+/// Starts the supervisor; returns where commands go. `first` is the first
+/// selection.
 pub fn spawn(
-    args: Vec<String>,
+    link: WorkerLink,
     first: Command,
     started: Instant,
     ui: Arc<dyn Feed>,
 ) -> Sender<Command> {
     let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || supervise(args, first, started, ui, rx));
+    std::thread::spawn(move || supervise(link, first, started, ui, rx));
     tx
 }
 
 fn error(started: Instant, message: String, variant: Option<Variant>) -> Stamped {
+    error_from(started, "worker", message, variant)
+}
+
+fn error_from(
+    started: Instant,
+    source: &str,
+    message: String,
+    variant: Option<Variant>,
+) -> Stamped {
     Stamped::since(
         started,
         Event::Error(ErrorReport {
-            source: "worker".into(),
+            source: source.into(),
             message,
             variant,
         }),
     )
 }
 
+/// Waits before reconnecting: 1, 2, 4, 8, 16, then 30 s.
+fn backoff(attempt: u32) -> Duration {
+    Duration::from_secs((1u64 << attempt.min(5)).min(30))
+}
+
 fn supervise(
-    args: Vec<String>,
+    link: WorkerLink,
     first: Command,
     started: Instant,
     ui: Arc<dyn Feed>,
@@ -86,48 +114,94 @@ fn supervise(
     let track = Arc::new(Mutex::new(Track::default()));
     let mut deaths: VecDeque<Instant> = VecDeque::new();
     let mut next_select = Some(first);
-    let mut pending_after_select: Option<Command> = None;
+    let mut queued: Vec<Command> = Vec::new();
+    // Connection attempts in a row that got no hello, and when the link last
+    // dropped (for the "back after" line).
+    let mut failed_attempts = 0u32;
+    let mut dropped_at: Option<Instant> = None;
+    let mut ever_connected = false;
     loop {
-        let exe = std::env::current_exe().unwrap_or_else(|_| "attnscope".into());
-        let mut child = match Process::new(&exe)
-            .arg("worker")
-            .args(&args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-        {
+        let offset_us = started.elapsed().as_micros() as u64;
+        let mut conn = match link::connect(&link.place, Some((link.setup)()), link::HELLO_WAIT) {
             Ok(c) => c,
-            Err(e) => {
-                ui.event(error(
+            Err(r) => {
+                ui.event(error(started, r.message.clone(), None));
+                failed_attempts += 1;
+                if !ever_connected || !r.transient || failed_attempts > MAX_RECONNECTS {
+                    let why = if ever_connected {
+                        format!(
+                            "the worker could not be reached again after {failed_attempts} tries (the session file is intact)"
+                        )
+                    } else {
+                        "no GPU worker".into()
+                    };
+                    ui.ended(why);
+                    return;
+                }
+                let wait = backoff(failed_attempts);
+                ui.event(error_from(
                     started,
-                    format!("cannot start the worker process {}: {e}", exe.display()),
+                    "link",
+                    format!(
+                        "reconnecting to {} in {} s (try {} of {MAX_RECONNECTS})",
+                        link.place.describe(),
+                        wait.as_secs(),
+                        failed_attempts + 1
+                    ),
                     None,
                 ));
-                ui.ended("no GPU worker".into());
-                return;
+                if !hold(&commands, wait, &mut queued) {
+                    return;
+                }
+                continue;
             }
         };
-        let offset_us = started.elapsed().as_micros() as u64;
-        let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
-        let (done_tx, done_rx) = mpsc::channel::<()>();
-        let readers = start_readers(&mut child, offset_us, &ui, &track, &stderr_tail, done_tx);
-        let mut stdin = child.stdin.take();
-        if let Some(cmd) = next_select.take() {
-            send(&mut stdin, &cmd);
+        failed_attempts = 0;
+        ever_connected = true;
+        if !conn.before_hello.is_empty() {
+            ui.event(error_from(
+                started,
+                "link",
+                format!(
+                    "{} printed {} line(s) before attnscope's hello, ignored: {}",
+                    link.place.describe(),
+                    conn.before_hello.len(),
+                    protocol::excerpt(&conn.before_hello[0])
+                ),
+                None,
+            ));
         }
-        if let Some(cmd) = pending_after_select.take() {
-            send(&mut stdin, &cmd);
+        if let Some(t) = dropped_at.take() {
+            ui.event(error_from(
+                started,
+                "link",
+                format!(
+                    "link to {} back after {:.1} s; what the old worker sent after its last event above was lost with the link",
+                    link.place.describe(),
+                    t.elapsed().as_secs_f64()
+                ),
+                None,
+            ));
+        }
+        let (done_tx, done_rx) = mpsc::channel::<()>();
+        let incoming = std::mem::replace(&mut conn.incoming, mpsc::channel().1);
+        let reader = deliver(incoming, offset_us, started, &ui, &track, done_tx);
+        if let Some(cmd) = next_select.take() {
+            send(&mut conn, &cmd);
+        }
+        for cmd in queued.drain(..) {
+            send(&mut conn, &cmd);
         }
         // Forward commands until the worker ends or the dashboard quits.
         let quit = loop {
             match commands.recv_timeout(Duration::from_millis(100)) {
                 Ok(Command::Shutdown) => {
-                    send(&mut stdin, &Command::Shutdown);
+                    send(&mut conn, &Command::Shutdown);
                     break true;
                 }
                 Ok(cmd) => {
-                    if !send(&mut stdin, &cmd) {
+                    if !send(&mut conn, &cmd) {
+                        queued.push(cmd);
                         break false;
                     }
                 }
@@ -138,31 +212,25 @@ fn supervise(
                 break false;
             }
         };
-        drop(stdin);
+        conn.stdin = None;
         if quit {
-            wait_briefly(&mut child);
-            for r in readers {
-                let _ = r.join();
-            }
+            link::end(&mut conn.child);
+            let _ = reader.join();
             return;
         }
-        let status = child.wait();
-        for r in readers {
-            let _ = r.join();
-        }
+        let status = conn.child.wait();
+        let _ = reader.join();
         // `pkill attnscope`, a closed terminal, Ctrl-C to the process group:
         // the dashboard is going too. Give it a moment to say so before
         // calling this a crash.
-        let mut held = None;
-        if status
+        let signal = status
             .as_ref()
             .ok()
-            .and_then(std::os::unix::process::ExitStatusExt::signal)
-            .is_some_and(|sig| [libc::SIGTERM, libc::SIGINT, libc::SIGHUP].contains(&sig))
-        {
+            .and_then(std::os::unix::process::ExitStatusExt::signal);
+        if signal.is_some_and(|sig| [libc::SIGTERM, libc::SIGINT, libc::SIGHUP].contains(&sig)) {
             match commands.recv_timeout(Duration::from_millis(500)) {
                 Ok(Command::Shutdown) | Err(RecvTimeoutError::Disconnected) => return,
-                Ok(other) => held = Some(other),
+                Ok(other) => queued.push(other),
                 Err(RecvTimeoutError::Timeout) => {}
             }
         }
@@ -170,12 +238,36 @@ fn supervise(
             let t = track.lock().unwrap_or_else(|e| e.into_inner());
             (t.current, t.last_good)
         };
-        let tail: Vec<String> = stderr_tail
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .cloned()
-            .collect();
+        let tail = conn.stderr_lines();
+        // A link that dropped (ssh's own exit code, a hung-up pipe) is not
+        // the worker's fault: reconnect and go on with what was running.
+        let code = status.as_ref().ok().and_then(ExitStatus::code);
+        if link.place.is_remote()
+            && (code == Some(255)
+                || signal.is_some_and(|s| [libc::SIGHUP, libc::SIGPIPE].contains(&s)))
+        {
+            let wait = backoff(0);
+            let mut message = format!(
+                "link to {} lost ({}) while running {}",
+                link.place.describe(),
+                describe(status.ok()),
+                current.map_or("nothing".into(), |(v, s)| format!("{v} at {s}"))
+            );
+            if !tail.is_empty() {
+                message.push_str(&format!("; it said: {}", tail.join(" | ")));
+            }
+            message.push_str(&format!(
+                "; recording goes on, reconnecting in {} s",
+                wait.as_secs()
+            ));
+            ui.event(error_from(started, "link", message, current.map(|c| c.0)));
+            dropped_at = Some(Instant::now());
+            next_select = current.map(|(variant, shape)| Command::Select { variant, shape });
+            if !hold(&commands, wait, &mut queued) {
+                return;
+            }
+            continue;
+        }
         let now = Instant::now();
         deaths.push_back(now);
         while deaths
@@ -187,9 +279,7 @@ fn supervise(
         // Back to the last variant that passed its check. If that is what was
         // running: killed from outside (a signal), it goes on; if its own
         // launch failed, the scalar baseline takes over.
-        let signalled = status
-            .as_ref()
-            .is_ok_and(|s| std::os::unix::process::ExitStatusExt::signal(s).is_some());
+        let signalled = signal.is_some();
         let back = match (last_good, current) {
             (Some(good), Some(cur)) if good != cur || signalled => Some(good),
             (_, Some((cur, shape))) if cur.is_cudnn() => Some((Variant::base(), shape)),
@@ -223,88 +313,90 @@ fn supervise(
             return;
         }
         next_select = back.map(|(variant, shape)| Command::Select { variant, shape });
-        if let Some(cmd) = held {
-            // Not lost: it goes to the new worker after the selection.
-            pending_after_select = Some(cmd);
+    }
+}
+
+/// Waits `wait` while no worker is there; commands sent meanwhile are kept
+/// for the next one. False when the dashboard quit.
+fn hold(commands: &Receiver<Command>, wait: Duration, queued: &mut Vec<Command>) -> bool {
+    let until = Instant::now() + wait;
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return true;
+        }
+        match commands.recv_timeout(left) {
+            Ok(Command::Shutdown) | Err(RecvTimeoutError::Disconnected) => return false,
+            Ok(cmd) => queued.push(cmd),
+            Err(RecvTimeoutError::Timeout) => return true,
         }
     }
 }
 
-fn start_readers(
-    child: &mut Child,
+/// Hands the worker's events to the screen, restamped on the dashboard's
+/// clock, numbered-event gaps and stray lines reported as they happen.
+fn deliver(
+    incoming: Receiver<Incoming>,
     offset_us: u64,
+    started: Instant,
     ui: &Arc<dyn Feed>,
     track: &Arc<Mutex<Track>>,
-    stderr_tail: &Arc<Mutex<VecDeque<String>>>,
     done: Sender<()>,
-) -> Vec<std::thread::JoinHandle<()>> {
-    let mut handles = Vec::new();
-    if let Some(out) = child.stdout.take() {
-        let (ui, track) = (Arc::clone(ui), Arc::clone(track));
-        handles.push(std::thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { break };
-                let Ok(mut s) = serde_json::from_str::<Stamped>(&line) else {
-                    continue;
-                };
-                s.t_us += offset_us;
-                {
-                    let mut t = track.lock().unwrap_or_else(|e| e.into_inner());
-                    if let Event::Header(h) = &mut s.event {
-                        // One session, one header: a restarted worker's is not news.
-                        if std::mem::replace(&mut t.header_seen, true) {
-                            continue;
-                        }
-                        // The session was started by the dashboard's command line.
-                        h.command_line = std::env::args().collect();
+) -> std::thread::JoinHandle<()> {
+    let (ui, track) = (Arc::clone(ui), Arc::clone(track));
+    std::thread::spawn(move || {
+        let mut seq = SeqCheck::default();
+        let mut garbage = 0u64;
+        for item in incoming {
+            let mut s = match item {
+                Incoming::Line(FromWorker::Event(n, s)) => {
+                    if let Err(gap) = seq.see(n) {
+                        ui.event(error_from(started, "link", gap, None));
                     }
-                    t.see(&s.event);
+                    s
                 }
-                if !ui.event(s) {
-                    break;
+                Incoming::Garbage(line) => {
+                    garbage += 1;
+                    // The first few verbatim; a stream of them once per hundred.
+                    if garbage <= GARBAGE_SHOWN || garbage.is_multiple_of(100) {
+                        let e = FromWorker::parse(&line).err().unwrap_or_default();
+                        ui.event(error_from(
+                            started,
+                            "link",
+                            format!("the worker sent a line that is not an event ({garbage} so far): {e}"),
+                            None,
+                        ));
+                    }
+                    continue;
                 }
+                Incoming::Line(_) => continue,
+            };
+            s.t_us += offset_us;
+            {
+                let mut t = track.lock().unwrap_or_else(|e| e.into_inner());
+                if let Event::Header(h) = &mut s.event {
+                    // One session, one header: a restarted worker's is not news.
+                    if std::mem::replace(&mut t.header_seen, true) {
+                        continue;
+                    }
+                    // The session was started by the dashboard's command line.
+                    protocol::localize_header(h);
+                }
+                t.see(&s.event);
             }
-            let _ = done.send(());
-        }));
-    }
-    if let Some(err) = child.stderr.take() {
-        let tail = Arc::clone(stderr_tail);
-        handles.push(std::thread::spawn(move || {
-            for line in BufReader::new(err).lines() {
-                let Ok(line) = line else { break };
-                let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
-                if t.len() == STDERR_KEEP {
-                    t.pop_front();
-                }
-                t.push_back(line);
+            if !ui.event(s) {
+                break;
             }
-        }));
-    }
-    handles
-}
-
-fn send(stdin: &mut Option<ChildStdin>, cmd: &Command) -> bool {
-    let Some(w) = stdin.as_mut() else {
-        return false;
-    };
-    let Ok(mut line) = serde_json::to_vec(cmd) else {
-        return false;
-    };
-    line.push(b'\n');
-    w.write_all(&line).and_then(|_| w.flush()).is_ok()
-}
-
-/// Gives a worker told to shut down two seconds, then kills it.
-fn wait_briefly(child: &mut Child) {
-    let until = Instant::now() + Duration::from_secs(2);
-    while Instant::now() < until {
-        if let Ok(Some(_)) = child.try_wait() {
-            return;
         }
-        std::thread::sleep(Duration::from_millis(20));
+        let _ = done.send(());
+    })
+}
+
+fn send(conn: &mut link::Connection, cmd: &Command) -> bool {
+    match serde_json::to_string(cmd) {
+        Ok(line) => conn.send(&line),
+        Err(_) => false,
     }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// "exited with code 70 (CUDA context lost)", "was killed by signal 11 (SIGSEGV)".

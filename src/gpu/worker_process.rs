@@ -1,10 +1,11 @@
-//! `attnscope worker`: the GPU worker as a child process. Commands arrive as
-//! JSON lines on stdin, events leave as JSON lines on stdout (the session
-//! file's own line format). A kernel that faults kills this process, never
-//! the dashboard; see supervisor.rs for the other side.
+//! `attnscope worker`: the GPU worker as a process of its own, here or on
+//! another machine. Commands arrive as JSON lines on stdin, numbered events
+//! leave as JSON lines on stdout (session/protocol.rs). A kernel that
+//! faults kills this process, never the dashboard; see supervisor.rs for
+//! the other side.
 
-use std::io::{BufRead, Write};
-use std::sync::{Arc, Mutex, mpsc};
+use std::io::BufRead;
+use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
 use super::engine::{Engine, Timer};
@@ -12,11 +13,14 @@ use super::telemetry::{self, Sampler};
 use super::worker::Worker;
 use crate::session::command::Command;
 use crate::session::event::{ErrorReport, Event, Stamped};
+use crate::session::manifest::{Manifest, registry};
+use crate::session::protocol::{self, FromWorker, Hello, KernelFiles, LinkWriter, Setup};
 
 /// Exit code after the CUDA context died (the supervisor restarts on any exit).
 pub const EXIT_CONTEXT_LOST: i32 = 70;
 
-/// How the worker process runs; the command line that fills it lives in `cli.rs`.
+/// How the worker process runs: from its command line when the
+/// dashboard's hello brings no setup, else from the hello.
 #[derive(Clone, Debug, Default)]
 pub struct WorkerConfig {
     /// NVML telemetry samples per second; 0 is off.
@@ -26,8 +30,19 @@ pub struct WorkerConfig {
     /// Metric names for `g` (None: the catalogue and the default gates').
     pub metric_names: Option<Vec<String>>,
     /// Kernel folders by label ("" replaces the bundled kernel as the
-    /// primary one), registered as the dashboard registered them.
-    pub kernels: Vec<(String, std::path::PathBuf)>,
+    /// primary one), as the dashboard registered them.
+    pub kernels: Vec<KernelFiles>,
+}
+
+impl WorkerConfig {
+    fn from_setup(s: Setup) -> WorkerConfig {
+        WorkerConfig {
+            telemetry_hz: s.telemetry_hz,
+            ab_seconds: s.ab_seconds,
+            metric_names: s.metric_names,
+            kernels: s.kernels,
+        }
+    }
 }
 
 /// Parses one command line; the error names the line and what was wrong.
@@ -35,37 +50,68 @@ pub fn parse_command(line: &str) -> Result<Command, String> {
     serde_json::from_str(line).map_err(|e| format!("not a command: {e}"))
 }
 
+type Link = LinkWriter<std::io::BufWriter<std::io::Stdout>>;
+
+/// The worker: says hello, reads the dashboard's, then runs the headless
+/// command the hello names or serves commands until told to stop.
 pub fn serve(args: WorkerConfig) -> i32 {
     let started = Instant::now();
-    let out = Arc::new(Mutex::new(std::io::BufWriter::new(std::io::stdout())));
-    let emit_to = |out: &Arc<Mutex<std::io::BufWriter<std::io::Stdout>>>, s: &Stamped| -> bool {
-        let mut w = out.lock().unwrap_or_else(|e| e.into_inner());
-        serde_json::to_writer(&mut *w, s).is_ok() && w.write_all(b"\n").is_ok() && w.flush().is_ok()
-    };
-    for (label, dir) in &args.kernels {
-        let loaded = crate::session::manifest::registry::read_manifest(dir).map(|m| {
-            let dir = dir.canonicalize().unwrap_or_else(|_| dir.clone());
-            crate::session::manifest::registry::register(label, m, Some(dir))
-        });
-        if let Err(e) = loaded {
-            emit_to(&out, &error(started, "worker", e));
+    let out: Arc<Link> = Arc::new(LinkWriter::new(std::io::BufWriter::new(std::io::stdout())));
+    out.line(&FromWorker::Hello(Hello::new(None)));
+    let setup = match protocol::read_hello(&mut std::io::stdin().lock()) {
+        Ok(Some(h)) => h.setup,
+        Ok(None) => return 0,
+        Err(e) => {
+            out.event(&error(started, "protocol", e));
             return crate::exit::USAGE;
+        }
+    };
+    if let Some(Setup {
+        run: Some(argv),
+        kernels,
+        ..
+    }) = &setup
+    {
+        return super::worker_run::run(argv, kernels, &out);
+    }
+    let args = setup.map_or(args, WorkerConfig::from_setup);
+    serve_commands(args, started, out)
+}
+
+fn serve_commands(args: WorkerConfig, started: Instant, out: Arc<Link>) -> i32 {
+    let mut registered = Vec::new();
+    for k in &args.kernels {
+        match Manifest::parse(&k.manifest, &format!("{}/{}", k.folder, k.manifest_file)) {
+            Ok(m) => registered.push((registry::register(&k.label, m, None), k)),
+            Err(e) => {
+                out.event(&error(started, "worker", e.to_string()));
+                return crate::exit::USAGE;
+            }
         }
     }
     let mut engine = match Engine::new() {
         Ok(e) => e,
         Err(e) => {
-            emit_to(
-                &out,
-                &error(
-                    started,
-                    "worker",
-                    format!("the GPU worker cannot start: {e}"),
-                ),
-            );
+            out.event(&error(
+                started,
+                "worker",
+                format!("the GPU worker cannot start: {e}"),
+            ));
             return crate::exit::NO_GPU;
         }
     };
+    // The kernels build from the text the dashboard sent, not from a folder
+    // this machine may not have.
+    for (id, k) in registered {
+        let m = registry::manifest(id);
+        let program = super::nvrtc::Program {
+            text: k.source.clone(),
+            file: m.source.clone(),
+            entry: m.entry.clone(),
+        };
+        super::cupti_timer::register_entry(&program.entry);
+        engine.swap_source(id, program);
+    }
     engine.use_timer(Timer::Cupti);
     let nvml = (args.telemetry_hz > 0.0).then(telemetry::open);
     let header = Stamped {
@@ -76,11 +122,11 @@ pub fn serve(args: WorkerConfig) -> i32 {
             nvml.as_ref().and_then(|n| n.as_ref().ok()),
         )),
     };
-    emit_to(&out, &header);
+    out.event(&header);
     if let Some(Ok(n)) = &nvml
         && let Some(w) = telemetry::shared_gpu_warning(n)
     {
-        emit_to(&out, &error(started, "gpu", w));
+        out.event(&error(started, "gpu", w));
     }
     let mut worker = Worker::new(engine, started);
     worker.ab_seconds = args.ab_seconds;
@@ -93,16 +139,16 @@ pub fn serve(args: WorkerConfig) -> i32 {
             let sampler = Sampler::spawn(
                 nvml,
                 args.telemetry_hz,
-                move |t| emit_to(&o1, &Stamped::since(started, Event::Telemetry(t))),
+                move |t| o1.event(&Stamped::since(started, Event::Telemetry(t))),
                 move |e| {
-                    emit_to(&o2, &error(started, "nvml", e));
+                    o2.event(&error(started, "nvml", e));
                 },
             );
             worker.set_telemetry(Arc::clone(&sampler.shared));
             Some(sampler)
         }
         Some(Err(e)) => {
-            emit_to(&out, &error(started, "nvml", e));
+            out.event(&error(started, "nvml", e));
             None
         }
         None => None,
@@ -110,6 +156,7 @@ pub fn serve(args: WorkerConfig) -> i32 {
     let (tx, rx) = mpsc::channel();
     let commands_out = Arc::clone(&out);
     std::thread::spawn(move || {
+        // The hello was line 1.
         for (i, line) in std::io::stdin().lock().lines().enumerate() {
             let Ok(line) = line else { break };
             if line.trim().is_empty() {
@@ -122,8 +169,8 @@ pub fn serve(args: WorkerConfig) -> i32 {
                     }
                 }
                 Err(e) => {
-                    let message = format!("command line {}: {e}", i + 1);
-                    emit_to(&commands_out, &error(started, "protocol", message));
+                    let message = format!("command line {}: {e}", i + 2);
+                    commands_out.event(&error(started, "protocol", message));
                 }
             }
         }
@@ -131,7 +178,7 @@ pub fn serve(args: WorkerConfig) -> i32 {
         let _ = tx.send(Command::Shutdown);
     });
     let run_out = Arc::clone(&out);
-    worker.run(rx, move |s| emit_to(&run_out, &s));
+    worker.run(rx, move |s| run_out.event(&s));
     if worker.poisoned {
         EXIT_CONTEXT_LOST
     } else {

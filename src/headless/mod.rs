@@ -37,6 +37,9 @@ use crate::session::recorder::Recorder;
 /// Where a headless run's events go: a session file, when asked for.
 struct Sink {
     recorder: Option<Recorder>,
+    /// A worker running this command for a dashboard elsewhere: every
+    /// event also goes to it (gpu/worker_run.rs).
+    link: Option<std::io::BufWriter<std::os::unix::net::UnixStream>>,
     started: Instant,
     telemetry: mpsc::Receiver<Stamped>,
     /// The dashboard's fold of what was written, for commands that judge it.
@@ -54,8 +57,20 @@ impl Sink {
                 Recorder::create(p).map_err(|e| format!("cannot record to {}: {e}", p.display()))
             })
             .transpose()?;
+        let link = match std::env::var_os(crate::gpu::worker_run::EVENTS_SOCKET_ENV) {
+            Some(p) => Some(std::io::BufWriter::new(
+                std::os::unix::net::UnixStream::connect(&p).map_err(|e| {
+                    format!(
+                        "cannot reach the worker's events socket {}: {e}",
+                        p.display()
+                    )
+                })?,
+            )),
+            None => None,
+        };
         Ok(Sink {
             recorder,
+            link,
             started,
             telemetry,
             state: None,
@@ -75,6 +90,16 @@ impl Sink {
         {
             eprintln!("attnscope: recording stopped: {e}");
             self.recorder = None;
+        }
+        if let Some(w) = self.link.as_mut() {
+            use std::io::Write;
+            let sent = serde_json::to_writer(&mut *w, &s).is_ok()
+                && w.write_all(b"\n").is_ok()
+                && w.flush().is_ok();
+            if !sent {
+                eprintln!("attnscope: the worker stopped taking events");
+                self.link = None;
+            }
         }
     }
 

@@ -124,6 +124,18 @@ pub fn run(
     let _ = input.join();
     if let Some(w) = &outlets.worker {
         let _ = w.send(Command::Shutdown);
+        // What the worker sent before it heard the shutdown is recorded too:
+        // until it goes quiet (it stops within a batch), at most 3 s.
+        let until = Instant::now() + Duration::from_secs(3);
+        while let Ok(msg) = rx.recv_timeout(
+            Duration::from_millis(500).min(until.saturating_duration_since(Instant::now())),
+        ) {
+            if let (UiMsg::Stream(stamped), Some(rec)) = (msg, outlets.recorder.as_mut())
+                && rec.append(&stamped).is_err()
+            {
+                break;
+            }
+        }
     }
     // Every event is flushed as it is written; this line lets a script check
     // the file replays to exactly as many.

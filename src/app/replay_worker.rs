@@ -1,0 +1,186 @@
+//! `attnscope worker --replay FILE [--rate X]`: a worker with no GPU. It
+//! speaks the worker's protocol and re-emits a recorded session's events
+//! with fresh timestamps, paced as recorded (times `--rate`), looping; asked
+//! to run a headless command it sends the session once, its summary as the
+//! command's output, and exit code 0. The remote path, dropped links, gaps
+//! and soaks are tested with it on machines without a GPU; it is also a demo.
+
+use std::io::{BufRead, Write};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::model::SessionState;
+use crate::session::command::Command;
+use crate::session::event::{ErrorReport, Event, Stamped};
+use crate::session::protocol::{self, FromWorker, Hello, LinkWriter};
+use crate::session::reader::{self, OnCorrupt};
+
+pub struct ReplayWorker<'a> {
+    pub file: &'a Path,
+    /// Multiple of the recorded event rate.
+    pub rate: f64,
+    /// Every Nth event goes out garbled (0: none), for tests of the link.
+    pub garble_every: u64,
+}
+
+impl ReplayWorker<'_> {
+    pub fn serve(&self) -> i32 {
+        let mut events = Vec::new();
+        let read = reader::read_file(self.file, OnCorrupt::Skip, |s| {
+            events.push(s);
+            true
+        });
+        let read = match read {
+            Ok(r) => r,
+            Err(e) => {
+                // Said before the hello, so the dashboard's connect names it.
+                eprintln!("attnscope: replaying worker: {e}");
+                return e.exit_code();
+            }
+        };
+        let Some(Stamped {
+            event: Event::Header(mut header),
+            ..
+        }) = events.first().cloned()
+        else {
+            eprintln!(
+                "attnscope: replaying worker: {} has no header",
+                self.file.display()
+            );
+            return crate::exit::USAGE;
+        };
+        let started = Instant::now();
+        let out = Arc::new(LinkWriter::new(std::io::BufWriter::new(std::io::stdout())));
+        out.line(&FromWorker::Hello(Hello::new(None)));
+        let setup = match protocol::read_hello(&mut std::io::stdin().lock()) {
+            Ok(Some(h)) => h.setup,
+            Ok(None) => return 0,
+            Err(e) => {
+                out.event(&error(started, e));
+                return crate::exit::USAGE;
+            }
+        };
+        header.command_line = std::env::args().collect();
+        header.started_unix_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let body = &events[1..];
+        out.event(&Stamped {
+            t_us: 0,
+            event: Event::Header(header),
+        });
+        if setup.as_ref().is_some_and(|s| s.run.is_some()) {
+            // A headless run: the session once, then what `replay --summary` prints.
+            self.pace(body, started, &out, &|| false);
+            let mut state = SessionState::default();
+            for s in &events {
+                state.apply(s);
+            }
+            match crate::metrics::gates::GateSet::load(None) {
+                Ok(gates) => {
+                    for line in crate::export::summary::to_text(&state, &gates, &read).lines() {
+                        out.line(&FromWorker::Out(line.to_string()));
+                    }
+                }
+                Err(e) => {
+                    out.line(&FromWorker::Err(format!("attnscope: {e}")));
+                }
+            }
+            out.line(&FromWorker::Exit(0));
+            return 0;
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop_reader = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            for line in std::io::stdin().lock().lines() {
+                let Ok(line) = line else { break };
+                if matches!(
+                    crate::gpu::worker_process::parse_command(&line),
+                    Ok(Command::Shutdown)
+                ) {
+                    break;
+                }
+            }
+            stop_reader.store(true, Ordering::Relaxed);
+        });
+        if body.is_empty() {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            return 0;
+        }
+        let stopped = || stop.load(Ordering::Relaxed);
+        let mut loops = 0u64;
+        while self.pace(body, started, &out, &stopped) {
+            loops += 1;
+        }
+        // For soaks: what was sent, to hold against what was recorded.
+        eprintln!(
+            "attnscope: replaying worker: sent {} events ({loops} whole loops) in {:.1} s",
+            out.sent(),
+            started.elapsed().as_secs_f64()
+        );
+        0
+    }
+
+    /// Sends `events` once at the recorded pace over `rate`, stamped on this
+    /// process's clock. False when stopped or the link is gone.
+    fn pace<W: Write>(
+        &self,
+        events: &[Stamped],
+        started: Instant,
+        out: &LinkWriter<W>,
+        stopped: &dyn Fn() -> bool,
+    ) -> bool {
+        let Some(first) = events.first() else {
+            return true;
+        };
+        let begin = Instant::now();
+        for s in events {
+            let due = begin
+                + Duration::from_secs_f64(
+                    s.t_us.saturating_sub(first.t_us) as f64 / 1e6 / self.rate,
+                );
+            // Sleep in short steps so a stop is seen within 50 ms.
+            loop {
+                if stopped() {
+                    return false;
+                }
+                let now = Instant::now();
+                if now >= due {
+                    break;
+                }
+                std::thread::sleep((due - now).min(Duration::from_millis(50)));
+            }
+            let fresh = Stamped {
+                t_us: started.elapsed().as_micros() as u64,
+                event: s.event.clone(),
+            };
+            let garble = self.garble_every;
+            let sent = out.event_with(&fresh, |seq, line| {
+                if garble > 0 && seq.is_multiple_of(garble) {
+                    line[..line.len() / 2].to_string()
+                } else {
+                    line
+                }
+            });
+            if !sent {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+fn error(started: Instant, message: String) -> Stamped {
+    Stamped::since(
+        started,
+        Event::Error(ErrorReport {
+            source: "worker".into(),
+            message,
+            variant: None,
+        }),
+    )
+}

@@ -1,0 +1,300 @@
+//! Starting a worker and shaking hands with it, wherever it runs: this
+//! binary's `worker` here, or any shell command that starts one elsewhere
+//! (`ssh gpu01 attnscope worker`, `srun --gres=gpu:1 attnscope worker`,
+//! `kubectl exec … -- attnscope worker`). Both sides say hello first; what
+//! goes wrong before the worker's hello (no such host, no such command, a
+//! worker of another version, a command that prints something else) comes
+//! back as one line and the exit code that fits it.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command as Process, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::session::protocol::{self, FromWorker, Hello, Setup};
+
+/// Lines of the worker's stderr kept for a failure's message.
+const STDERR_KEEP: usize = 8;
+/// How long a worker may take to say hello (ssh's handshake, srun's queue).
+pub const HELLO_WAIT: Duration = Duration::from_secs(60);
+
+/// Where a worker runs.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Place {
+    /// A shell command that starts `attnscope worker`; None: this binary, here.
+    pub cmd: Option<String>,
+}
+
+impl Place {
+    pub fn here() -> Place {
+        Place { cmd: None }
+    }
+
+    pub fn is_remote(&self) -> bool {
+        self.cmd.is_some()
+    }
+
+    /// How the screen and the errors name it.
+    pub fn describe(&self) -> String {
+        match &self.cmd {
+            Some(c) => format!("`{c}`"),
+            None => "the local worker".into(),
+        }
+    }
+
+    fn command(&self) -> Process {
+        match &self.cmd {
+            Some(c) => {
+                let mut p = Process::new("sh");
+                p.arg("-c").arg(c);
+                p
+            }
+            None => {
+                let exe = std::env::current_exe().unwrap_or_else(|_| "attnscope".into());
+                let mut p = Process::new(exe);
+                p.arg("worker");
+                p
+            }
+        }
+    }
+}
+
+/// What the worker's stdout reader hands on.
+#[derive(Debug)]
+pub enum Incoming {
+    Line(FromWorker),
+    /// A line that is not the protocol's, with what was wrong.
+    Garbage(String),
+}
+
+/// A worker that said hello.
+pub struct Connection {
+    pub child: Child,
+    pub stdin: Option<ChildStdin>,
+    pub incoming: Receiver<Incoming>,
+    pub stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    pub hello: Hello,
+    /// Lines it printed before its hello (a login banner, a shell's rc).
+    pub before_hello: Vec<String>,
+}
+
+impl Connection {
+    /// One command line to the worker; false when the link is gone.
+    pub fn send(&mut self, line: &str) -> bool {
+        let Some(w) = self.stdin.as_mut() else {
+            return false;
+        };
+        w.write_all(line.as_bytes())
+            .and_then(|_| w.write_all(b"\n"))
+            .and_then(|_| w.flush())
+            .is_ok()
+    }
+
+    pub fn stderr_lines(&self) -> Vec<String> {
+        self.stderr_tail
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned()
+            .collect()
+    }
+}
+
+/// Why no connection: the exit code (crate::exit) and one line.
+#[derive(Debug, PartialEq)]
+pub struct Refused {
+    pub code: i32,
+    pub message: String,
+    /// Another try may do better (a link that dropped, a busy node); a
+    /// usage error or a version mismatch will not.
+    pub transient: bool,
+}
+
+/// Starts a worker at `place`, sends our hello (with `setup`; None: a probe
+/// that only wants the worker's hello and closes its input after it) and
+/// waits up to `wait` for the worker's.
+pub fn connect(place: &Place, setup: Option<Setup>, wait: Duration) -> Result<Connection, Refused> {
+    let mut child = place
+        .command()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Refused {
+            code: crate::exit::USAGE,
+            message: format!("cannot start {}: {e}", place.describe()),
+            transient: false,
+        })?;
+    let (tx, incoming) = mpsc::channel();
+    if let Some(out) = child.stdout.take() {
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                let item = match FromWorker::parse(&line) {
+                    Ok(l) => Incoming::Line(l),
+                    Err(_) => Incoming::Garbage(line),
+                };
+                if tx.send(item).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
+    if let Some(err) = child.stderr.take() {
+        let tail = Arc::clone(&stderr_tail);
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines() {
+                let Ok(line) = line else { break };
+                let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
+                if t.len() == STDERR_KEEP {
+                    t.pop_front();
+                }
+                t.push_back(line);
+            }
+        });
+    }
+    let mut stdin = child.stdin.take();
+    let probe = setup.is_none();
+    if let (Some(setup), Some(w)) = (setup, stdin.as_mut()) {
+        let hello = protocol::hello_line(&Hello::new(Some(setup)));
+        // A worker that died at once shows in its exit status below.
+        let _ = w
+            .write_all(hello.as_bytes())
+            .and_then(|_| w.write_all(b"\n"))
+            .and_then(|_| w.flush());
+    }
+    let mut conn = Connection {
+        child,
+        stdin,
+        incoming,
+        stderr_tail,
+        hello: Hello::new(None),
+        before_hello: Vec::new(),
+    };
+    let until = Instant::now() + wait;
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        match conn.incoming.recv_timeout(left) {
+            Ok(Incoming::Line(FromWorker::Hello(h))) => {
+                if let Some(m) = h.mismatch("worker") {
+                    kill(&mut conn.child);
+                    return Err(Refused {
+                        code: crate::exit::USAGE,
+                        message: format!("{}: {m}", place.describe()),
+                        transient: false,
+                    });
+                }
+                conn.hello = h;
+                if probe {
+                    conn.stdin = None;
+                }
+                return Ok(conn);
+            }
+            Ok(Incoming::Line(FromWorker::Event(..))) => {
+                kill(&mut conn.child);
+                return Err(older(place));
+            }
+            // A worker from before the protocol starts with its header.
+            Ok(Incoming::Garbage(line))
+                if serde_json::from_str::<crate::session::event::Stamped>(&line).is_ok() =>
+            {
+                kill(&mut conn.child);
+                return Err(older(place));
+            }
+            Ok(Incoming::Line(other)) => conn.before_hello.push(other.to_line()),
+            Ok(Incoming::Garbage(line)) => conn.before_hello.push(line),
+            Err(RecvTimeoutError::Timeout) => {
+                kill(&mut conn.child);
+                return Err(Refused {
+                    code: crate::exit::NO_GPU,
+                    message: format!(
+                        "{} did not say hello within {} s{}",
+                        place.describe(),
+                        wait.as_secs(),
+                        said(&conn)
+                    ),
+                    transient: true,
+                });
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                let status = conn.child.wait().ok();
+                // Its stderr reader may still be draining.
+                std::thread::sleep(Duration::from_millis(50));
+                return Err(refusal(place, status, &conn));
+            }
+        }
+    }
+}
+
+fn older(place: &Place) -> Refused {
+    Refused {
+        code: crate::exit::USAGE,
+        message: format!(
+            "{} started a worker that speaks no protocol version (attnscope older than {}): \
+             install the same attnscope on both machines",
+            place.describe(),
+            env!("CARGO_PKG_VERSION")
+        ),
+        transient: false,
+    }
+}
+
+/// What a worker command that ended before its hello means.
+fn refusal(place: &Place, status: Option<ExitStatus>, conn: &Connection) -> Refused {
+    let code = status.and_then(|s| s.code());
+    let how = super::supervisor::describe(status);
+    let (exit, why, transient) = match (code, &place.cmd) {
+        (Some(127), Some(_)) => (crate::exit::USAGE, "a command in it was not found", false),
+        (Some(126), Some(_)) => (crate::exit::USAGE, "a command in it cannot be run", false),
+        (Some(255), Some(c)) if c.trim_start().starts_with("ssh") => {
+            (crate::exit::NO_GPU, "ssh could not reach the host", true)
+        }
+        (Some(2), _) => (
+            crate::exit::USAGE,
+            "the worker refused its arguments",
+            false,
+        ),
+        (Some(4), _) => (crate::exit::NO_GPU, "no usable GPU there", false),
+        _ => (
+            crate::exit::NO_GPU,
+            "it ended before attnscope's hello",
+            true,
+        ),
+    };
+    Refused {
+        code: exit,
+        message: format!("{} {how}: {why}{}", place.describe(), said(conn)),
+        transient,
+    }
+}
+
+/// "; it said: …" from its stderr and any stray stdout, or nothing.
+fn said(conn: &Connection) -> String {
+    let mut lines = conn.stderr_lines();
+    lines.extend(conn.before_hello.iter().take(3).cloned());
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!("; it said: {}", lines.join(" | "))
+}
+
+/// Gives a worker two seconds to go, then kills it.
+pub fn end(child: &mut Child) {
+    let until = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < until {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+fn kill(child: &mut Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}

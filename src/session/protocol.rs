@@ -1,0 +1,349 @@
+//! The link between the dashboard and a worker, wherever the worker runs
+//! (a child process, `ssh gpu01 attnscope worker`, a Slurm step): JSON
+//! lines both ways. Each side's first line is a hello with the protocol
+//! version, so two builds that cannot understand each other say so at once
+//! instead of misreading each other. The dashboard's hello also carries
+//! what the worker needs to start (telemetry rate, kernels as text), so the
+//! command that starts a worker takes no arguments and needs no quoting
+//! through ssh. Every event the worker sends is numbered: a line lost or
+//! garbled in transit is a reported gap, never a silent one.
+
+use serde::{Deserialize, Serialize};
+
+use super::event::{Event, Stamped};
+
+/// Bumped whenever a line either side writes changes meaning.
+pub const VERSION: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Hello {
+    pub protocol: u32,
+    /// The attnscope version that wrote it (for the upgrade advice).
+    pub attnscope: String,
+    /// The dashboard's: how the worker is to run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<Setup>,
+}
+
+impl Hello {
+    pub fn new(setup: Option<Setup>) -> Hello {
+        Hello {
+            protocol: VERSION,
+            attnscope: env!("CARGO_PKG_VERSION").into(),
+            setup,
+        }
+    }
+
+    /// None when the other side speaks our protocol; else one line saying
+    /// both versions and which side to upgrade.
+    pub fn mismatch(&self, other_side: &str) -> Option<String> {
+        if self.protocol == VERSION {
+            return None;
+        }
+        let older = if self.protocol < VERSION {
+            other_side.to_string()
+        } else {
+            "this side".to_string()
+        };
+        Some(format!(
+            "the {other_side} speaks protocol {} (attnscope {}), this side speaks {VERSION} (attnscope {}): \
+             install the same attnscope on both machines (upgrade {older})",
+            self.protocol,
+            self.attnscope,
+            env!("CARGO_PKG_VERSION"),
+        ))
+    }
+}
+
+/// What the dashboard asks of a worker at the start of a link.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Setup {
+    /// NVML samples per second; 0 is off.
+    pub telemetry_hz: f64,
+    /// Longest A/B race, seconds.
+    pub ab_seconds: f64,
+    /// Metric names for `g` (None: the catalogue's and the default gates').
+    pub metric_names: Option<Vec<String>>,
+    /// The dashboard's kernel folders, as text: the worker builds from these,
+    /// so a folder on a laptop runs on a GPU node that never saw it.
+    pub kernels: Vec<KernelFiles>,
+    /// The GPU to open (an ordinal or a UUID); None: the worker's default.
+    pub device: Option<String>,
+    /// A headless command to run instead of serving commands (its arguments
+    /// after the program name); its stdout and stderr come back as lines and
+    /// its events as events, then its exit code.
+    pub run: Option<Vec<String>>,
+}
+
+/// One kernel folder sent over the link.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct KernelFiles {
+    /// The label its variants carry ("" for the primary kernel).
+    pub label: String,
+    /// The folder's own name (a run's `--kernels` point at a copy so named).
+    pub folder: String,
+    /// The manifest's file name and text.
+    pub manifest_file: String,
+    pub manifest: String,
+    /// The source's file name (the manifest's `source`) and text.
+    pub source_file: String,
+    pub source: String,
+}
+
+impl KernelFiles {
+    /// Reads a kernel folder: its manifest and the source it names.
+    pub fn read(label: &str, dir: &std::path::Path) -> Result<KernelFiles, String> {
+        use super::manifest::registry;
+        let parsed = registry::read_manifest(dir)?;
+        // A folder from before manifests holds only the source: the bundled manifest is its.
+        let manifest_file = registry::manifest_path(dir)
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "attention.toml".into());
+        let source_path = dir.join(&parsed.source);
+        let source = std::fs::read_to_string(&source_path)
+            .map_err(|e| format!("cannot read {}: {e}", source_path.display()))?;
+        let canonical = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        Ok(KernelFiles {
+            label: label.into(),
+            folder: canonical
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "kernel".into()),
+            manifest_file,
+            manifest: parsed.text.clone(),
+            source_file: parsed.source.clone(),
+            source,
+        })
+    }
+}
+
+/// A line from the worker.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FromWorker {
+    Hello(Hello),
+    /// An event and its number on this link (1, 2, 3, …).
+    Event(u64, Stamped),
+    /// A line a run printed on its stdout / stderr.
+    Out(String),
+    Err(String),
+    /// A run ended with this exit code.
+    Exit(i32),
+}
+
+#[derive(Serialize)]
+struct EventOut<'a> {
+    seq: u64,
+    t_us: u64,
+    event: &'a Event,
+}
+
+#[derive(Deserialize)]
+struct EventIn {
+    seq: u64,
+    t_us: u64,
+    event: Event,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Control {
+    Hello(Hello),
+    Out(String),
+    Err(String),
+    Exit(i32),
+}
+
+impl FromWorker {
+    /// One line, no newline.
+    pub fn to_line(&self) -> String {
+        let json = match self {
+            FromWorker::Event(seq, s) => serde_json::to_string(&EventOut {
+                seq: *seq,
+                t_us: s.t_us,
+                event: &s.event,
+            }),
+            FromWorker::Hello(h) => serde_json::to_string(&Control::Hello(h.clone())),
+            FromWorker::Out(t) => serde_json::to_string(&Control::Out(t.clone())),
+            FromWorker::Err(t) => serde_json::to_string(&Control::Err(t.clone())),
+            FromWorker::Exit(c) => serde_json::to_string(&Control::Exit(*c)),
+        };
+        json.unwrap_or_else(|e| format!("{{\"err\":\"unserializable line: {e}\"}}"))
+    }
+
+    /// Err: what the line was not, with the start of the line.
+    pub fn parse(line: &str) -> Result<FromWorker, String> {
+        let line = line.trim();
+        // Events dominate the link; our writer puts their number first.
+        let parsed = if line.starts_with("{\"seq\":") {
+            serde_json::from_str::<EventIn>(line)
+                .map(|e| {
+                    FromWorker::Event(
+                        e.seq,
+                        Stamped {
+                            t_us: e.t_us,
+                            event: e.event,
+                        },
+                    )
+                })
+                .map_err(|e| e.to_string())
+        } else {
+            serde_json::from_str::<Control>(line)
+                .map(|c| match c {
+                    Control::Hello(h) => FromWorker::Hello(h),
+                    Control::Out(t) => FromWorker::Out(t),
+                    Control::Err(t) => FromWorker::Err(t),
+                    Control::Exit(c) => FromWorker::Exit(c),
+                })
+                .map_err(|e| e.to_string())
+        };
+        parsed.map_err(|e| format!("not a worker line ({e}): {}", excerpt(line)))
+    }
+}
+
+/// The dashboard's hello, as a line.
+pub fn hello_line(h: &Hello) -> String {
+    serde_json::to_string(&Control::Hello(h.clone())).unwrap_or_default()
+}
+
+/// Reads the dashboard's first line. Err: why it is not a hello.
+pub fn parse_hello(line: &str) -> Result<Hello, String> {
+    match serde_json::from_str::<Control>(line.trim()) {
+        Ok(Control::Hello(h)) => Ok(h),
+        _ => Err(format!(
+            "the first line is not a hello (a dashboard of attnscope {} or later starts with one): {}",
+            env!("CARGO_PKG_VERSION"),
+            excerpt(line)
+        )),
+    }
+}
+
+/// The first 80 characters, for an error line.
+pub fn excerpt(line: &str) -> String {
+    let t: String = line.chars().take(80).collect();
+    if t.len() < line.len() {
+        format!("'{t}…'")
+    } else {
+        format!("'{t}'")
+    }
+}
+
+/// Follows the event numbers of one link.
+#[derive(Debug, Default)]
+pub struct SeqCheck {
+    next: u64,
+    pub received: u64,
+    pub lost: u64,
+}
+
+impl SeqCheck {
+    /// Err: the events that never came (`first..=last`), or a repeat.
+    pub fn see(&mut self, seq: u64) -> Result<(), String> {
+        let expected = self.next.max(1);
+        self.received += 1;
+        if seq == expected {
+            self.next = seq + 1;
+            return Ok(());
+        }
+        if seq > expected {
+            self.next = seq + 1;
+            let missing = seq - expected;
+            self.lost += missing;
+            return Err(if missing == 1 {
+                format!(
+                    "event {expected} from the worker never arrived (lost or garbled on the link)"
+                )
+            } else {
+                format!(
+                    "events {expected}–{} from the worker never arrived ({missing} lost or garbled on the link)",
+                    seq - 1
+                )
+            });
+        }
+        Err(format!(
+            "event {seq} from the worker came again or out of order (expected {expected})"
+        ))
+    }
+}
+
+/// A header that came over a link, as this machine sees it: the command
+/// line typed here, and the kernel folders where they are here.
+pub fn localize_header(h: &mut super::event::SessionHeader) {
+    use super::manifest::registry;
+    h.command_line = std::env::args().collect();
+    for k in &mut h.kernels {
+        if let Some(id) = registry::lookup(&k.label)
+            && let Some(dir) = &registry::get(id).dir
+        {
+            k.dir = Some(dir.display().to_string());
+        }
+    }
+}
+
+/// The worker's side of the link: one writer shared by every thread that
+/// emits (the GPU loop, the telemetry sampler, the command reader), numbering
+/// events in the order they are written.
+pub struct LinkWriter<W: std::io::Write> {
+    inner: std::sync::Mutex<(W, u64)>,
+}
+
+impl<W: std::io::Write> LinkWriter<W> {
+    pub fn new(w: W) -> LinkWriter<W> {
+        LinkWriter {
+            inner: std::sync::Mutex::new((w, 0)),
+        }
+    }
+
+    /// False when the link is gone.
+    pub fn event(&self, s: &Stamped) -> bool {
+        self.event_with(s, |_, line| line)
+    }
+
+    /// An event whose line passes through `mangle` (given its number) on
+    /// the way out: how tests garble a link.
+    pub fn event_with(&self, s: &Stamped, mangle: impl FnOnce(u64, String) -> String) -> bool {
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        g.1 += 1;
+        let line = mangle(g.1, FromWorker::Event(g.1, s.clone()).to_line());
+        Self::put(&mut g.0, &line)
+    }
+
+    pub fn line(&self, l: &FromWorker) -> bool {
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        Self::put(&mut g.0, &l.to_line())
+    }
+
+    /// Events numbered so far.
+    pub fn sent(&self) -> u64 {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).1
+    }
+
+    fn put(w: &mut W, line: &str) -> bool {
+        w.write_all(line.as_bytes()).is_ok() && w.write_all(b"\n").is_ok() && w.flush().is_ok()
+    }
+}
+
+/// The worker reads the dashboard's hello: Ok(None) when the input ended
+/// first (a probe that only wanted the worker's hello).
+pub fn read_hello(input: &mut impl std::io::BufRead) -> Result<Option<Hello>, String> {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match input.read_line(&mut line) {
+            Ok(0) => return Ok(None),
+            Ok(_) if line.trim().is_empty() => continue,
+            Ok(_) => break,
+            Err(e) => return Err(format!("cannot read the dashboard's hello: {e}")),
+        }
+    }
+    let hello = parse_hello(&line)?;
+    match hello.mismatch("dashboard") {
+        Some(m) => Err(m),
+        None => Ok(Some(hello)),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,342 @@
+//! The link to a worker elsewhere, with no GPU: the replaying worker
+//! (`attnscope worker --replay FILE`) stands in for the GPU one behind a
+//! worker command, a shell that drops it, and (where sshd is installed, as
+//! in CI) a real sshd on 127.0.0.1 whose connection is killed mid-session.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use attnscope::gpu::link::Place;
+use attnscope::gpu::supervisor::{self, Feed, WorkerLink};
+use attnscope::session::command::Command as WorkerCommand;
+use attnscope::session::event::{Event, Stamped};
+use attnscope::session::protocol::Setup;
+use attnscope::session::{Shape, Variant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_attnscope");
+
+/// A real H200 session shipped in sessions/ (586 events over 33 s).
+fn session() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions/20261122-040402_H200_b2h8s512d64.jsonl")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("attnscope-link-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let out = Command::new(BIN)
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn replaying(rate: f64, extra: &str) -> String {
+    format!(
+        "{BIN} worker --replay {} --rate {rate} {extra}",
+        session().display()
+    )
+}
+
+fn read_session(path: &Path) -> Vec<Stamped> {
+    let mut events = Vec::new();
+    attnscope::session::reader::read_file(path, attnscope::session::reader::OnCorrupt::Stop, |s| {
+        events.push(s);
+        true
+    })
+    .unwrap();
+    events
+}
+
+#[test]
+fn a_headless_run_through_a_worker_command_prints_and_records_here() {
+    let dir = scratch("run");
+    let file = dir.join("remote.jsonl");
+    let cmd = replaying(1000.0, "");
+    let (code, out, err) = run(
+        &[
+            "bench",
+            "--worker-cmd",
+            &cmd,
+            "--record",
+            file.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("wmma+pv+async") && out.contains("NVIDIA H200"),
+        "{out}"
+    );
+    let events = read_session(&file);
+    assert_eq!(
+        events.len(),
+        586,
+        "every event of the replayed session, recorded here"
+    );
+    let Event::Header(h) = &events[0].event else {
+        panic!("no header first")
+    };
+    assert_eq!(
+        h.command_line[1], "bench",
+        "the command typed here, not the worker's"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_worker_commands_say_one_line_each() {
+    let mismatch = "echo '{\"hello\":{\"protocol\":99,\"attnscope\":\"9.0.0\"}}'; sleep 5";
+    let old = "echo '{\"t_us\":0,\"event\":{\"type\":\"bookmark\",\"label\":\"x\"}}'; sleep 5";
+    let missing = format!("{BIN} worker --replay /nonexistent.jsonl");
+    let cases: [(&str, i32, &str); 5] = [
+        ("nosuchcmd_attnscope", 2, "not found"),
+        ("echo Welcome to gpu01", 4, "it said: Welcome to gpu01"),
+        (mismatch, 2, "speaks protocol 99 (attnscope 9.0.0)"),
+        (old, 2, "speaks no protocol version"),
+        (&missing, 4, "/nonexistent.jsonl does not exist"),
+    ];
+    for (cmd, want, says) in cases {
+        let dir = scratch("bad");
+        let file = dir.join("kept.jsonl");
+        let (code, _, err) = run(
+            &[
+                "bench",
+                "--worker-cmd",
+                cmd,
+                "--record",
+                file.to_str().unwrap(),
+            ],
+            &[],
+        );
+        assert_eq!(code, want, "{cmd}: {err}");
+        assert!(err.contains(says), "{cmd}: {err}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+        assert!(file.exists(), "the local session file is created, intact");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let (code, _, err) = run(&["bench", "--remote", "no host"], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is not a host name"), "{err}");
+    let (code, _, err) = run(
+        &["bench", "--remote", "nowhere.invalid"],
+        &[("ATTNSCOPE_SSH", "ssh -o ConnectTimeout=5")],
+    );
+    if Path::new("/usr/bin/ssh").exists() {
+        assert_eq!(code, 4, "{err}");
+        assert!(err.contains("ssh could not reach the host"), "{err}");
+    }
+}
+
+/// The dashboard's side, as live runs it, collecting what reaches the screen.
+#[derive(Default)]
+struct Collect {
+    events: Mutex<Vec<Stamped>>,
+    ended: Mutex<Option<String>>,
+}
+
+impl Feed for Collect {
+    fn event(&self, s: Stamped) -> bool {
+        self.events.lock().unwrap().push(s);
+        true
+    }
+    fn ended(&self, why: String) {
+        *self.ended.lock().unwrap() = Some(why);
+    }
+}
+
+impl Collect {
+    fn errors(&self) -> Vec<String> {
+        self.events
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|s| match &s.event {
+                Event::Error(e) => Some(format!("[{}] {}", e.source, e.message)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Waits until `f` holds of the errors (true) or `limit` passes.
+    fn wait_for(&self, limit: Duration, f: impl Fn(&[String]) -> bool) -> bool {
+        let until = Instant::now() + limit;
+        while Instant::now() < until {
+            if f(&self.errors()) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    }
+
+    fn count(&self, kind: &str) -> usize {
+        self.events
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|s| s.event.kind() == kind)
+            .count()
+    }
+}
+
+fn start_live(cmd: String) -> (Arc<Collect>, std::sync::mpsc::Sender<WorkerCommand>) {
+    let feed = Arc::new(Collect::default());
+    let tx = supervisor::spawn(
+        WorkerLink {
+            place: Place { cmd: Some(cmd) },
+            setup: Box::new(|| Setup {
+                telemetry_hz: 10.0,
+                ab_seconds: 10.0,
+                ..Setup::default()
+            }),
+        },
+        WorkerCommand::Select {
+            variant: Variant::start(),
+            shape: Shape::MISSION,
+        },
+        Instant::now(),
+        Arc::clone(&feed) as Arc<dyn Feed>,
+    );
+    (feed, tx)
+}
+
+#[test]
+fn garbled_lines_are_reported_as_gaps_never_silently() {
+    let (feed, tx) = start_live(replaying(40.0, "--garble-every 25"));
+    let seen = feed.wait_for(Duration::from_secs(20), |e| {
+        e.iter().filter(|m| m.contains("never arrived")).count() >= 2
+    });
+    let _ = tx.send(WorkerCommand::Shutdown);
+    let errors = feed.errors();
+    assert!(seen, "{errors:#?}");
+    let first = errors.iter().find(|m| m.contains("never arrived")).unwrap();
+    assert!(
+        first.starts_with("[link] event 25 from the worker never arrived"),
+        "{first}"
+    );
+    assert!(
+        errors.iter().any(|m| m.contains("not an event")),
+        "the garbled line itself is named: {errors:#?}"
+    );
+    assert_eq!(feed.count("header"), 1);
+}
+
+#[test]
+fn a_dropped_link_is_said_recorded_and_reconnected() {
+    // The worker command goes away after 1.5 s the way ssh does when the
+    // network does: exit code 255.
+    let cmd = format!("timeout 1.5 {}; exit 255", replaying(20.0, ""));
+    let (feed, tx) = start_live(cmd);
+    let back = feed.wait_for(Duration::from_secs(20), |e| {
+        e.iter().any(|m| m.contains("back after"))
+    });
+    let before = feed.count("latency") + feed.count("telemetry");
+    std::thread::sleep(Duration::from_millis(800));
+    let after = feed.count("latency") + feed.count("telemetry");
+    let _ = tx.send(WorkerCommand::Shutdown);
+    let errors = feed.errors();
+    assert!(back, "{errors:#?}");
+    let lost = errors
+        .iter()
+        .find(|m| m.contains("lost (exited with code 255)"))
+        .unwrap();
+    assert!(
+        lost.contains("recording goes on, reconnecting in 1 s"),
+        "{lost}"
+    );
+    assert!(after > before, "events flow again after the reconnect");
+    assert_eq!(feed.count("header"), 1, "one session, one header");
+    assert!(feed.ended.lock().unwrap().is_none());
+}
+
+/// A real sshd on 127.0.0.1 (scripts/sshd-local.sh): `--remote localhost`
+/// headless, then a live link whose ssh connection is killed and comes back.
+/// Skipped where sshd is not installed, unless ATTNSCOPE_REQUIRE_SSHD=1 (CI).
+#[test]
+fn over_a_real_sshd_the_link_survives_a_killed_connection() {
+    if !Path::new("/usr/sbin/sshd").exists() {
+        assert!(
+            std::env::var("ATTNSCOPE_REQUIRE_SSHD").is_err(),
+            "ATTNSCOPE_REQUIRE_SSHD is set but /usr/sbin/sshd is missing (apt-get install openssh-server)"
+        );
+        eprintln!("skipped: no /usr/sbin/sshd");
+        return;
+    }
+    let dir = scratch("sshd");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/sshd-local.sh");
+    let sshd = |verb: &str| {
+        let out = Command::new("bash")
+            .arg(&script)
+            .arg(verb)
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "sshd-local.sh {verb}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    sshd("start");
+    let ssh = format!("ssh -F {}", dir.join("ssh_config").display());
+    let file = dir.join("over-ssh.jsonl");
+    let (code, out, err) = run(
+        &[
+            "bench",
+            "--remote",
+            "localhost",
+            "--remote-worker",
+            &replaying(1000.0, ""),
+            "--record",
+            file.to_str().unwrap(),
+        ],
+        &[("ATTNSCOPE_SSH", &ssh)],
+    );
+    let headless = (
+        code,
+        out.contains("wmma+pv+async"),
+        read_session(&file).len(),
+    );
+    let cmd = format!(
+        "{ssh} -o BatchMode=yes -o ServerAliveInterval=1 -o ServerAliveCountMax=3 localhost {}",
+        replaying(20.0, "")
+    );
+    let (feed, tx) = start_live(cmd);
+    let flowing = feed.wait_for(Duration::from_secs(20), |_| feed.count("latency") > 5);
+    sshd("drop");
+    let back = feed.wait_for(Duration::from_secs(30), |e| {
+        e.iter().any(|m| m.contains("back after"))
+    });
+    let at_back = feed.count("latency");
+    std::thread::sleep(Duration::from_millis(1500));
+    let later = feed.count("latency");
+    let _ = tx.send(WorkerCommand::Shutdown);
+    sshd("stop");
+    let errors = feed.errors();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(headless, (0, true, 586), "{err}");
+    assert!(flowing && back, "{errors:#?}");
+    assert!(
+        errors
+            .iter()
+            .any(|m| m.contains("lost (exited with code 255)")),
+        "{errors:#?}"
+    );
+    assert!(
+        later > at_back,
+        "events flow after the reconnect: {at_back} then {later}"
+    );
+    assert_eq!(feed.count("header"), 1);
+}
