@@ -15,7 +15,12 @@ fn main() -> ExitCode {
         return ExitCode::from(attnscope::exit::USAGE as u8);
     }
     let cli = Cli::parse();
-    let code = match cli.command.unwrap_or(Cmd::Live(cli.live)) {
+    let command = cli.command.unwrap_or(Cmd::Live(cli.live));
+    // Before anything opens a GPU: the whole process drives this one.
+    if let Some(device) = command.device() {
+        attnscope::gpu::device::select(device.clone());
+    }
+    let code = match command {
         Cmd::Live(args) => app::live(args),
         Cmd::Replay(args) => app::replay(args),
         Cmd::Bench(args) => attnscope::headless::bench(args),
@@ -25,11 +30,11 @@ fn main() -> ExitCode {
         Cmd::Gates(args) => attnscope::headless::gates::run(args),
         Cmd::Tune(args) => attnscope::headless::tune::run(args),
         Cmd::Build(args) => attnscope::headless::build(args),
-        Cmd::Doctor => attnscope::headless::doctor(),
+        Cmd::Doctor(_) => attnscope::headless::doctor(),
         Cmd::New(args) => attnscope::headless::new_kernel(args),
         Cmd::Worker(args) => attnscope::gpu::worker_process::serve(args.config()),
         Cmd::Launch(args) => attnscope::headless::gates::launch(args),
-        Cmd::Clocks => attnscope::headless::clocks(),
+        Cmd::Clocks(_) => attnscope::headless::clocks(),
     };
     ExitCode::from(code as u8)
 }
