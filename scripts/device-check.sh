@@ -12,12 +12,14 @@
 #   busy: bench while a PyTorch loop holds the GPU (the shared-GPU warning).
 #   soak: live for SOAK_S s (default 240): RSS and events over time.
 #   counters: `gates` for every variant, an unknown metric, the ncu crosscheck.
+#   device: --device by ordinal, CUDA_VISIBLE_DEVICES and UUID prefix; CUDA's
+#   and NVML's bus ids side by side; a recorded bench's header (issue 22).
 #   tour: a scripted live session (every toggle combination, a bookmark, the
 #   A/B race) recorded to $OUT/tour.jsonl, the session shipped in sessions/.
 # Usage (repo root, binary carried in .carry/):
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
-#   clocks oracle calibrate regimes cudnn byok byoktour
+#   clocks oracle calibrate regimes cudnn byok byoktour device
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -467,4 +469,51 @@ for name, v in by.items():
 PY
     done
   done
+fi
+
+# ---- issue 22: many GPUs in one host ----
+# --device N, CUDA_VISIBLE_DEVICES=N and --device GPU-<prefix> must name the
+# same GPU, and NVML (telemetry) the same one as CUDA: each doctor prints
+# CUDA's bus id and NVML's. nvidia-smi's index is PCI order; CUDA's ordinal
+# follows CUDA_DEVICE_ORDER (fastest first), so on a mixed host they may differ.
+if want device; then
+  say "device: nvidia-smi's GPUs"
+  nvidia-smi --query-gpu=index,pci.bus_id,uuid,name --format=csv | sed 's/^/  /'
+  uuid0=$(nvidia-smi --query-gpu=uuid --format=csv,noheader -i 0 | head -1 | tr -d ' ')
+  prefix=${uuid0:0:12}   # GPU- and the first 8 hex digits
+  ngpu=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
+  doctor_ids() {  # label, then the command; prints the bus-id lines
+    echo "  $1:"; shift
+    "$@" >"$LOGS/device-doctor.log" 2>&1; echo "    rc=$?"
+    grep -E 'bus id|FAIL GPU|no telemetry|CUDA sees|^ +[0-9]+: ' "$LOGS/device-doctor.log" | sed 's/^/    /'
+  }
+  say "device: doctor three ways (all should name nvidia-smi's GPU 0 on a one-model host)"
+  doctor_ids "--device 0" "$BIN" doctor --device 0
+  doctor_ids "CUDA_VISIBLE_DEVICES=0" env CUDA_VISIBLE_DEVICES=0 "$BIN" doctor
+  doctor_ids "--device $prefix" "$BIN" doctor --device "$prefix"
+  if [ "$ngpu" -gt 1 ]; then
+    say "device: GPU 1 two ways (NVML must follow: bus ids of GPU 1, not GPU 0)"
+    doctor_ids "--device 1" "$BIN" doctor --device 1
+    doctor_ids "CUDA_VISIBLE_DEVICES=1" env CUDA_VISIBLE_DEVICES=1 "$BIN" doctor
+  fi
+  say "device: refusals (exit 4 with the GPUs there are; exit 2 for a malformed one)"
+  for d in 99 GPU-0000dead foo; do
+    "$BIN" bench --device "$d" --variants scalar --max-seconds 1 >/dev/null 2>"$LOGS/device-bad.err"
+    echo "  --device $d: rc=$? $(grep -v '^$' "$LOGS/device-bad.err" | head -1)"
+  done
+  say "device: bench --device 0 (recorded): the header's uuid and pci_bus_id, the first telemetry sample"
+  "$BIN" bench --device 0 --variants scalar --max-seconds 1 --record "$OUT/device0.jsonl" >"$LOGS/device-bench.log" 2>&1
+  echo "  rc=$?"; grep -i 'telemetry\|warning' "$LOGS/device-bench.log" | sed 's/^/  /'
+  python3 - "$OUT/device0.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+g = lines[0]["event"].get("gpu") or {}
+print(f"  header: {g.get('name')} uuid {g.get('uuid')} pci_bus_id {g.get('pci_bus_id')}")
+t = next((l["event"] for l in lines if l["event"].get("type") == "telemetry"), None)
+if t:
+    print(f"  first telemetry: SM {t.get('sm_clock_mhz')} MHz, {t.get('power_w')} W, {t.get('temp_c')} C")
+else:
+    print("  no telemetry sample recorded")
+PY
+  nvidia-smi --query-gpu=index,pci.bus_id,clocks.sm,power.draw,temperature.gpu --format=csv,noheader | sed 's/^/  nvidia-smi now: /'
 fi

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::gpu::device::DeviceSpec;
 use crate::session::{Inputs, Regime, Shape, Variant};
 
 pub use crate::exit;
@@ -82,7 +83,7 @@ pub enum Cmd {
     /// fastest correct one (used by `bench --variants mma+async@tuned`).
     Tune(TuneArgs),
     /// Which libraries, GPU, driver and CUDA versions; what is missing and how to fix it.
-    Doctor,
+    Doctor(DeviceArg),
     /// Write a starter kernel folder (a small scalar kernel with one toggle
     /// and its manifest) and print the command that opens it live.
     New(NewArgs),
@@ -97,7 +98,7 @@ pub enum Cmd {
     /// The clock probe against NVML: probe lengths, the globaltimer's step,
     /// and the SM clock each reads (docs/measurement.md).
     #[command(hide = true)]
-    Clocks,
+    Clocks(DeviceArg),
 }
 
 #[derive(Debug, Args)]
@@ -144,6 +145,8 @@ pub struct GatesArgs {
     /// bundled kernel: variant names are its toggles (docs/kernel-abi.md).
     #[arg(long, value_name = "DIR")]
     pub kernels: Option<PathBuf>,
+    #[command(flatten)]
+    pub gpu: DeviceArg,
 }
 
 #[derive(Debug, Args)]
@@ -177,6 +180,8 @@ pub struct LaunchArgs {
     /// bundled kernel: variant names are its toggles (docs/kernel-abi.md).
     #[arg(long, value_name = "DIR")]
     pub kernels: Option<PathBuf>,
+    #[command(flatten)]
+    pub gpu: DeviceArg,
 }
 
 #[derive(Debug, Args)]
@@ -230,6 +235,8 @@ pub struct BenchArgs {
     pub kernels: Option<PathBuf>,
     #[command(flatten)]
     pub remote: RemoteArgs,
+    #[command(flatten)]
+    pub gpu: DeviceArg,
 }
 
 #[derive(Debug, Args)]
@@ -291,6 +298,8 @@ pub struct AbArgs {
     pub kernels: Option<PathBuf>,
     #[command(flatten)]
     pub remote: RemoteArgs,
+    #[command(flatten)]
+    pub gpu: DeviceArg,
 }
 
 #[derive(Debug, Args)]
@@ -317,6 +326,8 @@ pub struct SelftestArgs {
     /// bundled kernel: variant names are its toggles (docs/kernel-abi.md).
     #[arg(long, value_name = "DIR")]
     pub kernels: Option<PathBuf>,
+    #[command(flatten)]
+    pub gpu: DeviceArg,
 }
 
 fn selftest_help() -> String {
@@ -406,6 +417,8 @@ pub struct TuneArgs {
     /// bundled kernel: variant names are its toggles (docs/kernel-abi.md).
     #[arg(long, value_name = "DIR")]
     pub kernels: Option<PathBuf>,
+    #[command(flatten)]
+    pub gpu: DeviceArg,
 }
 
 /// A variant as given to `bench`: fixed, or `…@tuned` (the tile comes from
@@ -501,6 +514,8 @@ pub struct LiveArgs {
     pub also: Vec<PathBuf>,
     #[command(flatten)]
     pub remote: RemoteArgs,
+    #[command(flatten)]
+    pub gpu: DeviceArg,
 }
 
 impl Default for LiveArgs {
@@ -519,6 +534,7 @@ impl Default for LiveArgs {
             kernels: None,
             also: Vec::new(),
             remote: RemoteArgs::default(),
+            gpu: DeviceArg::default(),
         }
     }
 }
@@ -687,6 +703,8 @@ pub struct WorkerArgs {
     /// garbled (0: none).
     #[arg(long, default_value_t = 0, hide = true, requires = "replay")]
     pub garble_every: u64,
+    #[command(flatten)]
+    pub gpu: DeviceArg,
 }
 
 fn parse_rate(text: &str) -> Result<f64, String> {
@@ -731,6 +749,39 @@ impl WorkerArgs {
                 .as_ref()
                 .map(|n| n.split(',').map(str::to_string).collect()),
             kernels,
+            device: Some(self.gpu.device.to_string()),
         })
+    }
+}
+
+/// Which GPU a command runs on (every command that opens one).
+#[derive(Clone, Debug, Default, Args)]
+pub struct DeviceArg {
+    /// The GPU: a CUDA ordinal (0, 1, …; counted after CUDA_VISIBLE_DEVICES)
+    /// or a UUID as `nvidia-smi -L` prints it (GPU-3f2a…; a unique prefix will do).
+    #[arg(long, value_name = "N|UUID", default_value = "0", value_parser = parse_device)]
+    pub device: DeviceSpec,
+}
+
+pub fn parse_device(text: &str) -> Result<DeviceSpec, String> {
+    text.parse()
+}
+
+impl Cmd {
+    /// The GPU the command asks for; None for commands that open none.
+    pub fn device(&self) -> Option<&DeviceSpec> {
+        let arg = match self {
+            Cmd::Live(a) => &a.gpu,
+            Cmd::Bench(a) => &a.gpu,
+            Cmd::Ab(a) => &a.gpu,
+            Cmd::Selftest(a) => &a.gpu,
+            Cmd::Gates(a) => &a.gpu,
+            Cmd::Tune(a) => &a.gpu,
+            Cmd::Worker(a) => &a.gpu,
+            Cmd::Launch(a) => &a.gpu,
+            Cmd::Doctor(a) | Cmd::Clocks(a) => a,
+            Cmd::Replay(_) | Cmd::Export(_) | Cmd::Build(_) | Cmd::New(_) => return None,
+        };
+        Some(&arg.device)
     }
 }

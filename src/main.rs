@@ -15,7 +15,16 @@ fn main() -> ExitCode {
         return ExitCode::from(attnscope::exit::USAGE as u8);
     }
     let cli = Cli::parse();
-    let code = match cli.command.unwrap_or(Cmd::Live(cli.live)) {
+    let command = cli.command.unwrap_or(Cmd::Live(cli.live));
+    // Before anything opens a GPU: the whole process drives this one.
+    // (The worker chooses after the dashboard's hello, which may name one.)
+    if let Some(device) = command
+        .device()
+        .filter(|_| !matches!(command, Cmd::Worker(_)))
+    {
+        attnscope::gpu::device::select(device.clone());
+    }
+    let code = match command {
         Cmd::Live(args) => app::live(args),
         Cmd::Replay(args) => app::replay(args),
         // The GPU elsewhere: the same command runs there, its output comes back.
@@ -32,11 +41,11 @@ fn main() -> ExitCode {
         Cmd::Gates(args) => attnscope::headless::gates::run(args),
         Cmd::Tune(args) => attnscope::headless::tune::run(args),
         Cmd::Build(args) => attnscope::headless::build(args),
-        Cmd::Doctor => attnscope::headless::doctor(),
+        Cmd::Doctor(_) => attnscope::headless::doctor(),
         Cmd::New(args) => attnscope::headless::new_kernel(args),
         Cmd::Worker(args) => app::worker(args),
         Cmd::Launch(args) => attnscope::headless::gates::launch(args),
-        Cmd::Clocks => attnscope::headless::clocks(),
+        Cmd::Clocks(_) => attnscope::headless::clocks(),
     };
     ExitCode::from(code as u8)
 }

@@ -480,6 +480,61 @@ fn worker_without_a_gpu_says_why_on_its_event_stream() {
     );
 }
 
+/// `--device` on every command that opens a GPU: a malformed one is a usage
+/// error saying what a device is; one that is not here exits 4 with the
+/// GPUs there are (or, with no driver, says what is missing as before).
+#[test]
+fn device_flag_is_checked_on_every_gpu_command() {
+    for cmd in [
+        &[][..],
+        &["live"],
+        &["bench"],
+        &["ab"],
+        &["selftest"],
+        &["gates"],
+        &["tune"],
+        &["launch"],
+        &["doctor"],
+        &["clocks"],
+        &["worker"],
+    ] {
+        for (bad, want) in [("foo", "is not a device"), ("GPU-xyz", "is not a GPU UUID")] {
+            let args: Vec<&str> = cmd.iter().copied().chain(["--device", bad]).collect();
+            let (code, _, err) = run(&args);
+            assert_eq!(code, 2, "{args:?}: {err}");
+            assert!(
+                err.contains(want) && err.contains("nvidia-smi -L"),
+                "{args:?}: {err}"
+            );
+        }
+    }
+    let (code, _, err) = run(&["replay", "--device", "1", "x.jsonl"]);
+    assert_eq!(code, 2, "replay opens no GPU: {err}");
+    match attnscope::gpu::device::list() {
+        Ok(gpus) if !gpus.is_empty() => {
+            let (code, _, err) = run(&["bench", "--device", "99"]);
+            assert_eq!(code, 4, "{err}");
+            assert!(
+                err.contains("no CUDA device 99: ") && err.contains(&gpus[0].name),
+                "{err}"
+            );
+            let (code, _, err) = run(&["bench", "--device", "GPU-0000dead0000"]);
+            assert_eq!(code, 4, "{err}");
+            assert!(
+                err.contains("no CUDA device has UUID GPU-0000dead-0000"),
+                "{err}"
+            );
+        }
+        _ => {
+            for device in ["3", "GPU-3f2a"] {
+                let (code, _, err) = run(&["bench", "--device", device]);
+                assert_eq!(code, 4, "{err}");
+                assert!(err.contains("not found") || err.contains("no GPU"), "{err}");
+            }
+        }
+    }
+}
+
 /// Kernel folders: `new` writes a starter and refuses to overwrite; a bad
 /// manifest is refused at load with its file and line (nothing launched);
 /// variants of another folder parse by path, and their D is checked first.

@@ -74,6 +74,7 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
     let telemetry_hz = args.telemetry_hz;
     let ab_seconds = args.ab_seconds;
     let setup_kernels = kernels.clone();
+    let device = args.gpu.device.to_string();
     let link = supervisor::WorkerLink {
         place: place.clone(),
         setup: Box::new(move || Setup {
@@ -87,6 +88,7 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
                 .iter()
                 .filter_map(|(label, dir)| KernelFiles::read(label, dir).ok())
                 .collect(),
+            device: Some(device.clone()),
             ..Setup::default()
         }),
     };

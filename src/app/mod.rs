@@ -232,6 +232,10 @@ pub fn live(args: LiveArgs) -> i32 {
     }
     let why_not_live = crate::gpu::probe().err();
     let Some(reason) = why_not_live else {
+        // A GPU asked for by name that is not here is an error, not a replay.
+        if let Err(e) = crate::gpu::device::current() {
+            return fail(exit::NO_GPU, e);
+        }
         if !std::io::stdout().is_terminal() {
             return fail(
                 exit::NO_TERMINAL,

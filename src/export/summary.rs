@@ -110,8 +110,13 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
     };
     if let Some(h) = &s.header {
         let gpu = h.gpu.as_ref().map_or("no GPU".to_string(), |g| {
+            // Which of a host's GPUs it was (older sessions did not say).
+            let bus = g
+                .pci_bus_id
+                .as_ref()
+                .map_or(String::new(), |b| format!(", bus {b}"));
             format!(
-                "{} (sm_{}{}, {} SMs)",
+                "{} (sm_{}{}, {} SMs{bus})",
                 g.name, g.cc_major, g.cc_minor, g.sm_count
             )
         });
@@ -367,4 +372,47 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::event::{Event, GpuInfo, SessionHeader, Stamped};
+
+    fn first_line(gpu: GpuInfo) -> String {
+        let mut s = SessionState::default();
+        s.apply(&Stamped {
+            t_us: 0,
+            event: Event::Header(SessionHeader {
+                host: "h".into(),
+                tool_version: "0.1.0".into(),
+                gpu: Some(gpu),
+                ..SessionHeader::default()
+            }),
+        });
+        let text = to_text(&s, &GateSet::default_set(), &ReadReport::default());
+        text.lines().next().unwrap_or_default().to_string()
+    }
+
+    #[test]
+    fn the_header_line_names_the_bus_when_recorded() {
+        let gpu = GpuInfo {
+            name: "NVIDIA H100 80GB HBM3".into(),
+            cc_major: 9,
+            sm_count: 132,
+            ..GpuInfo::default()
+        };
+        assert_eq!(
+            first_line(gpu.clone()),
+            "session: attnscope 0.1.0 on h — NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)"
+        );
+        let on_bus = GpuInfo {
+            pci_bus_id: Some("0000:65:00.0".into()),
+            ..gpu
+        };
+        assert_eq!(
+            first_line(on_bus),
+            "session: attnscope 0.1.0 on h — NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, bus 0000:65:00.0)"
+        );
+    }
 }

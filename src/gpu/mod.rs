@@ -7,6 +7,7 @@
 pub mod cubin;
 pub mod cudnn;
 pub mod cupti_timer;
+pub mod device;
 pub mod engine;
 pub mod kernel_watch;
 pub mod libs;

@@ -1,8 +1,8 @@
 //! NVML telemetry: a sampler thread that stamps clocks, power, temperature,
 //! utilization, memory, PCIe and clock-event reasons into the event stream.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -10,23 +10,59 @@ use nvml_wrapper::enum_wrappers::device::{Clock, PcieUtilCounter, TemperatureSen
 use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::{Device, Nvml};
 
+use super::device::{NvmlCandidate, match_nvml};
 use super::libs::{self, Lib};
 use crate::metrics::throttle;
 use crate::session::event::{ClockInfo, TelemetrySample};
 
-/// Opens NVML through the library discovery found, or says why not.
+/// Opens NVML through the library discovery found, or says why not; Err
+/// too when NVML has no device that is the GPU this process drives.
 pub fn open() -> Result<Nvml, String> {
     let found = libs::ensure(Lib::Nvml).map_err(|e| e.to_string())?;
     let result = match &found.path {
         Some(p) => Nvml::builder().lib_path(p.as_os_str()).init(),
         None => Nvml::init(),
     };
-    result.map_err(|e| match e {
+    let nvml = result.map_err(|e| match e {
         nvml_wrapper::error::NvmlError::NoPermission => {
             "NVML: no permission to query the GPU".to_string()
         }
         other => format!("NVML: {other}"),
-    })
+    })?;
+    nvml_index(&nvml)?;
+    Ok(nvml)
+}
+
+/// NVML's index of the GPU this process drives (gpu::device), matched by
+/// PCI bus id, found once: NVML's numbering is the host's and does not
+/// change while the process runs.
+pub fn nvml_index(nvml: &Nvml) -> Result<u32, String> {
+    static INDEX: OnceLock<Result<u32, String>> = OnceLock::new();
+    INDEX
+        .get_or_init(|| {
+            let id = super::device::current()?;
+            let count = nvml
+                .device_count()
+                .map_err(|e| format!("NVML device count: {e}"))?;
+            let seen: Vec<NvmlCandidate> = (0..count)
+                .map(|i| match nvml.device_by_index(i) {
+                    Ok(d) => NvmlCandidate {
+                        bus_id: d.pci_info().ok().map(|p| p.bus_id),
+                        uuid: d.uuid().ok(),
+                    },
+                    Err(_) => NvmlCandidate::default(),
+                })
+                .collect();
+            match_nvml(id.pci_bus_id.as_deref(), id.uuid.as_deref(), &seen).map(|i| i as u32)
+        })
+        .clone()
+}
+
+/// The NVML device that is the GPU this process drives.
+fn device(nvml: &Nvml) -> Result<Device<'_>, String> {
+    let i = nvml_index(nvml)?;
+    nvml.device_by_index(i)
+        .map_err(|e| format!("NVML device {i}: {e}"))
 }
 
 type Update = fn(&Device, &mut TelemetrySample);
@@ -126,10 +162,10 @@ impl Poller {
     }
 }
 
-/// Other processes computing on GPU 0 right now ("python3 (PID 4242, 1.2 GiB)"):
+/// Other processes computing on our GPU right now ("python3 (PID 4242, 1.2 GiB)"):
 /// their kernels share the SMs with ours, so timings are not clean.
 pub fn other_processes(nvml: &Nvml) -> Vec<String> {
-    let Ok(d) = nvml.device_by_index(0) else {
+    let Ok(d) = device(nvml) else {
         return Vec::new();
     };
     let me = std::process::id();
@@ -157,27 +193,37 @@ pub fn shared_gpu_warning(nvml: &Nvml) -> Option<String> {
     let others = other_processes(nvml);
     (!others.is_empty()).then(|| {
         format!(
-            "GPU 0 is also running {}: their kernels compete with ours, so latencies and counters are not clean; free the GPU for numbers you can quote",
+            "{} is also running {}: their kernels compete with ours, so latencies and counters are not clean; free the GPU for numbers you can quote",
+            gpu_name(),
             others.join(", ")
         )
     })
 }
 
-/// One full sample of GPU 0 (every query once).
+/// "GPU 1 (bus 0000:b3:00.0)": our GPU, as warnings name it.
+fn gpu_name() -> String {
+    match super::device::current() {
+        Ok(id) => match id.pci_bus_id {
+            Some(bus) => format!("GPU {} (bus {bus})", id.ordinal),
+            None => format!("GPU {}", id.ordinal),
+        },
+        Err(_) => "the GPU".into(),
+    }
+}
+
+/// One full sample of our GPU (every query once).
 pub fn sample(nvml: &Nvml) -> Result<TelemetrySample, String> {
-    let d = nvml
-        .device_by_index(0)
-        .map_err(|e| format!("NVML device 0: {e}"))?;
+    let d = device(nvml)?;
     let mut p = Poller::new(Duration::ZERO);
     p.poll(&d);
     Ok(p.sample)
 }
 
-/// GPU 0's SM clock right now, MHz.
+/// Our GPU's SM clock right now, MHz.
 pub fn sm_clock_now(nvml: &Nvml) -> Result<u32, String> {
     use nvml_wrapper::enum_wrappers::device::Clock;
-    nvml.device_by_index(0)
-        .and_then(|d| d.clock_info(Clock::SM))
+    device(nvml)?
+        .clock_info(Clock::SM)
         .map_err(|e| format!("NVML SM clock: {e}"))
 }
 
@@ -235,9 +281,9 @@ impl Sampler {
         let (s, st) = (Arc::clone(&shared), Arc::clone(&stop));
         let period = Duration::from_secs_f64(1.0 / hz.max(0.1));
         let handle = std::thread::spawn(move || {
-            let device = match nvml.device_by_index(0) {
+            let device = match device(&nvml) {
                 Ok(d) => d,
-                Err(e) => return on_error(format!("NVML device 0: {e}")),
+                Err(e) => return on_error(e),
             };
             let mut poller = Poller::new(period);
             let mut next = Instant::now();

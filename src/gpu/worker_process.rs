@@ -32,6 +32,8 @@ pub struct WorkerConfig {
     /// Kernel folders by label ("" replaces the bundled kernel as the
     /// primary one), as the dashboard registered them.
     pub kernels: Vec<KernelFiles>,
+    /// The GPU (`--device`: an ordinal or a UUID); None: device 0.
+    pub device: Option<String>,
 }
 
 impl WorkerConfig {
@@ -41,6 +43,7 @@ impl WorkerConfig {
             ab_seconds: s.ab_seconds,
             metric_names: s.metric_names,
             kernels: s.kernels,
+            device: s.device,
         }
     }
 }
@@ -79,6 +82,15 @@ pub fn serve(args: WorkerConfig) -> i32 {
 }
 
 fn serve_commands(args: WorkerConfig, started: Instant, out: Arc<Link>) -> i32 {
+    if let Some(d) = &args.device {
+        match d.parse::<super::device::DeviceSpec>() {
+            Ok(spec) => super::device::select(spec),
+            Err(e) => {
+                out.event(&error(started, "worker", format!("--device {d}: {e}")));
+                return crate::exit::USAGE;
+            }
+        }
+    }
     let mut registered = Vec::new();
     for k in &args.kernels {
         match Manifest::parse(&k.manifest, &format!("{}/{}", k.folder, k.manifest_file)) {

@@ -7,6 +7,7 @@ use crate::exit;
 use crate::gpu::engine::Engine;
 use crate::gpu::libs::{self, Lib};
 use crate::gpu::nvrtc;
+use crate::gpu::telemetry;
 
 pub fn doctor() -> i32 {
     let mut problems = 0;
@@ -54,15 +55,19 @@ pub fn doctor() -> i32 {
     }
     match crate::gpu::probe() {
         Ok(()) => match Engine::new() {
-            Ok(e) => println!(
-                "  ok   GPU 0: {} ({}), {} SMs, {} MiB L2, {} GiB, driver {}",
-                e.info.name,
-                e.arch,
-                e.info.sm_count,
-                e.info.l2_bytes >> 20,
-                e.info.memory_bytes >> 30,
-                e.driver_version().unwrap_or_else(|| "?".into())
-            ),
+            Ok(e) => {
+                println!(
+                    "  ok   GPU {}: {} ({}), {} SMs, {} MiB L2, {} GiB, driver {}",
+                    e.ordinal(),
+                    e.info.name,
+                    e.arch,
+                    e.info.sm_count,
+                    e.info.l2_bytes >> 20,
+                    e.info.memory_bytes >> 30,
+                    e.driver_version().unwrap_or_else(|| "?".into())
+                );
+                identity(&e);
+            }
             Err(e) => {
                 problems += 1;
                 println!("  FAIL GPU: {e}");
@@ -97,6 +102,52 @@ pub fn doctor() -> i32 {
             "live mode is not available here; `attnscope` will replay the newest real session in sessions/ instead"
         );
         exit::NO_GPU
+    }
+}
+
+/// Which of the host's GPUs this is, as CUDA and NVML each see it: with
+/// several, the bus ids must agree or telemetry would describe another GPU.
+fn identity(e: &Engine) {
+    let unknown = || "unknown".to_string();
+    let bus = e.info.pci_bus_id.clone().unwrap_or_else(unknown);
+    println!(
+        "  ok   GPU {} CUDA bus id {bus}, UUID {}",
+        e.ordinal(),
+        e.info.uuid.clone().unwrap_or_else(unknown)
+    );
+    match telemetry::open().and_then(|n| {
+        let i = telemetry::nvml_index(&n)?;
+        let d = n.device_by_index(i).map_err(|err| err.to_string())?;
+        let bus = d.pci_info().map_err(|err| err.to_string())?.bus_id;
+        Ok((i, bus))
+    }) {
+        Ok((i, bus)) => println!(
+            "  ok   GPU {} NVML bus id {bus} (NVML index {i}): telemetry reads this GPU",
+            e.ordinal()
+        ),
+        Err(why) => println!("  --   no telemetry: {why}"),
+    }
+    if let Ok(all) = crate::gpu::device::list()
+        && all.len() > 1
+    {
+        println!(
+            "  --   CUDA sees {} GPUs; --device N or --device GPU-… picks one:",
+            all.len()
+        );
+        for d in all {
+            println!(
+                "         {}: {}, bus {}, {}{}",
+                d.ordinal,
+                d.name,
+                d.pci_bus_id.unwrap_or_else(unknown),
+                d.uuid.unwrap_or_else(unknown),
+                if d.ordinal == e.ordinal() {
+                    "  (this one)"
+                } else {
+                    ""
+                }
+            );
+        }
     }
 }
 

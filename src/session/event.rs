@@ -101,6 +101,12 @@ pub struct GpuInfo {
     pub memory_bytes: u64,
     /// Largest dynamic shared memory a block may opt into, bytes (0: not recorded).
     pub max_smem_per_block: u32,
+    /// GPU-xxxxxxxx-…: which of a host's GPUs this was (older sessions: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+    /// The PCI bus id as CUDA writes it, "0000:65:00.0" (older sessions: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pci_bus_id: Option<String>,
 }
 
 impl GpuInfo {
@@ -585,5 +591,26 @@ mod tests {
             r#"{"t_us":5,"extra":true,"event":{"type":"bookmark","label":"x","colour":"red"}}"#;
         let s: Stamped = serde_json::from_str(line).unwrap();
         assert_eq!(s.event, Event::Bookmark(Bookmark { label: "x".into() }));
+    }
+
+    #[test]
+    fn gpu_identity_is_optional_both_ways() {
+        // A header from before the UUID and bus id were recorded still reads.
+        let old = r#"{"name":"NVIDIA H100 80GB HBM3","cc_major":9,"cc_minor":0,"sm_count":132}"#;
+        let g: GpuInfo = serde_json::from_str(old).unwrap();
+        assert_eq!((g.uuid, g.pci_bus_id), (None, None));
+        // Absent ones are not written; present ones read back.
+        let text = serde_json::to_string(&GpuInfo::default()).unwrap();
+        assert!(
+            !text.contains("uuid") && !text.contains("pci_bus_id"),
+            "{text}"
+        );
+        let g = GpuInfo {
+            uuid: Some("GPU-3f2a1b2c-0000-1111-2222-333344445555".into()),
+            pci_bus_id: Some("0000:65:00.0".into()),
+            ..GpuInfo::default()
+        };
+        let back: GpuInfo = serde_json::from_str(&serde_json::to_string(&g).unwrap()).unwrap();
+        assert_eq!(back, g);
     }
 }

@@ -168,7 +168,8 @@ pub struct Engine {
 impl Engine {
     pub fn new() -> Result<Engine, EngineError> {
         crate::gpu::probe().map_err(EngineError::Invalid)?;
-        let ctx = cuda(CudaContext::new(0), "create context")?;
+        let device = crate::gpu::device::current().map_err(EngineError::Invalid)?;
+        let ctx = cuda(CudaContext::new(device.ordinal), "create context")?;
         // One stream: cudarc's cross-stream event tracking is overhead here.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.default_stream();
@@ -184,6 +185,8 @@ impl Engine {
             max_smem_per_block: attr(
                 CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
             )? as u32,
+            uuid: device.uuid,
+            pci_bus_id: device.pci_bus_id,
         };
         let expected_mhz =
             (attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? / 1000) as u32;
@@ -614,6 +617,11 @@ impl Engine {
         // checked against the cubin's parameter sizes in `prepare`; the
         // buffers hold B·H·S·D elements for this shape.
         cuda(unsafe { args.launch(cfg) }.map(|_| ()), "launch")
+    }
+
+    /// The CUDA ordinal of the GPU this engine drives.
+    pub fn ordinal(&self) -> usize {
+        self.ctx.ordinal()
     }
 
     pub fn driver_version(&self) -> Option<String> {
