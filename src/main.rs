@@ -34,6 +34,11 @@ fn main() -> ExitCode {
         Cmd::Ab(args) if args.remote.place().is_remote() => {
             app::remote::run(args.remote.place(), &argv[1..])
         }
+        Cmd::Sweep(args) if args.remote.place().is_remote() => {
+            app::remote::run(args.remote.place(), &argv[1..])
+        }
+        Cmd::Sweep(args) => attnscope::headless::sweep(args),
+        Cmd::Merge(args) => app::merge(args),
         Cmd::Bench(args) => attnscope::headless::bench(args),
         Cmd::Ab(args) => attnscope::headless::ab(args),
         Cmd::Selftest(args) => attnscope::headless::selftest(args),

@@ -340,3 +340,70 @@ fn over_a_real_sshd_the_link_survives_a_killed_connection() {
     );
     assert_eq!(feed.count("header"), 1);
 }
+
+/// scripts/slurm-sweep.sh against a single-node Slurm on localhost
+/// (scripts/slurm-local.sh), each array task's GPU work done by the
+/// replaying worker. Opt-in (ATTNSCOPE_SLURM=1): it needs slurm-wlm and
+/// munge from the distribution's packages and takes ~15 s.
+#[test]
+fn a_sweep_runs_as_a_slurm_job_array_and_merges() {
+    if std::env::var("ATTNSCOPE_SLURM").is_err() {
+        eprintln!("skipped: set ATTNSCOPE_SLURM=1 (needs slurm-wlm and munge)");
+        return;
+    }
+    let dir = scratch("slurm");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let state = dir.join("slurm");
+    let script = |name: &str| root.join("scripts").join(name);
+    let up = Command::new("bash")
+        .arg(script("slurm-local.sh"))
+        .arg("start")
+        .arg(&state)
+        .output()
+        .unwrap();
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let conf = state.join("slurm.conf");
+    let out = Command::new("bash")
+        .arg(script("slurm-sweep.sh"))
+        .arg(dir.join("sweep"))
+        .arg("2")
+        .args([
+            "--shapes",
+            "2,8,512,64;4,16,4096,64",
+            "--variants",
+            "scalar,wmma+pv+async",
+            "--causal",
+            "both",
+        ])
+        .env("SLURM_CONF", &conf)
+        .env("ATTNSCOPE", BIN)
+        .env("SWEEP_GRES", "")
+        .env("SWEEP_WORKER_CMD", replaying(1000.0, ""))
+        .output()
+        .unwrap();
+    let _ = Command::new("bash")
+        .arg(script("slurm-local.sh"))
+        .arg("stop")
+        .arg(&state)
+        .output();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("2 of 2 sessions") && text.contains("source h200-2"),
+        "{text}"
+    );
+    let events = read_session(&dir.join("sweep/sweep.jsonl"));
+    let Event::Header(h) = &events[0].event else {
+        panic!("no header")
+    };
+    assert_eq!(h.sources.len(), 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}

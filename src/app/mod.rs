@@ -10,7 +10,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use crate::cli::{ExportArgs, LiveArgs, ReplayArgs, WorkerArgs};
+use crate::cli::{ExportArgs, LiveArgs, MergeArgs, ReplayArgs, WorkerArgs};
 use crate::exit;
 use crate::export::summary;
 use crate::metrics::gates::GateSet;
@@ -50,6 +50,43 @@ pub fn worker(args: WorkerArgs) -> i32 {
     }
     match args.config() {
         Ok(config) => crate::gpu::worker_process::serve(config),
+        Err(e) => fail(exit::USAGE, e),
+    }
+}
+
+/// `attnscope merge FILES… --out FILE`.
+pub fn merge(args: MergeArgs) -> i32 {
+    use crate::session::merge;
+    for f in &args.files {
+        if !f.is_file() {
+            return fail(
+                exit::SESSION,
+                format!("{}: no such session file", f.display()),
+            );
+        }
+    }
+    let labels = match args.labels.clone() {
+        Some(l) => l,
+        None => match merge::default_labels(&args.files) {
+            Ok(l) => l,
+            Err(e) => return fail(exit::SESSION, e),
+        },
+    };
+    match merge::merge(&args.files, &labels, &args.out) {
+        Ok(m) => {
+            println!(
+                "{}: {} sessions as {} ({} events{})",
+                args.out.display(),
+                args.files.len(),
+                labels.join(", "),
+                m.events,
+                match m.skipped_lines {
+                    0 => String::new(),
+                    n => format!(", {n} corrupt lines skipped"),
+                }
+            );
+            0
+        }
         Err(e) => fail(exit::USAGE, e),
     }
 }

@@ -14,7 +14,13 @@ use crate::session::protocol::{self, FromWorker, KernelFiles, SeqCheck, Setup};
 use crate::session::recorder::Recorder;
 
 /// Flags that take a value and stay on this machine.
-const LOCAL_FLAGS: [&str; 4] = ["--worker-cmd", "--remote", "--remote-worker", "--record"];
+const LOCAL_FLAGS: [&str; 5] = [
+    "--worker-cmd",
+    "--remote",
+    "--remote-worker",
+    "--record",
+    "--out",
+];
 
 /// The command's arguments for the far side, the session file to record
 /// here, the kernel folders to send.
@@ -52,6 +58,13 @@ pub fn split(argv: &[String]) -> Split {
         i += 1;
         match flag {
             "--record" => out.record = Some(PathBuf::from(value)),
+            // sweep's session: written here; the far side writes a scratch copy.
+            "--out" => {
+                out.record = Some(PathBuf::from(value));
+                out.args.push("--out".into());
+                out.args
+                    .push(format!("{}/out.jsonl", crate::gpu::worker_run::SCRATCH));
+            }
             "--kernels" | "--also" => {
                 let label = if flag == "--kernels" { "" } else { "also" };
                 out.args.push(flag.to_string());
@@ -188,6 +201,8 @@ mod tests {
             "--variants",
             "scalar,exp2",
             "--worker-cmd=ssh x attnscope worker",
+            "--out",
+            "sweep.jsonl",
             "--also=../other",
             "--remote-worker",
             "/opt/attnscope worker",
@@ -200,11 +215,13 @@ mod tests {
                 "@kernel:0",
                 "--variants",
                 "scalar,exp2",
+                "--out",
+                "@scratch/out.jsonl",
                 "--also",
                 "@kernel:1"
             ])
         );
-        assert_eq!(s.record, Some(PathBuf::from("out.jsonl")));
+        assert_eq!(s.record, Some(PathBuf::from("sweep.jsonl")));
         assert_eq!(
             s.kernels,
             vec![

@@ -2,6 +2,7 @@
 //! SVG through plotters), CSV tables and a Chrome trace Perfetto opens. Pure:
 //! it reads the event stream like replay does and never touches a GPU.
 
+pub mod across;
 mod charts;
 pub mod summary;
 mod tables;

@@ -22,6 +22,8 @@ fn vs_cudnn(s: &SessionState, key: &Key) -> Option<Speedup> {
 }
 
 pub fn to_json(s: &SessionState, gates: &GateSet, read: &ReadReport) -> Value {
+    let across =
+        super::across::rows(s).map(|(labels, rows)| json!({"labels": labels, "rows": rows}));
     let variants: Vec<Value> = s
         .variants
         .iter()
@@ -69,6 +71,7 @@ pub fn to_json(s: &SessionState, gates: &GateSet, read: &ReadReport) -> Value {
         "skipped_lines": read.skipped.iter().map(|l| json!({"line": l.line, "message": l.message})).collect::<Vec<_>>(),
         "torn_tail": read.torn_tail,
         "variants": variants,
+        "across_sources": across,
         "telemetry": telemetry_json(s),
         "ab": s.ab,
         "bookmarks": s.bookmarks,
@@ -124,6 +127,16 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
             "session: attnscope {} on {} — {gpu}",
             h.tool_version, h.host
         ));
+        for src in &h.sources {
+            line(format!(
+                "  source {}: {} on {}, timer {}, from {}",
+                src.label,
+                src.gpu.as_ref().map_or("no GPU", |g| g.name.as_str()),
+                src.host,
+                src.timer.as_deref().unwrap_or("not recorded"),
+                src.file
+            ));
+        }
         line(format!(
             "driver {}{} · CUDA {} · {} events over {:.1} s · {} error{}",
             h.nvidia_driver.as_deref().unwrap_or("not recorded"),
@@ -197,7 +210,7 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
             (None, None) => "—".into(),
         };
         let cudnn_key = Key {
-            variant: crate::session::Variant::CUDNN,
+            variant: key.variant.cudnn_beside(),
             shape: key.shape,
         };
         let mut runs: Vec<_> = v
@@ -268,6 +281,11 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
             "÷ cuDNN: this variant's time over cuDNN's at the same shape and regime (below 1: faster)"
                 .into(),
         );
+    }
+    if let Some(t) = super::across::text(s) {
+        for l in t.lines() {
+            line(l.to_string());
+        }
     }
     for (key, v) in &s.variants {
         let results = s.gates(gates, key);

@@ -353,7 +353,7 @@ fn deliver(
                     if let Err(gap) = seq.see(n) {
                         ui.event(error_from(started, "link", gap, None));
                     }
-                    s
+                    *s
                 }
                 Incoming::Garbage(line) => {
                     garbage += 1;

@@ -95,6 +95,7 @@ impl Worker {
             timer: Some(engine.timer().name().into()),
             timer_resolution_ns: engine.timer_step_ns,
             globaltimer_vs_host: engine.calibrate_clock_probe().ok(),
+            sources: Vec::new(),
         }
     }
 

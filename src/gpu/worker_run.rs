@@ -19,6 +19,10 @@ use crate::session::protocol::{FromWorker, KernelFiles, LinkWriter};
 /// Where a headless command sends its events when a worker runs it.
 pub const EVENTS_SOCKET_ENV: &str = "ATTNSCOPE_EVENTS_SOCKET";
 
+/// How a dashboard names this run's own folder in the arguments (a file
+/// the command must write, such as sweep's `--out`).
+pub const SCRATCH: &str = "@scratch";
+
 /// How a dashboard names the i-th kernel folder it sent, in the arguments.
 pub fn kernel_placeholder(i: usize) -> String {
     format!("@kernel:{i}")
@@ -53,6 +57,10 @@ fn run_in<W: Write + Send + 'static>(
         for a in argv.iter_mut().filter(|a| a.contains(&mark)) {
             *a = a.replace(&mark, &dir.display().to_string());
         }
+    }
+    let here = scratch.0.display().to_string();
+    for a in argv.iter_mut().filter(|a| a.contains(SCRATCH)) {
+        *a = a.replace(SCRATCH, &here);
     }
     let socket = scratch.0.join("events.sock");
     let listener = UnixListener::bind(&socket)

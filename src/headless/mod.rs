@@ -11,6 +11,7 @@ mod doctor;
 pub mod gates;
 mod new;
 mod selftest;
+mod sweep;
 pub mod tune;
 
 pub use ab::ab;
@@ -20,6 +21,7 @@ pub use clocks::clocks;
 pub use doctor::doctor;
 pub use new::{new_kernel, write_starter};
 pub use selftest::{selftest, selftest_shapes};
+pub use sweep::sweep;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -582,7 +582,7 @@ impl SessionState {
             return None;
         }
         let base = Key {
-            variant: Variant::CUDNN,
+            variant: key.variant.cudnn_beside(),
             shape: key.shape,
         };
         self.speedup(&base, key)

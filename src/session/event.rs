@@ -88,6 +88,29 @@ pub struct SessionHeader {
     /// Host ns per GPU globaltimer ns over a 10 ms clock probe: the clock
     /// probe's calibration (its readings are divided by it).
     pub globaltimer_vs_host: Option<f64>,
+    /// A merged session's sources (`attnscope merge`): each GPU or host and
+    /// the label its variants carry; empty for a session of one GPU.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<SourceInfo>,
+}
+
+/// One session of a merged one: where it ran, under which label.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SourceInfo {
+    pub label: String,
+    /// The file it came from.
+    pub file: String,
+    pub host: String,
+    pub gpu: Option<GpuInfo>,
+    pub started_unix_ms: u64,
+    pub nvidia_driver: Option<String>,
+    pub timer: Option<String>,
+    pub timer_resolution_ns: Option<f64>,
+    pub command_line: Vec<String>,
+    /// The primary kernel's source hash there (the same variant name on
+    /// another source may be other code).
+    pub kernel_source_hash: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -556,6 +579,27 @@ impl<'de> Deserialize<'de> for Event {
 }
 
 impl Event {
+    /// Every variant the event names (a merge relabels them).
+    pub fn variants_mut(&mut self) -> Vec<&mut Variant> {
+        match self {
+            Event::VariantSelected(e) => vec![&mut e.variant],
+            Event::BuildFinished(e) => vec![&mut e.variant],
+            Event::BuildFailed(e) => vec![&mut e.variant],
+            Event::Latency(e) => vec![&mut e.variant],
+            Event::MeasurementDone(e) => vec![&mut e.variant],
+            Event::Correctness(e) => vec![&mut e.variant],
+            Event::CounterProgress(e) => vec![&mut e.variant],
+            Event::Counters(e) => vec![&mut e.variant],
+            Event::AbResult(e) => vec![&mut e.a, &mut e.b],
+            Event::Error(e) => e.variant.iter_mut().collect(),
+            Event::Header(_)
+            | Event::Telemetry(_)
+            | Event::Bookmark(_)
+            | Event::KernelLoaded(_)
+            | Event::Unknown => Vec::new(),
+        }
+    }
+
     /// A short kind name, for logs and summaries.
     pub fn kind(&self) -> &'static str {
         match self {

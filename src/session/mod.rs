@@ -4,6 +4,7 @@ pub mod command;
 pub mod event;
 pub mod inputs;
 pub mod manifest;
+pub mod merge;
 pub mod protocol;
 pub mod reader;
 pub mod recorder;

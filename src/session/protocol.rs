@@ -125,7 +125,7 @@ impl KernelFiles {
 pub enum FromWorker {
     Hello(Hello),
     /// An event and its number on this link (1, 2, 3, …).
-    Event(u64, Stamped),
+    Event(u64, Box<Stamped>),
     /// A line a run printed on its stdout / stderr.
     Out(String),
     Err(String),
@@ -182,10 +182,10 @@ impl FromWorker {
                 .map(|e| {
                     FromWorker::Event(
                         e.seq,
-                        Stamped {
+                        Box::new(Stamped {
                             t_us: e.t_us,
                             event: e.event,
-                        },
+                        }),
                     )
                 })
                 .map_err(|e| e.to_string())
@@ -306,7 +306,7 @@ impl<W: std::io::Write> LinkWriter<W> {
     pub fn event_with(&self, s: &Stamped, mangle: impl FnOnce(u64, String) -> String) -> bool {
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         g.1 += 1;
-        let line = mangle(g.1, FromWorker::Event(g.1, s.clone()).to_line());
+        let line = mangle(g.1, FromWorker::Event(g.1, Box::new(s.clone())).to_line());
         Self::put(&mut g.0, &line)
     }
 

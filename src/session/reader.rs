@@ -337,7 +337,7 @@ fn check_header(event: &Event, path: &Path, line: u64) -> Result<(), SessionErro
 
 /// The kernels a header records; a session from before manifests ran the
 /// bundled kernel as its primary one.
-fn session_kernels(
+pub(crate) fn session_kernels(
     h: &super::event::SessionHeader,
 ) -> Vec<super::manifest::registry::KernelRecord> {
     if !h.kernels.is_empty() {
@@ -349,6 +349,7 @@ fn session_kernels(
         manifest: super::manifest::BUNDLED_TOML.into(),
         dir: None,
         source_hash: None,
+        source: String::new(),
     }]
 }
 

@@ -85,6 +85,27 @@ impl Variant {
         self.kernel == KernelId::CUDNN
     }
 
+    /// cuDNN on the GPU this variant ran on (in a merged session, its
+    /// source's; else plain `cudnn`): what "÷ cuDNN" divides by.
+    pub fn cudnn_beside(&self) -> Variant {
+        if self.is_cudnn() {
+            return *self;
+        }
+        let source = registry::get(self.kernel).source.clone();
+        Variant {
+            toggles: Toggles(registry::find_source(&source).unwrap_or(0)),
+            ..Variant::CUDNN
+        }
+    }
+
+    /// cuDNN's variant on a merged session's source.
+    pub fn cudnn_on(source: &str) -> Variant {
+        Variant {
+            toggles: Toggles(registry::source_index(source)),
+            ..Variant::CUDNN
+        }
+    }
+
     /// Its kernel's manifest; None for cuDNN.
     pub fn manifest(&self) -> Option<Arc<Manifest>> {
         (!self.is_cudnn()).then(|| registry::manifest(self.kernel))
@@ -94,7 +115,10 @@ impl Variant {
     /// primary one; `cudnn`.
     pub fn name(&self) -> String {
         let Some(m) = self.manifest() else {
-            return "cudnn".into();
+            return match registry::source_tag(self.toggles.0) {
+                Some(tag) if !tag.is_empty() => format!("{tag}:cudnn"),
+                _ => "cudnn".into(),
+            };
         };
         let text = m.variant_text(self.toggles.0, self.tile);
         match registry::label(self.kernel) {
@@ -131,7 +155,7 @@ impl Variant {
     /// before a build so the CLI and the screen can name the rule).
     pub fn check(&self) -> Result<(), String> {
         match self.manifest() {
-            None if self.toggles.0 != 0 || self.tile != Tile::ZERO => {
+            None if self.tile != Tile::ZERO || registry::source_tag(self.toggles.0).is_none() => {
                 Err("cudnn is cuDNN's own kernel: it takes no toggles and no tile".into())
             }
             None => Ok(()),
@@ -280,6 +304,15 @@ impl FromStr for Variant {
         let text = text.trim();
         if text == "cudnn" {
             return Ok(Variant::CUDNN);
+        }
+        // cuDNN on one source of a merged session: `h200:cudnn`.
+        if let Some((tag, "cudnn")) = text.split_once(':')
+            && let Some(i) = registry::find_source(tag).filter(|&i| i > 0)
+        {
+            return Ok(Variant {
+                toggles: Toggles(i),
+                ..Variant::CUDNN
+            });
         }
         if text.split(['+', '@', ':']).any(|w| w == "cudnn") {
             return Err(format!(

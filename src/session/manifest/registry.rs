@@ -30,11 +30,44 @@ pub struct Kernel {
     /// The folder it was read from; None for the bundled kernel (or one
     /// rebuilt from a session file).
     pub dir: Option<PathBuf>,
+    /// The GPU or host it ran on, in a merged session ("" otherwise): the
+    /// same kernel measured on two GPUs is two kernels there.
+    pub source: String,
 }
 
 struct Registry {
     kernels: Vec<Arc<Kernel>>,
     labels: HashMap<String, KernelId>,
+    /// The sources of a merged session; [0] is "" (not merged). cuDNN's
+    /// variant on source i carries i in its toggles.
+    sources: Vec<String>,
+}
+
+/// The number of a merged session's source (registered on first use; 0 for "").
+pub fn source_index(source: &str) -> u64 {
+    if let Some(i) = read().sources.iter().position(|s| s == source) {
+        return i as u64;
+    }
+    let mut r = write();
+    if let Some(i) = r.sources.iter().position(|s| s == source) {
+        return i as u64;
+    }
+    r.sources.push(source.to_string());
+    (r.sources.len() - 1) as u64
+}
+
+/// The source numbered `i`, if there is one.
+pub fn source_tag(i: u64) -> Option<String> {
+    read().sources.get(i as usize).cloned()
+}
+
+/// The number of a known source, without registering it.
+pub fn find_source(source: &str) -> Option<u64> {
+    read()
+        .sources
+        .iter()
+        .position(|s| s == source)
+        .map(|i| i as u64)
 }
 
 /// The label that always names the bundled kernel.
@@ -45,6 +78,7 @@ static REGISTRY: LazyLock<RwLock<Registry>> = LazyLock::new(|| {
         label: BUNDLED_LABEL.into(),
         manifest: Arc::new(Manifest::bundled()),
         dir: None,
+        source: String::new(),
     });
     RwLock::new(Registry {
         kernels: vec![bundled],
@@ -52,6 +86,7 @@ static REGISTRY: LazyLock<RwLock<Registry>> = LazyLock::new(|| {
             (String::new(), KernelId::BUNDLED),
             (BUNDLED_LABEL.to_string(), KernelId::BUNDLED),
         ]),
+        sources: vec![String::new()],
     })
 });
 
@@ -117,19 +152,26 @@ pub fn all() -> Vec<(KernelId, Arc<Kernel>)> {
 /// already naming another kernel is moved to the new one (a reloaded
 /// manifest, a session's own kernels); variants made before keep theirs.
 pub fn register(label: &str, manifest: Manifest, dir: Option<PathBuf>) -> KernelId {
+    register_from("", label, manifest, dir)
+}
+
+/// `register`, for a kernel that ran on `source` (a merged session's GPU).
+pub fn register_from(
+    source: &str,
+    label: &str,
+    manifest: Manifest,
+    dir: Option<PathBuf>,
+) -> KernelId {
+    source_index(source);
     let mut r = write();
-    if let Some(&id) = r.labels.get(label) {
-        let k = &r.kernels[id.0 as usize];
-        if k.manifest.text == manifest.text && k.dir == dir {
-            return id;
-        }
+    let same = |k: &Kernel| k.manifest.text == manifest.text && k.dir == dir && k.source == source;
+    if let Some(&id) = r.labels.get(label)
+        && same(&r.kernels[id.0 as usize])
+    {
+        return id;
     }
     // The same kernel under another label (the bundled one as the primary).
-    if let Some(i) = r
-        .kernels
-        .iter()
-        .position(|k| k.manifest.text == manifest.text && k.dir == dir)
-    {
+    if let Some(i) = r.kernels.iter().position(|k| same(k)) {
         let id = KernelId(i as u16);
         r.labels.insert(label.to_string(), id);
         return id;
@@ -149,6 +191,7 @@ pub fn register(label: &str, manifest: Manifest, dir: Option<PathBuf>) -> Kernel
         label: stored,
         manifest: Arc::new(manifest),
         dir,
+        source: source.to_string(),
     }));
     r.labels.insert(label.to_string(), id);
     id
@@ -249,6 +292,9 @@ pub struct KernelRecord {
     pub manifest: String,
     pub dir: Option<String>,
     pub source_hash: Option<String>,
+    /// The GPU or host it ran on, in a merged session.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub source: String,
 }
 
 /// One kernel as a session records it, under the label that names it now.
@@ -260,6 +306,7 @@ pub fn record(id: KernelId) -> KernelRecord {
         manifest: k.manifest.text.clone(),
         dir: k.dir.as_ref().map(|d| d.display().to_string()),
         source_hash: None,
+        source: k.source.clone(),
     }
 }
 
@@ -284,6 +331,7 @@ pub fn records() -> Vec<KernelRecord> {
             manifest: k.manifest.text.clone(),
             dir: k.dir.as_ref().map(|d| d.display().to_string()),
             source_hash: None,
+            source: k.source.clone(),
         });
     }
     out.sort_by_key(|r| !r.label.is_empty());
@@ -303,7 +351,7 @@ pub fn adopt(records: &[KernelRecord]) -> Result<(), String> {
             Ok(m) => {
                 let dir = rec.dir.as_ref().map(PathBuf::from);
                 // A folder that no longer holds this manifest is still its origin.
-                register(&rec.label, m, dir);
+                register_from(&rec.source, &rec.label, m, dir);
             }
             Err(e) => failed.push(e.to_string()),
         }

@@ -7,21 +7,21 @@ fn every_worker_line_round_trips() {
         FromWorker::Hello(Hello::new(None)),
         FromWorker::Event(
             7,
-            Stamped {
+            Box::new(Stamped {
                 t_us: 12,
                 event: Event::Bookmark(Bookmark { label: "x".into() }),
-            },
+            }),
         ),
         FromWorker::Event(
             8,
-            Stamped {
+            Box::new(Stamped {
                 t_us: 13,
                 event: Event::Error(ErrorReport {
                     source: "gpu".into(),
                     message: "line\nbreak".into(),
                     variant: None,
                 }),
-            },
+            }),
         ),
         FromWorker::Out("| variant | p50 |".into()),
         FromWorker::Err("attnscope: building…".into()),

@@ -1,0 +1,245 @@
+//! `attnscope sweep`: every variant at every shape, headless, into one
+//! session (the same build, check and timing as bench, one table per shape).
+//! `--devices all` runs one sweep per GPU of the host at once, each a slice
+//! of the shapes, and merges their sessions into the one asked for.
+
+use super::bench::{Check, bench_one};
+use super::{Run, fail, runnable};
+use crate::cli::{SweepArgs, VariantSpec, exit};
+use crate::gpu::engine::Timer;
+use crate::gpu::measure::Plan;
+use crate::session::event::L2Mode;
+
+pub fn sweep(args: SweepArgs) -> i32 {
+    if let Some(devices) = &args.devices {
+        return per_device(&args, devices);
+    }
+    let points = args.points();
+    let variants: Vec<_> = args
+        .variants
+        .0
+        .iter()
+        .map(|s| match *s {
+            VariantSpec::Fixed(v) => Ok(v),
+            VariantSpec::Tuned(v) => Err(format!(
+                "{v}@tuned: sweep takes fixed tiles (tune each shape, then name its tile)"
+            )),
+        })
+        .collect::<Result<_, _>>()
+        .map_err(|e| fail(exit::USAGE, e))
+        .unwrap_or_default();
+    if variants.is_empty() {
+        return exit::USAGE;
+    }
+    for p in &points {
+        if let Err(code) = runnable(&variants, p) {
+            return code;
+        }
+    }
+    if points.is_empty() {
+        return fail(exit::USAGE, "this slice holds no shapes: nothing to run");
+    }
+    let mut run = match Run::start(Timer::Cupti, args.telemetry_hz, Some(&args.out)) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let plan = Plan {
+        l2: L2Mode::Hot,
+        regime: args.regime,
+        max_s: args.max_seconds,
+        ..Plan::default()
+    };
+    let check = Check::new(args.inputs, args.seed);
+    println!(
+        "{} ({}), {} shape(s) × {} variant(s), {}, GPU time per launch from {}; correctness on {} inputs, seed {}",
+        run.engine.info.name,
+        run.engine.arch,
+        points.len(),
+        variants.len(),
+        plan.regime.name(),
+        run.engine.timer().name(),
+        check.inputs,
+        check.seed
+    );
+    let mut any_fail = false;
+    for shape in &points {
+        let mut rows = Vec::new();
+        for v in &variants {
+            match bench_one(&mut run.engine, &mut run.sink, v, shape, &plan, None, check) {
+                Ok((row, pass)) => {
+                    any_fail |= !pass;
+                    rows.push(row);
+                }
+                Err(e) => {
+                    any_fail = true;
+                    rows.push(serde_json::json!({"variant": v.name(), "error": e.to_string()}));
+                }
+            }
+            run.sink.drain();
+        }
+        print_shape(shape, &rows);
+    }
+    println!("session: {}", args.out.display());
+    if any_fail { exit::CHECK_FAILED } else { 0 }
+}
+
+fn print_shape(shape: &crate::session::Shape, rows: &[serde_json::Value]) {
+    let cudnn = rows
+        .iter()
+        .find(|r| r["variant"] == "cudnn")
+        .and_then(|r| r["median_us"].as_f64());
+    let w = rows
+        .iter()
+        .filter_map(|r| r["variant"].as_str())
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(16);
+    println!("\n{shape}");
+    println!(
+        "{:<w$} {:>10} {:>9} {:>8} {:>8} {:>7}",
+        "variant", "p50 µs", "±95%", "TFLOP/s", "÷ cuDNN", "correct"
+    );
+    for r in rows {
+        let name = r["variant"].as_str().unwrap_or("");
+        if let Some(e) = r.get("error") {
+            println!("{name:<w$} ERROR {e}");
+            continue;
+        }
+        let m = r["median_us"].as_f64().unwrap_or(f64::NAN);
+        let vs = cudnn.map_or("—".to_string(), |c| format!("{:.3}", m / c));
+        println!(
+            "{name:<w$} {m:>10.2} {:>9} {:>8.1} {vs:>8} {:>7}",
+            r["noise"].as_str().unwrap_or("?"),
+            r["tflops"].as_f64().unwrap_or(f64::NAN),
+            if r["correct"].as_bool() == Some(true) {
+                "PASS"
+            } else {
+                "FAIL"
+            }
+        );
+    }
+}
+
+/// One child sweep per GPU (`--device D --slice k/n`), in parallel, then
+/// their sessions merged into `--out` under labels gpu0, gpu1, ….
+fn per_device(args: &SweepArgs, devices: &str) -> i32 {
+    let chosen: Vec<String> = if devices.trim() == "all" {
+        match crate::gpu::device::list() {
+            Ok(all) if !all.is_empty() => all.iter().map(|d| d.ordinal.to_string()).collect(),
+            Ok(_) => return fail(exit::NO_GPU, "no CUDA device here"),
+            Err(e) => return fail(exit::NO_GPU, e),
+        }
+    } else {
+        devices.split(',').map(|d| d.trim().to_string()).collect()
+    };
+    if args.out.exists() {
+        return fail(
+            exit::USAGE,
+            format!("{} exists: sweep writes a new session", args.out.display()),
+        );
+    }
+    let exe = std::env::current_exe().unwrap_or_else(|_| "attnscope".into());
+    let base = child_args(&std::env::args().skip(1).collect::<Vec<_>>());
+    let n = chosen.len();
+    let mut parts = Vec::new();
+    let mut children = Vec::new();
+    for (k, d) in chosen.iter().enumerate() {
+        let part = args.out.with_extension(format!("gpu{k}.jsonl"));
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args(&base)
+            .arg(format!("--device={d}"))
+            .arg(format!("--slice={k}/{n}"))
+            .arg("--out")
+            .arg(&part);
+        eprintln!(
+            "attnscope: sweep on device {d}: shapes {k}/{n} → {}",
+            part.display()
+        );
+        match cmd.spawn() {
+            Ok(c) => children.push((d.clone(), c)),
+            Err(e) => {
+                return fail(
+                    exit::NO_GPU,
+                    format!("cannot start the sweep on device {d}: {e}"),
+                );
+            }
+        }
+        parts.push(part);
+    }
+    let mut worst = 0;
+    for (d, mut c) in children {
+        let code = c.wait().ok().and_then(|s| s.code()).unwrap_or(exit::NO_GPU);
+        if code != 0 {
+            eprintln!("attnscope: the sweep on device {d} exited with {code}");
+            worst = worst.max(code);
+        }
+    }
+    let present: Vec<_> = parts.iter().filter(|p| p.exists()).cloned().collect();
+    let labels: Vec<String> = (0..present.len()).map(|k| format!("gpu{k}")).collect();
+    match crate::session::merge::merge(&present, &labels, &args.out) {
+        Ok(m) => {
+            eprintln!(
+                "attnscope: merged {} sessions into {} ({} events)",
+                present.len(),
+                args.out.display(),
+                m.events
+            );
+            for p in &present {
+                let _ = std::fs::remove_file(p);
+            }
+            worst
+        }
+        Err(e) => fail(exit::USAGE, format!("merging {}: {e}", args.out.display())),
+    }
+}
+
+/// This command's arguments without the ones each child gets its own of.
+fn child_args(argv: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut skip = false;
+    for a in argv {
+        if std::mem::take(&mut skip) {
+            continue;
+        }
+        let flag = a.split('=').next().unwrap_or("");
+        if ["--devices", "--out", "--device", "--slice"].contains(&flag) {
+            skip = !a.contains('=');
+            continue;
+        }
+        out.push(a.clone());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn children_get_their_own_device_slice_and_file() {
+        let argv: Vec<String> = [
+            "sweep",
+            "--shapes",
+            "2,8,512,64;1,1,64,64",
+            "--devices",
+            "all",
+            "--out=x.jsonl",
+            "--device",
+            "1",
+            "--causal",
+            "both",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            super::child_args(&argv),
+            [
+                "sweep",
+                "--shapes",
+                "2,8,512,64;1,1,64,64",
+                "--causal",
+                "both"
+            ]
+        );
+    }
+}

@@ -1,0 +1,290 @@
+//! `attnscope merge`: sessions from several GPUs or hosts in one file. Each
+//! source gets a label (h100, h200, gpu0 …) and its kernels are registered
+//! again under it, so the same variant measured on two GPUs is two variants
+//! (`h100:wmma+pv+async`, `h200:wmma+pv+async`) that every screen, summary
+//! and chart shows side by side with no notion of sources; cuDNN's variant
+//! carries its source too (`h200:cudnn`). Times keep each source's own
+//! clock, shifted by when it started.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::event::{Event, SessionHeader, SourceInfo, Stamped};
+use super::manifest::Manifest;
+use super::manifest::registry::{self, KernelId, KernelRecord};
+use super::reader::{self, OnCorrupt};
+use super::recorder::Recorder;
+use super::variant::Variant;
+
+pub struct Merged {
+    pub events: u64,
+    pub skipped_lines: usize,
+}
+
+/// The header of a session file (its first line). Err: why it has none.
+pub fn read_header(path: &Path) -> Result<SessionHeader, String> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut first = String::new();
+    std::io::BufReader::new(file)
+        .read_line(&mut first)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    match serde_json::from_str::<Stamped>(&first) {
+        Ok(Stamped {
+            event: Event::Header(h),
+            ..
+        }) => Ok(h),
+        _ => Err(format!(
+            "{}: not a session file (its first line is not a header)",
+            path.display()
+        )),
+    }
+}
+
+/// Labels from each file's GPU name: `NVIDIA H100 80GB HBM3` → h100; a
+/// second H100 → h100-2.
+pub fn default_labels(files: &[PathBuf]) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in files {
+        let h = read_header(f)?;
+        let base = h
+            .gpu
+            .as_ref()
+            .and_then(|g| {
+                g.name
+                    .split_whitespace()
+                    .find(|w| w.chars().any(|c| c.is_ascii_digit()))
+                    .map(str::to_ascii_lowercase)
+            })
+            .unwrap_or_else(|| "gpu".into());
+        let mut label = base.clone();
+        let mut n = 2;
+        while out.contains(&label) {
+            label = format!("{base}-{n}");
+            n += 1;
+        }
+        out.push(label);
+    }
+    Ok(out)
+}
+
+/// Err: why `label` cannot name a source.
+pub fn check_label(label: &str) -> Result<(), String> {
+    let ok = !label.is_empty()
+        && label != registry::BUNDLED_LABEL
+        && label != "cudnn"
+        && label
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "label '{label}' is not usable: letters, digits, - and _ only, not 'bundled' or 'cudnn'"
+        ))
+    }
+}
+
+pub fn merge(files: &[PathBuf], labels: &[String], out: &Path) -> Result<Merged, String> {
+    if files.len() != labels.len() {
+        return Err(format!(
+            "{} files but {} labels: give one label per file",
+            files.len(),
+            labels.len()
+        ));
+    }
+    for (i, l) in labels.iter().enumerate() {
+        check_label(l)?;
+        if labels[..i].contains(l) {
+            return Err(format!("label '{l}' is given twice"));
+        }
+    }
+    // Headers first: the merged header names every source and kernel.
+    let headers: Vec<SessionHeader> = files
+        .iter()
+        .map(|f| read_header(f))
+        .collect::<Result<_, _>>()?;
+    let origin = headers.iter().map(|h| h.started_unix_ms).min().unwrap_or(0);
+    let mut kernels = Vec::new();
+    for (h, tag) in headers.iter().zip(labels) {
+        for rec in reader::session_kernels(h) {
+            let relabelled = relabel(&rec, tag)?;
+            if !kernels
+                .iter()
+                .any(|k: &KernelRecord| k.label == relabelled.label)
+            {
+                kernels.push(relabelled);
+            }
+        }
+        Variant::cudnn_on(tag);
+    }
+    let first = &headers[0];
+    let header = SessionHeader {
+        tool: first.tool.clone(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        schema_version: super::SCHEMA_VERSION,
+        host: join(headers.iter().map(|h| h.host.as_str())),
+        command_line: std::env::args().collect(),
+        started_unix_ms: origin,
+        // Titles name every GPU; the rest is the first's (a merged session
+        // is read, never run).
+        gpu: first.gpu.clone().map(|g| super::event::GpuInfo {
+            name: join(
+                headers
+                    .iter()
+                    .filter_map(|h| h.gpu.as_ref())
+                    .map(|g| g.name.as_str()),
+            ),
+            ..g
+        }),
+        driver_version: first.driver_version.clone(),
+        nvidia_driver: first.nvidia_driver.clone(),
+        cuda_version: first.cuda_version.clone(),
+        kernel_source_hash: None,
+        kernels,
+        clocks_at_start: None,
+        power_limit_w: None,
+        timer: same(headers.iter().map(|h| h.timer.clone())),
+        timer_resolution_ns: same(
+            headers
+                .iter()
+                .map(|h| h.timer_resolution_ns.map(f64::to_bits)),
+        )
+        .map(f64::from_bits),
+        globaltimer_vs_host: None,
+        sources: headers
+            .iter()
+            .zip(files)
+            .zip(labels)
+            .map(|((h, f), tag)| SourceInfo {
+                label: tag.clone(),
+                file: f.display().to_string(),
+                host: h.host.clone(),
+                gpu: h.gpu.clone(),
+                started_unix_ms: h.started_unix_ms,
+                nvidia_driver: h.nvidia_driver.clone(),
+                timer: h.timer.clone(),
+                timer_resolution_ns: h.timer_resolution_ns,
+                command_line: h.command_line.clone(),
+                kernel_source_hash: h
+                    .kernels
+                    .iter()
+                    .find(|k| k.label.is_empty())
+                    .and_then(|k| k.source_hash.clone())
+                    .or_else(|| h.kernel_source_hash.clone()),
+            })
+            .collect(),
+    };
+    let mut rec =
+        Recorder::create(out).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    let put = |rec: &mut Recorder, s: &Stamped| {
+        rec.append(s).map_err(|e| format!("{}: {e}", out.display()))
+    };
+    put(
+        &mut rec,
+        &Stamped {
+            t_us: 0,
+            event: Event::Header(header),
+        },
+    )?;
+    let mut skipped = 0;
+    for ((file, h), tag) in files.iter().zip(&headers).zip(labels) {
+        let shift_us = h.started_unix_ms.saturating_sub(origin) * 1000;
+        let cudnn = Variant::cudnn_on(tag);
+        // This file's kernel numbers (as the reader registered them) → the
+        // relabelled kernels'.
+        let mut map: HashMap<KernelId, KernelId> = HashMap::new();
+        let mut failed: Option<String> = None;
+        let report = reader::read_file(file, OnCorrupt::Skip, |mut s| {
+            let result = (|| -> Result<(), String> {
+                match &mut s.event {
+                    Event::Header(h) => {
+                        for r in reader::session_kernels(h) {
+                            map_kernel(&mut map, &r, tag)?;
+                        }
+                        return Ok(());
+                    }
+                    Event::KernelLoaded(r) => {
+                        map_kernel(&mut map, r, tag)?;
+                        *r = relabel(r, tag)?;
+                    }
+                    e => {
+                        for v in e.variants_mut() {
+                            if v.is_cudnn() {
+                                *v = cudnn;
+                            } else if let Some(k) = map.get(&v.kernel) {
+                                v.kernel = *k;
+                            }
+                        }
+                    }
+                }
+                s.t_us += shift_us;
+                put(&mut rec, &s)
+            })();
+            match result {
+                Ok(()) => true,
+                Err(e) => {
+                    failed = Some(e);
+                    false
+                }
+            }
+        })
+        .map_err(|e| e.to_string())?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        skipped += report.skipped.len();
+    }
+    Ok(Merged {
+        events: rec.events_written(),
+        skipped_lines: skipped,
+    })
+}
+
+/// `tag` for a session's primary kernel, `tag.label` for another.
+fn relabel(rec: &KernelRecord, tag: &str) -> Result<KernelRecord, String> {
+    let label = if rec.label.is_empty() {
+        tag.to_string()
+    } else {
+        format!("{tag}.{}", rec.label)
+    };
+    Ok(KernelRecord {
+        label,
+        source: tag.to_string(),
+        ..rec.clone()
+    })
+}
+
+/// Registers `rec` again under its source's label; maps the kernel the
+/// reader gave it to that one.
+fn map_kernel(
+    map: &mut HashMap<KernelId, KernelId>,
+    rec: &KernelRecord,
+    tag: &str,
+) -> Result<(), String> {
+    let Some(old) = registry::lookup(&rec.label) else {
+        return Ok(());
+    };
+    let new = relabel(rec, tag)?;
+    let m = Manifest::parse(&new.manifest, &format!("the manifest of {}", new.name))
+        .map_err(|e| e.to_string())?;
+    let id = registry::register_from(tag, &new.label, m, new.dir.as_ref().map(PathBuf::from));
+    map.entry(old).or_insert(id);
+    Ok(())
+}
+
+fn join<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    let mut v: Vec<&str> = Vec::new();
+    for i in items {
+        if !v.contains(&i) {
+            v.push(i);
+        }
+    }
+    v.join(" + ")
+}
+
+/// The value when every source has the same one.
+fn same<T: PartialEq>(mut items: impl Iterator<Item = Option<T>>) -> Option<T> {
+    let first = items.next()??;
+    items.all(|x| x.as_ref() == Some(&first)).then_some(first)
+}

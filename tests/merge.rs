@@ -1,0 +1,260 @@
+//! Sessions from several GPUs in one file (`attnscope merge`), and the
+//! sweep's arguments: what a user can get wrong is named before anything runs.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use attnscope::model::SessionState;
+use attnscope::session::event::Event;
+use attnscope::session::reader::{OnCorrupt, read_file};
+
+const BIN: &str = env!("CARGO_BIN_EXE_attnscope");
+
+fn shipped(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("sessions")
+        .join(name)
+}
+const H200: &str = "20261122-040402_H200_b2h8s512d64.jsonl";
+const H100: &str = "20261123-151455_H100_b2h8s512d64.jsonl";
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(BIN).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("attnscope-merge-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn two_gpus_merge_into_one_session_read_side_by_side() {
+    let dir = scratch("ok");
+    let out = dir.join("both.jsonl");
+    let (a, b) = (shipped(H200), shipped(H100));
+    let (code, stdout, err) = run(&[
+        "merge",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("as h200, h100"), "{stdout}");
+    // Every event of both, none skipped, each source's variants labelled.
+    let mut state = SessionState::default();
+    let mut names = std::collections::BTreeSet::new();
+    let report = read_file(&out, OnCorrupt::Stop, |s| {
+        if let Event::VariantSelected(v) = &s.event {
+            names.insert(v.variant.name());
+        }
+        state.apply(&s);
+        true
+    })
+    .unwrap();
+    let count = |p: &Path| {
+        let mut n = 0;
+        read_file(p, OnCorrupt::Stop, |_| {
+            n += 1;
+            true
+        })
+        .unwrap();
+        n
+    };
+    assert_eq!(
+        report.events,
+        count(&a) + count(&b) - 1,
+        "both files' events, one header"
+    );
+    assert!(
+        names.contains("h200:wmma+pv+async") && names.contains("h100:wmma+pv+async"),
+        "{names:?}"
+    );
+    assert!(
+        names.contains("h100:cudnn"),
+        "cuDNN carries its source: {names:?}"
+    );
+    let h = state.header.as_ref().unwrap();
+    assert_eq!(
+        h.sources
+            .iter()
+            .map(|s| s.label.as_str())
+            .collect::<Vec<_>>(),
+        ["h200", "h100"]
+    );
+    assert_eq!(
+        h.gpu.as_ref().unwrap().name,
+        "NVIDIA H200 + NVIDIA H100 80GB HBM3"
+    );
+    // The same variant on both GPUs, one row; its ratio is of the two medians.
+    let (labels, rows) = attnscope::export::across::rows(&state).unwrap();
+    assert_eq!(labels, ["h200", "h100"]);
+    let scalar = rows.iter().find(|r| r.variant == "scalar").unwrap();
+    let (x, y) = (scalar.median_ns[0].unwrap(), scalar.median_ns[1].unwrap());
+    assert!(
+        (60_000.0..70_000.0).contains(&x) && (55_000.0..62_000.0).contains(&y),
+        "{x} {y}"
+    );
+    // ÷ cuDNN divides by the same source's cuDNN.
+    let key = state
+        .variants
+        .keys()
+        .find(|k| k.variant.name() == "h100:wmma+pv+async")
+        .unwrap();
+    let vs = state.speedup_vs_cudnn(key).unwrap();
+    assert!(vs.value > 0.3 && vs.value < 0.6, "{vs:?}");
+    let (code, text, _) = run(&["replay", out.to_str().unwrap(), "--summary"]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("across sources") && text.contains("source h100: NVIDIA H100"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the kernel's source differs between sources"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_merges_are_refused_with_one_line() {
+    let dir = scratch("bad");
+    let (a, b) = (shipped(H200), shipped(H100));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let out = dir.join("m.jsonl");
+    let o = out.to_str().unwrap();
+    let junk = dir.join("junk.jsonl");
+    std::fs::write(&junk, "hello\n").unwrap();
+    let cases: [(Vec<&str>, i32, &str); 6] = [
+        (vec!["merge", a, "--out", o], 2, "2 values required"),
+        (
+            vec!["merge", a, b, "--out", o, "--labels", "x"],
+            2,
+            "2 files but 1 labels",
+        ),
+        (
+            vec!["merge", a, b, "--out", o, "--labels", "x,x"],
+            2,
+            "'x' is given twice",
+        ),
+        (
+            vec!["merge", a, b, "--out", o, "--labels", "x,a b"],
+            2,
+            "'a b' is not usable",
+        ),
+        (
+            vec!["merge", a, "/nonexistent.jsonl", "--out", o],
+            3,
+            "no such session file",
+        ),
+        (
+            vec!["merge", a, junk.to_str().unwrap(), "--out", o],
+            3,
+            "not a session file",
+        ),
+    ];
+    for (args, want, says) in cases {
+        let (code, _, err) = run(&args);
+        assert_eq!(code, want, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?}: nothing written");
+    }
+    std::fs::write(&out, "keep me\n").unwrap();
+    let (code, _, err) = run(&["merge", a, b, "--out", o]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("cannot write") && err.contains("exists"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "keep me\n",
+        "an existing file is kept"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sweep_arguments_are_checked_before_the_gpu() {
+    let dir = scratch("sweep");
+    let o = dir.join("s.jsonl");
+    let o = o.to_str().unwrap();
+    for (args, says) in [
+        (vec!["sweep", "--out", o], "--shapes"),
+        (vec!["sweep", "--shapes", "2,8,512", "--out", o], "B,H,S,D"),
+        (
+            vec![
+                "sweep",
+                "--shapes",
+                "2,8,512,64",
+                "--out",
+                o,
+                "--slice",
+                "2/2",
+            ],
+            "0 ≤ I < N",
+        ),
+        (
+            vec![
+                "sweep",
+                "--shapes",
+                "2,8,512,64",
+                "--out",
+                o,
+                "--causal",
+                "maybe",
+            ],
+            "maybe",
+        ),
+        (
+            vec![
+                "sweep",
+                "--shapes",
+                "2,8,512,64",
+                "--out",
+                o,
+                "--devices",
+                "all",
+                "--slice",
+                "0/2",
+            ],
+            "cannot be used with",
+        ),
+        (
+            vec![
+                "sweep",
+                "--shapes",
+                "2,8,512,64;2,8,512,96",
+                "--out",
+                o,
+                "--variants",
+                "wmma+pv+async",
+            ],
+            "not 96",
+        ),
+    ] {
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    if attnscope::gpu::probe().is_err() {
+        let (code, _, err) = run(&[
+            "sweep",
+            "--shapes",
+            "1,1,64,64",
+            "--variants",
+            "scalar",
+            "--out",
+            o,
+        ]);
+        assert_eq!(code, 4, "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
