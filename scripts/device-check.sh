@@ -19,11 +19,11 @@
 # Usage (repo root, binary carried in .carry/):
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
-#   clocks oracle calibrate regimes cudnn byok byoktour device
+#   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
-want() { [[ "$SECTIONS" == *" all "* && "$1" != tour && "$1" != byoktour && "$1" != soak ]] || [[ "$SECTIONS" == *" $1 "* ]]; }
+want() { [[ "$SECTIONS" == *" all "* && "$1" != tour && "$1" != byoktour && "$1" != soak && "$1" != remotetour && "$1" != remotesoak ]] || [[ "$SECTIONS" == *" $1 "* ]]; }
 BIN=${BIN:-.carry/attnscope}
 OUT=${OUT:-/tmp/attnscope-out}
 LOGS=$(mktemp -d)
@@ -516,4 +516,86 @@ else:
     print("  no telemetry sample recorded")
 PY
   nvidia-smi --query-gpu=index,pci.bus_id,clocks.sm,power.draw,temperature.gpu --format=csv,noheader | sed 's/^/  nvidia-smi now: /'
+fi
+
+if want remote; then
+  say "remote: bench through a worker command vs bench here, one run, same variants (interleaved order)"
+  V=scalar,wmma+pv+async,mma+async@64x128s2w8k2g,cudnn
+  direct() { "$BIN" bench --variants $V --max-seconds 2 --json >"$LOGS/direct-$1.json" 2>"$LOGS/direct-$1.err"; echo "  round $1 here: rc=$?"; }
+  remote() { "$BIN" bench --variants $V --max-seconds 2 --json --worker-cmd "$BIN worker" \
+      --record "$OUT/remote-bench-$1.jsonl" >"$LOGS/remote-$1.json" 2>"$LOGS/remote-$1.err"; echo "  round $1 via worker: rc=$?"; }
+  # Round 1 here first, round 2 the worker first: an order effect shows.
+  direct 1; remote 1; remote 2; direct 2
+  python3 - "$LOGS" <<'PY'
+import json, sys, statistics
+logs = sys.argv[1]
+def rows(p):
+    try: return {r["variant"]: r.get("median_us") for r in json.load(open(p))["results"]}
+    except Exception as e: return {"error": str(e)}
+d = [rows(f"{logs}/direct-{i}.json") for i in (1, 2)]
+r = [rows(f"{logs}/remote-{i}.json") for i in (1, 2)]
+print(f"  {'variant':<28} {'here µs':>16} {'via worker µs':>16} {'via ÷ here':>10}")
+for v in d[0]:
+    h = [x[v] for x in d if x.get(v)]; w = [x[v] for x in r if x.get(v)]
+    if h and w:
+        print(f"  {v:<28} {' / '.join(f'{x:.2f}' for x in h):>16} {' / '.join(f'{x:.2f}' for x in w):>16} {statistics.mean(w)/statistics.mean(h):>10.4f}")
+PY
+  grep -h "attnscope:" "$LOGS"/remote-*.err | sort | uniq -c | head -5 | sed 's/^/  /'
+  say "remote: sweep --devices all (3 shapes × causal both × 2 variants)"
+  "$BIN" sweep --devices all --shapes '2,8,512,64;4,16,4096,64;2,16,2048,128' --causal both \
+    --variants mma+async@64x64s2w4g,cudnn --max-seconds 1 --out "$OUT/sweep.jsonl" >"$LOGS/sweep.log" 2>&1
+  echo "  rc=$?"; sed 's/^/  /' "$LOGS/sweep.log" | head -60
+  say "remote: the same sweep through a worker command (run mode), one shape"
+  "$BIN" sweep --worker-cmd "$BIN worker" --shapes 2,8,512,64 --variants mma+async@64x64s2w4g,cudnn \
+    --max-seconds 1 --out "$OUT/sweep-remote.jsonl" >"$LOGS/sweep-remote.log" 2>&1
+  echo "  rc=$?"; sed 's/^/  /' "$LOGS/sweep-remote.log" | tail -6
+fi
+
+if want remotetour && command -v script >/dev/null; then
+  say "remote tour: live --worker-cmd 'sh -c \"attnscope worker\"' (pty 120x40, recorded)"
+  # wmma+pv+async → g → d (cuDNN), a → d back, M and t eighteen times to
+  # 64x128s2w8k2g, b → x: the race cuDNN vs the wgmma tile, interleaved.
+  ( sleep 4; printf g; sleep 4; printf d; sleep 3; printf a; sleep 1; printf d; sleep 2; printf M; sleep 1
+    for i in $(seq 18); do printf t; sleep 0.4; done; sleep 2; printf b; sleep 1; printf x; sleep 60 ) \
+    | TERM=xterm-256color script -qfec \
+      "stty cols 120 rows 40; exec $BIN live --worker-cmd 'sh -c \"$BIN worker\"' --record $OUT/remote-tour.jsonl --ab-seconds 8" /dev/null >"$LOGS/remote-tour-tty.log" 2>&1 &
+  sleep 45
+  pkill -TERM -f "^$BIN live"; sleep 3; pkill -f 'sleep 60'; wait 2>/dev/null
+  written=$(grep -ao 'closed: [0-9]* events written' "$LOGS/remote-tour-tty.log" | grep -o '[0-9]*' | tail -1)
+  "$BIN" replay "$OUT/remote-tour.jsonl" --summary >"$LOGS/remote-tour-summary.log" 2>&1
+  say "  ${written:-?} events written; summary:"
+  grep -vE '^\s+(l1tex|sm__|smsp|dram)' "$LOGS/remote-tour-summary.log" | head -30 | sed 's/^/  /'
+  grep -A3 '^A/B\|race' "$LOGS/remote-tour-summary.log" | head -8 | sed 's/^/  /'
+fi
+
+if want remotesoak && command -v script >/dev/null; then
+  S=${SOAK_S:-540}
+  say "remote soak: live --worker-cmd for $S s (pty 120x40, recorded; w and x every 4 s)"
+  rm -f "$LOGS/soak-worker.err"
+  ( sleep 3; end=$((SECONDS+S)); while [ $SECONDS -lt $end ]; do printf w; sleep 4; printf x; sleep 4; done; sleep 60 ) \
+    | TERM=xterm-256color script -qfec \
+      "stty cols 120 rows 40; exec $BIN live --worker-cmd '$BIN worker 2>>$LOGS/soak-worker.err' --ab-seconds 3 --record $OUT/remote-soak.jsonl" /dev/null >"$LOGS/remote-soak-tty.log" 2>&1 &
+  echo "t_s dashboard_rss_kib worker_rss_kib file_bytes" > "$OUT/remote-soak-rss.log"
+  for i in $(seq 0 30 $S); do
+    sleep $([ $i -eq 0 ] && echo 3 || echo 30)
+    ui=$(pgrep -f "^$BIN live" | head -1); wk=$(pgrep -f "^$BIN worker" | head -1)
+    echo "$i $(awk '/VmRSS/{print $2}' /proc/$ui/status 2>/dev/null) $(awk '/VmRSS/{print $2}' /proc/$wk/status 2>/dev/null) $(stat -c %s $OUT/remote-soak.jsonl 2>/dev/null)" >> "$OUT/remote-soak-rss.log"
+  done
+  pkill -TERM -f "^$BIN live"; sleep 4; pkill -f "sleep 60"; wait 2>/dev/null
+  written=$(grep -ao 'closed: [0-9]* events written' "$LOGS/remote-soak-tty.log" | grep -o '[0-9]*' | tail -1)
+  sent=$(grep -o 'sent [0-9]* events' "$LOGS/soak-worker.err" | grep -o '[0-9]*' | tail -1)
+  cp "$LOGS/soak-worker.err" "$OUT/remote-soak-worker.err"
+  python3 - "$OUT/remote-soak.jsonl" "${written:-0}" "${sent:-0}" "$S" "$OUT/remote-soak-rss.log" <<'PY'
+import json, sys
+path, written, sent, secs, rss = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+n = link = 0
+for l in open(path):
+    e = json.loads(l)["event"]; n += 1
+    if e["type"] == "error" and e.get("source") == "link": link += 1
+r = [l.split() for l in open(rss).read().splitlines()[1:] if len(l.split()) == 4]
+print(f"  {n} events in the file ({written} written, {n/secs:.1f}/s); worker sent {sent}; from the worker {n - link}; dropped {sent - (n - link)}; link errors {link}")
+print(f"  dashboard RSS {int(r[0][1])/1024:.1f} → {int(r[-1][1])/1024:.1f} MiB (max {max(int(x[1]) for x in r)/1024:.1f}); worker {int(r[0][2])/1024:.1f} → {int(r[-1][2])/1024:.1f} MiB; file {int(r[-1][3])/1e6:.1f} MB")
+PY
+  "$BIN" replay "$OUT/remote-soak.jsonl" --summary --json --strict | python3 -c "import json,sys; d=json.load(sys.stdin); print(f'  replayed with --strict: {d[\"events\"]} events')"
+  gzip -f "$OUT/remote-soak.jsonl"
 fi

@@ -56,4 +56,6 @@ if [ "${#parts[@]}" -eq 1 ]; then
 else
   "$bin" merge "${parts[@]}" --out "$out/sweep.jsonl"
 fi
-"$bin" replay "$out/sweep.jsonl" --summary | head -n 40
+"$bin" replay "$out/sweep.jsonl" --summary > "$out/summary.txt"
+head -n 40 "$out/summary.txt"
+echo "slurm-sweep.sh: the whole summary: $out/summary.txt"

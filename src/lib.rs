@@ -3,7 +3,7 @@
 //! The rooms, and the one way their imports point:
 //!
 //! ```text
-//!   app/ (the top: live and replay composition)   main.rs, cli.rs
+//!   app/ (the top: live, replay, remote runs, merge)   main.rs, cli/
 //!     │
 //!     ├──▶ ui/ (view state, keys, rendering, the terminal loop)
 //!     ├──▶ headless/ (bench, ab, selftest, build, doctor, gates, tune)

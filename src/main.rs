@@ -24,6 +24,22 @@ fn main() -> ExitCode {
     {
         attnscope::gpu::device::select(device.clone());
     }
+    // `attnscope replay F --summary | head`: a closed pipe ends the program
+    // quietly, as it does `cat`. Not where we write to a worker's pipe (live,
+    // a remote run): there a dead worker must be reported, not kill us.
+    let talks_to_a_worker = match &command {
+        Cmd::Live(_) => true,
+        Cmd::Bench(a) => a.remote.place().is_remote(),
+        Cmd::Ab(a) => a.remote.place().is_remote(),
+        Cmd::Sweep(a) => a.remote.place().is_remote(),
+        _ => false,
+    };
+    if !talks_to_a_worker {
+        // SAFETY: restoring a signal's default disposition before any thread starts.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     let code = match command {
         Cmd::Live(args) => app::live(args),
         Cmd::Replay(args) => app::replay(args),

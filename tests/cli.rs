@@ -594,3 +594,29 @@ fn kernel_folders_and_their_errors() {
     assert_eq!(code, 2);
     assert!(err.contains("/nonexistent/k: not a folder"), "{err}");
 }
+
+/// `attnscope replay F --summary --json | head -c 10`: the closed pipe ends
+/// the program like `cat` (SIGPIPE), not with a panic (exit 101).
+#[test]
+fn a_closed_pipe_is_not_a_panic() {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    let session = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("sessions/20261123-151455_H100_b2h8s512d64.jsonl");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_attnscope"))
+        .args(["replay", session.to_str().unwrap(), "--summary", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 10];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.signal(),
+        Some(libc::SIGPIPE),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -325,3 +325,26 @@ fn no_gpu_banner_after_end_at_both_sizes() {
         insta::assert_snapshot!(name, screen);
     }
 }
+
+#[test]
+fn a_remote_worker_is_named_in_the_title() {
+    let mut state = UiState::live(GateSet::default_set());
+    if let attnscope::ui::app_state::Mode::Live { worker, .. } = &mut state.mode {
+        *worker = Some("gpu01".into());
+    }
+    let buf = draw(&state, 80, 24);
+    let title = text(&buf).lines().next().unwrap().to_string();
+    assert!(
+        title.contains("LIVE") && title.contains("via gpu01"),
+        "{title}"
+    );
+    if let attnscope::ui::app_state::Mode::Live { worker, .. } = &mut state.mode {
+        *worker = Some("srun --gres=gpu:1 -p long attnscope worker".into());
+    }
+    let title = text(&draw(&state, 120, 40))
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(title.contains("via srun --gres=gpu:1 -p lon…"), "{title}");
+}

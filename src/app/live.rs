@@ -117,6 +117,13 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
     {
         *recording = Some(p.display().to_string());
     }
+    if let crate::ui::app_state::Mode::Live { worker, .. } = &mut state.mode {
+        *worker = args
+            .remote
+            .remote
+            .clone()
+            .or_else(|| args.remote.worker_cmd.clone());
+    }
     let make = move |ui: &UiState| -> std::io::Result<Recorder> {
         // A recording started mid-session opens with the header and the
         // current variant, so it replays on its own; no header, no file.

@@ -197,9 +197,9 @@ fn run_replay_tui(
 }
 
 /// The newest session shipped in `sessions/` (beside the binary or the
-/// working directory) that was recorded with the bundled kernel: the demo a
-/// machine without a GPU opens on. Sessions of other kernels (rowwarp's)
-/// replay when named.
+/// working directory) that was recorded with the bundled kernel, a full tour
+/// at the mission shape first: the demo a machine without a GPU opens on.
+/// Sessions of other kernels (rowwarp's) replay when named.
 fn bundled_session() -> Option<PathBuf> {
     let mut roots = vec![PathBuf::from("sessions")];
     roots.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sessions"));
@@ -211,7 +211,13 @@ fn bundled_session() -> Option<PathBuf> {
             .collect();
         files.sort();
         files.retain(|p| of_the_bundled_kernel(p));
-        files.pop()
+        // The full tours at the mission shape are named for it; other
+        // sessions (the remote tour) replay when named.
+        let tours: Vec<&PathBuf> = files
+            .iter()
+            .filter(|p| p.to_string_lossy().ends_with("_b2h8s512d64.jsonl"))
+            .collect();
+        tours.last().map(|p| (*p).clone()).or_else(|| files.pop())
     })
 }
 

@@ -144,6 +144,13 @@ pub fn run(place: Place, argv: &[String]) -> i32 {
     }
     conn.stdin = None;
     let status = conn.child.wait().ok();
+    if let (Some(r), Some(_)) = (&recorder, code) {
+        eprintln!(
+            "attnscope: session recorded here: {} ({} events)",
+            r.path().display(),
+            r.events_written()
+        );
+    }
     match code {
         Some(c) => c,
         None => {

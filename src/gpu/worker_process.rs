@@ -191,6 +191,12 @@ fn serve_commands(args: WorkerConfig, started: Instant, out: Arc<Link>) -> i32 {
     });
     let run_out = Arc::clone(&out);
     worker.run(rx, move |s| run_out.event(&s));
+    // For soaks: what was sent, to hold against what the dashboard recorded.
+    eprintln!(
+        "attnscope: worker: sent {} events in {:.1} s",
+        out.sent(),
+        started.elapsed().as_secs_f64()
+    );
     if worker.poisoned {
         EXIT_CONTEXT_LOST
     } else {

@@ -187,6 +187,7 @@ pub struct BuildReport {
     pub stack_bytes: u32,
     pub spill_store_bytes: u32,
     pub spill_load_bytes: u32,
+    #[serde(deserialize_with = "nan_null::de")]
     pub compile_ms: f64,
     /// True when the cubin came from the build cache.
     pub cached: bool,
@@ -303,9 +304,12 @@ pub struct MeasurementDone {
     pub variant: Variant,
     pub shape: Shape,
     pub samples: u64,
+    #[serde(deserialize_with = "nan_null::de")]
     pub median_ns: f64,
     /// Relative noise of the median (half-width of its 95% interval / median).
+    #[serde(deserialize_with = "nan_null::de")]
     pub rel_noise: f64,
+    #[serde(deserialize_with = "nan_null::de")]
     pub wall_s: f64,
     /// Why sampling stopped: `converged` or `time_limit`.
     pub stop_reason: String,
@@ -342,8 +346,11 @@ pub struct CorrectnessReport {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub heads: Vec<u64>,
     /// The absolute tolerance's scale: max(1, max |V|).
+    #[serde(deserialize_with = "nan_null::de")]
     pub value_scale: f64,
+    #[serde(deserialize_with = "nan_null::de")]
     pub max_abs_err: f64,
+    #[serde(deserialize_with = "nan_null::de")]
     pub rel_l2_err: f64,
     pub nan_count: u64,
     /// Outputs still holding the poison value after the run.
@@ -364,8 +371,10 @@ pub struct CounterProgress {
 pub struct CounterReport {
     pub variant: Variant,
     pub shape: Shape,
+    #[serde(deserialize_with = "nan_null::map")]
     pub values: BTreeMap<String, f64>,
     pub passes: u32,
+    #[serde(deserialize_with = "nan_null::de")]
     pub collection_ms: f64,
     /// Cold: L2 emptied before each pass, as `ncu` does by default.
     pub l2: L2Mode,
@@ -374,6 +383,7 @@ pub struct CounterReport {
     /// Metrics asked for but refused, with CUPTI's reason.
     pub refused: BTreeMap<String, String>,
     /// Of collection_ms, the one-time setup (CUPTI init, config image).
+    #[serde(deserialize_with = "nan_null::de")]
     pub setup_ms: f64,
     /// `auto` (a range per kernel, as ncu) or `user` (a pushed range).
     pub range: String,
@@ -385,7 +395,9 @@ pub struct TelemetrySample {
     pub sm_clock_mhz: u32,
     pub mem_clock_mhz: u32,
     pub sm_max_mhz: u32,
+    #[serde(deserialize_with = "nan_null::de")]
     pub power_w: f64,
+    #[serde(deserialize_with = "nan_null::de")]
     pub power_limit_w: f64,
     pub temp_c: u32,
     pub util_gpu_pct: u32,
@@ -409,14 +421,22 @@ pub struct AbReport {
     pub shape: Shape,
     pub samples_a: u64,
     pub samples_b: u64,
+    #[serde(deserialize_with = "nan_null::de")]
     pub p50_a_ns: f64,
+    #[serde(deserialize_with = "nan_null::de")]
     pub p50_b_ns: f64,
+    #[serde(deserialize_with = "nan_null::de")]
     pub p90_a_ns: f64,
+    #[serde(deserialize_with = "nan_null::de")]
     pub p90_b_ns: f64,
     /// p50(A) / p50(B): above 1 means B is faster.
+    #[serde(deserialize_with = "nan_null::de")]
     pub speedup: f64,
+    #[serde(deserialize_with = "nan_null::de")]
     pub ci_low: f64,
+    #[serde(deserialize_with = "nan_null::de")]
     pub ci_high: f64,
+    #[serde(deserialize_with = "nan_null::de")]
     pub p_value: f64,
     pub test: String,
     pub verdict: String,
@@ -457,6 +477,27 @@ pub struct ErrorReport {
 #[serde(default)]
 pub struct Bookmark {
     pub label: String,
+}
+
+/// serde_json writes a NaN or an infinity as null (a measurement with no
+/// value: a race stopped after one round, a check of a kernel that wrote
+/// NaN). Read back, null is NaN again, so such an event still parses
+/// instead of being lost.
+mod nan_null {
+    use serde::{Deserialize, Deserializer};
+
+    pub fn de<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+    }
+
+    pub fn map<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<std::collections::BTreeMap<String, f64>, D::Error> {
+        let m = std::collections::BTreeMap::<String, Option<f64>>::deserialize(d)?;
+        Ok(m.into_iter()
+            .map(|(k, v)| (k, v.unwrap_or(f64::NAN)))
+            .collect())
+    }
 }
 
 mod samples {
@@ -625,6 +666,35 @@ impl Event {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A NaN is written as null; it must read back (as NaN), not make the
+    /// line unreadable. Found on the GPU: a measurement stopped early by a
+    /// key press had no noise figure, and its event was lost on the link.
+    #[test]
+    fn nan_measurements_survive_the_trip() {
+        let done = Stamped {
+            t_us: 1,
+            event: Event::MeasurementDone(MeasurementDone {
+                median_ns: 6540.0,
+                rel_noise: f64::NAN,
+                ..MeasurementDone::default()
+            }),
+        };
+        let counters = Stamped {
+            t_us: 2,
+            event: Event::Counters(CounterReport {
+                values: [("ratio".to_string(), f64::NAN)].into(),
+                ..CounterReport::default()
+            }),
+        };
+        for s in [done, counters] {
+            let line = serde_json::to_string(&s).unwrap();
+            assert!(line.contains("null"), "{line}");
+            let back: Stamped =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+            assert_eq!(serde_json::to_string(&back).unwrap(), line);
+        }
+    }
 
     #[test]
     fn unknown_kind_and_fields_are_tolerated() {

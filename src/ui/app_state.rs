@@ -32,6 +32,8 @@ pub enum Mode {
         before_cudnn: Option<Variant>,
         /// The last variant of each kernel `K` left, to come back to.
         left: Vec<Variant>,
+        /// Where the worker runs, when not here (`--remote`, `--worker-cmd`).
+        worker: Option<String>,
     },
     Replay {
         file: String,
@@ -88,6 +90,7 @@ impl UiState {
                 inputs: Inputs::Uniform,
                 before_cudnn: None,
                 left: Vec::new(),
+                worker: None,
             },
             help_open: false,
             help_scroll: 0,

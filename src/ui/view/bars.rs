@@ -19,9 +19,15 @@ pub fn title(area: Rect, buf: &mut Buffer, state: &UiState) {
             recording,
             l2,
             racing,
+            worker,
             ..
         } => {
             spans.push(Span::styled(" LIVE ", theme::badge_live()));
+            if let Some(w) = worker {
+                let short: String = w.chars().take(24).collect();
+                let more = if short.len() < w.len() { "…" } else { "" };
+                spans.push(Span::styled(format!(" via {short}{more} "), theme::title()));
+            }
             if recording.is_some() {
                 spans.push(Span::styled(" ● REC ", theme::badge_rec()));
             }
