@@ -20,6 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
+#   remotekernels
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -598,4 +599,36 @@ print(f"  dashboard RSS {int(r[0][1])/1024:.1f} → {int(r[-1][1])/1024:.1f} MiB
 PY
   "$BIN" replay "$OUT/remote-soak.jsonl" --summary --json --strict | python3 -c "import json,sys; d=json.load(sys.stdin); print(f'  replayed with --strict: {d[\"events\"]} events')"
   gzip -f "$OUT/remote-soak.jsonl"
+fi
+
+if want remotekernels; then
+  say "remote kernels: a kernel folder sent as text to a worker command (headless: bench, ab with --also)"
+  "$BIN" bench --kernels examples/rowwarp --worker-cmd "$BIN worker" --variants plain,smem+exp2 \
+    --max-seconds 1 --record "$OUT/remote-rowwarp-bench.jsonl" 2>"$LOGS/rk-bench.err" | sed 's/^/  /' | tail -6
+  echo "  rc=${PIPESTATUS[0]}"; tail -2 "$LOGS/rk-bench.err" | sed 's/^/  /'
+  cp -r examples/rowwarp /tmp/rk-ab
+  "$BIN" ab --a /tmp/rk-ab:smem+exp2 --b mma+async@64x128s2w8k2g --worker-cmd "cd / && $BIN worker" \
+    2>"$LOGS/rk-ab.err" | sed 's/^/  /' | tail -4
+  echo "  rc=${PIPESTATUS[0]}"; grep -v telemetry "$LOGS/rk-ab.err" | tail -3 | sed 's/^/  /' 
+  if command -v script >/dev/null; then
+    say "remote kernels: live --kernels (a copy of rowwarp) through a worker command; the .cu edited at 8 s"
+    rm -rf /tmp/rk && cp -r examples/rowwarp /tmp/rk
+    ( sleep 5; printf h; sleep 2; printf h; sleep 30 ) | TERM=xterm-256color script -qfec \
+      "stty cols 120 rows 40; exec $BIN live --kernels /tmp/rk --worker-cmd '$BIN worker' --record $OUT/remote-kernels-live.jsonl" /dev/null >"$LOGS/rk-tty.log" 2>&1 &
+    sleep 8; printf '\n// edited while live over the link\n' >> /tmp/rk/rowwarp.cu
+    sleep 8
+    pkill -TERM -f "^$BIN live"; sleep 3; pkill -f 'sleep 30'; wait 2>/dev/null
+    python3 - "$OUT/remote-kernels-live.jsonl" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+h = ev[0]["event"]
+print("  header kernels:", [(k["label"], k["name"], k.get("dir"), (k.get("source_hash") or "")[:16]) for k in h.get("kernels", [])])
+for e in ev:
+    x = e["event"]
+    if x["type"] in ("build_finished", "build_failed", "error", "kernel_loaded"):
+        what = x.get("variant") or x.get("label") or ""
+        extra = x.get("source_hash") or x.get("message", "")[:120]
+        print(f"  {e['t_us']/1e6:6.2f}s {x['type']:<15} {what} {extra}")
+PY
+  fi
 fi

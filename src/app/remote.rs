@@ -42,6 +42,31 @@ pub fn split(argv: &[String]) -> Split {
             Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
             _ => (a.as_str(), None),
         };
+        // Variants of another kernel folder (`--a DIR:variant`): the folder goes too.
+        if ["--a", "--b", "--variant", "--variants"].contains(&flag) {
+            let value = match inline {
+                Some(v) => v,
+                None => {
+                    i += 1;
+                    argv.get(i).cloned().unwrap_or_default()
+                }
+            };
+            i += 1;
+            let items: Vec<String> = value
+                .split(',')
+                .map(|item| match item.rsplit_once(':') {
+                    Some((dir, rest)) if std::path::Path::new(dir).is_dir() => {
+                        let mark = kernel_placeholder(out.kernels.len());
+                        out.kernels.push(("folder".into(), PathBuf::from(dir)));
+                        format!("{mark}:{rest}")
+                    }
+                    _ => item.to_string(),
+                })
+                .collect();
+            out.args.push(flag.to_string());
+            out.args.push(items.join(","));
+            continue;
+        }
         let takes = LOCAL_FLAGS.contains(&flag) || flag == "--kernels" || flag == "--also";
         if !takes || a == "--" {
             out.args.push(a.clone());
@@ -229,6 +254,18 @@ mod tests {
             ])
         );
         assert_eq!(s.record, Some(PathBuf::from("sweep.jsonl")));
+        let here = env!("CARGO_MANIFEST_DIR");
+        let ab = split(&strings(&[
+            "ab",
+            "--a",
+            &format!("{here}/examples/rowwarp:smem+exp2"),
+            "--b=mma+async,rowwarp:plain",
+        ]));
+        assert_eq!(
+            ab.args,
+            strings(&["ab", "--a", "@kernel:0:smem+exp2", "--b", "mma+async,rowwarp:plain"])
+        );
+        assert_eq!(ab.kernels[0].1, PathBuf::from(format!("{here}/examples/rowwarp")));
         assert_eq!(
             s.kernels,
             vec![

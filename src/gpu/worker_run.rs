@@ -13,7 +13,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::session::event::Stamped;
 use crate::session::protocol::{FromWorker, KernelFiles, LinkWriter};
 
 /// Where a headless command sends its events when a worker runs it.
@@ -110,15 +109,11 @@ fn run_in<W: Write + Send + 'static>(
             let Some(stream) = stream else { return };
             let _ = stream.set_nonblocking(false);
             for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                match serde_json::from_str::<Stamped>(&line) {
-                    Ok(s) => {
-                        out.event(&s);
-                    }
-                    Err(e) => {
-                        out.line(&FromWorker::Err(format!(
-                            "attnscope worker: an event line did not parse: {e}"
-                        )));
-                    }
+                if !out.raw_event(&line) {
+                    out.line(&FromWorker::Err(format!(
+                        "attnscope worker: the command wrote an event that is not a JSON object: {}",
+                        crate::session::protocol::excerpt(&line)
+                    )));
                 }
             }
         }));

@@ -315,6 +315,20 @@ impl<W: std::io::Write> LinkWriter<W> {
         Self::put(&mut g.0, &l.to_line())
     }
 
+    /// An event already written as a session line (`{"t_us":…}`), numbered
+    /// and passed on as it is: a worker running a command for the dashboard
+    /// need not know the command's kernels to carry its events. False when
+    /// the link is gone or the line is not a JSON object.
+    pub fn raw_event(&self, line: &str) -> bool {
+        let Some(rest) = line.trim().strip_prefix('{') else {
+            return false;
+        };
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        g.1 += 1;
+        let numbered = format!("{{\"seq\":{},{rest}", g.1);
+        Self::put(&mut g.0, &numbered)
+    }
+
     /// Events numbered so far.
     pub fn sent(&self) -> u64 {
         self.inner.lock().unwrap_or_else(|e| e.into_inner()).1

@@ -114,3 +114,16 @@ fn a_kernel_folder_reads_as_text() {
     let e = KernelFiles::read("x", &dir.join("missing")).unwrap_err();
     assert!(e.contains("not a folder"), "{e}");
 }
+
+#[test]
+fn a_session_line_is_numbered_as_it_is() {
+    let w = LinkWriter::new(Vec::new());
+    let line = r#"{"t_us":5,"event":{"type":"bookmark","label":"x"}}"#;
+    assert!(w.raw_event(line));
+    assert!(!w.raw_event("not json"));
+    let out = String::from_utf8(w.inner.into_inner().unwrap().0).unwrap();
+    match FromWorker::parse(out.trim()).unwrap() {
+        FromWorker::Event(1, s) => assert_eq!(s.t_us, 5),
+        other => panic!("{other:?}"),
+    }
+}
