@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels
+#   remotekernels twogpu
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -631,4 +631,93 @@ for e in ev:
         print(f"  {e['t_us']/1e6:6.2f}s {x['type']:<15} {what} {extra}")
 PY
   fi
+fi
+
+if want twogpu; then
+  say "two GPUs: $(nvidia-smi -L | wc -l) here"
+  nvidia-smi --query-gpu=index,pci.bus_id,uuid,name --format=csv,noheader | sed 's/^/  /'
+  V=mma+async@64x128s2w8k2g
+  say "1. GPU 0 loaded by a PyTorch matmul loop; bench --device 1, then CUDA_VISIBLE_DEVICES=1 bench; nvidia-smi every 200 ms"
+  python3 -c "
+import torch, time
+a = torch.randn(8192, 8192, device='cuda:0', dtype=torch.float16)
+end = time.time() + 30
+while time.time() < end:
+    for _ in range(20): a @ a
+    torch.cuda.synchronize()
+" & LOAD=$!
+  sleep 4
+  nvidia-smi --query-gpu=timestamp,index,clocks.sm,power.draw,utilization.gpu --format=csv,noheader,nounits -lms 200 > "$OUT/twogpu-smi.csv" & SMI=$!
+  "$BIN" bench --device 1 --variants $V --max-seconds 4 --telemetry-hz 20 --record "$OUT/twogpu-device1.jsonl" >"$LOGS/tg-dev1.log" 2>&1; echo "  --device 1: rc=$?"
+  CUDA_VISIBLE_DEVICES=1 "$BIN" bench --variants $V --max-seconds 4 --telemetry-hz 20 --record "$OUT/twogpu-cvd1.jsonl" >"$LOGS/tg-cvd1.log" 2>&1; echo "  CUDA_VISIBLE_DEVICES=1: rc=$?"
+  kill $SMI; wait $LOAD 2>/dev/null
+  python3 - "$OUT" <<'PY'
+import csv, datetime, json, sys
+out = sys.argv[1]
+smi = []
+for row in csv.reader(open(f"{out}/twogpu-smi.csv")):
+    try:
+        t = datetime.datetime.strptime(row[0].strip(), "%Y/%m/%d %H:%M:%S.%f").replace(tzinfo=datetime.timezone.utc).timestamp()
+        smi.append((t, int(row[1]), float(row[2]), float(row[3]), float(row[4])))
+    except (ValueError, IndexError):
+        pass
+for name in ("twogpu-device1", "twogpu-cvd1"):
+    ev = [json.loads(l)["event"] | {"t_us": json.loads(l)["t_us"]} for l in open(f"{out}/{name}.jsonl")]
+    h = ev[0]; g = h.get("gpu") or {}
+    t0 = h["started_unix_ms"] / 1000
+    d = {0: [0, 0, 0], 1: [0, 0, 0]}
+    for e in ev:
+        if e["type"] != "telemetry":
+            continue
+        t = t0 + e["t_us"] / 1e6
+        for i in (0, 1):
+            near = min((r for r in smi if r[1] == i), key=lambda r: abs(r[0] - t), default=None)
+            if near and abs(near[0] - t) < 0.5:
+                d[i][0] += abs(near[2] - e["sm_clock_mhz"]); d[i][1] += abs(near[3] - e["power_w"]); d[i][2] += 1
+    print(f"  {name}: header uuid {g.get('uuid')} bus {g.get('pci_bus_id')}")
+    for i in (0, 1):
+        n = max(d[i][2], 1)
+        print(f"    vs nvidia-smi -i {i}: mean |Δclock| {d[i][0]/n:.0f} MHz, mean |Δpower| {d[i][1]/n:.1f} W over {d[i][2]} samples")
+busy = {}
+for r in smi:
+    busy.setdefault(r[1], []).append(r[4])
+print("  nvidia-smi utilization during the benches: " + ", ".join(f"GPU {i} median {sorted(v)[len(v)//2]:.0f}%" for i, v in sorted(busy.items())))
+PY
+  say "2. sweep --devices all (both GPUs at once), 3 shapes × 2 variants"
+  nvidia-smi --query-gpu=timestamp,index,utilization.gpu --format=csv,noheader,nounits -lms 200 > "$OUT/twogpu-sweep-smi.csv" & SMI=$!
+  "$BIN" sweep --devices all --shapes '2,8,512,64;4,16,4096,64;2,16,2048,128' --variants $V,cudnn --max-seconds 2 \
+    --out "$OUT/twogpu-sweep.jsonl" >"$LOGS/tg-sweep.log" 2>&1; echo "  rc=$?"
+  kill $SMI
+  awk -F, '$3+0 > 50 {busy[$2+0]++} END {for (i in busy) printf "  GPU %d above 50%% busy in %d samples\n", i, busy[i]}' "$OUT/twogpu-sweep-smi.csv"
+  "$BIN" replay "$OUT/twogpu-sweep.jsonl" --summary > "$LOGS/tg-sweep-summary.txt" 2>&1
+  sed -n '1,4p;/across sources/,/^$/p' "$LOGS/tg-sweep-summary.txt" | sed 's/^/  /'
+  python3 - "$OUT/twogpu-sweep.jsonl" <<'PY'
+import json, sys
+runs = {}
+for l in open(sys.argv[1]):
+    e = json.loads(l)["event"]
+    if e["type"] == "measurement_done":
+        tag, name = e["variant"].split(":", 1)
+        s = e["shape"]; key = (name, f"B{s['b']} H{s['h']} S{s['s']} D{s['d']}")
+        runs.setdefault(key, {})[tag] = (e["median_ns"], e.get("ci_low_ns"), e.get("ci_high_ns"))
+for key, r in runs.items():
+    if len(r) == 2:
+        (a, al, ah), (b, bl, bh) = r.get("gpu0"), r.get("gpu1")
+        overlap = al is not None and bl is not None and al <= bh and bl <= ah
+        print(f"  {key[0]:<26} {key[1]:<20} gpu0 {a/1e3:8.2f} [{al/1e3:.2f}, {ah/1e3:.2f}]  gpu1 {b/1e3:8.2f} [{bl/1e3:.2f}, {bh/1e3:.2f}]  {'intervals overlap' if overlap else 'DISJOINT'}  gpu1/gpu0 {b/a:.4f}")
+PY
+  if command -v script >/dev/null; then
+    say "3. live --device 1, F (fault) at 6 s: the worker restarts on GPU 1"
+    ( sleep 6; printf 'F'; sleep 40 ) | ATTNSCOPE_TEST_FAULTS=1 TERM=xterm-256color script -qfec \
+      "stty cols 120 rows 40; exec $BIN live --device 1 --variant scalar --record $OUT/twogpu-fault.jsonl" /dev/null >"$LOGS/tg-fault-tty.log" 2>&1 &
+    sleep 4; echo "  before F: $(nvidia-smi --query-compute-apps=pid,gpu_bus_id,process_name --format=csv,noheader | grep -i attnscope | tr '\n' ';')"
+    sleep 10; echo "  after F:  $(nvidia-smi --query-compute-apps=pid,gpu_bus_id,process_name --format=csv,noheader | grep -i attnscope | tr '\n' ';')"
+    pkill -TERM -f "^$BIN live"; sleep 3; pkill -f 'sleep 40'; wait 2>/dev/null
+    grep -o '"source":"[a-z]*","message":"[^"]*"' "$OUT/twogpu-fault.jsonl" | cut -c1-300 | sed 's/^/  /'
+    python3 -c "
+import json
+h = json.loads(open('$OUT/twogpu-fault.jsonl').readline())['event']['gpu']
+print('  header:', h.get('uuid'), h.get('pci_bus_id'))"
+  fi
+  "$BIN" merge "$OUT/twogpu-device1.jsonl" "$OUT/twogpu-cvd1.jsonl" --out "$OUT/twogpu-device1-vs-cvd1.jsonl" --labels dev1,cvd1 >/dev/null 2>&1
 fi

@@ -263,9 +263,18 @@ mod tests {
         ]));
         assert_eq!(
             ab.args,
-            strings(&["ab", "--a", "@kernel:0:smem+exp2", "--b", "mma+async,rowwarp:plain"])
+            strings(&[
+                "ab",
+                "--a",
+                "@kernel:0:smem+exp2",
+                "--b",
+                "mma+async,rowwarp:plain"
+            ])
         );
-        assert_eq!(ab.kernels[0].1, PathBuf::from(format!("{here}/examples/rowwarp")));
+        assert_eq!(
+            ab.kernels[0].1,
+            PathBuf::from(format!("{here}/examples/rowwarp"))
+        );
         assert_eq!(
             s.kernels,
             vec![

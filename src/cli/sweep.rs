@@ -45,8 +45,8 @@ pub struct SweepArgs {
     /// how a job array splits one sweep (scripts/slurm-sweep.sh).
     #[arg(long, value_name = "I/N", value_parser = parse_slice)]
     pub slice: Option<(usize, usize)>,
-    /// `all`, or a comma-separated list of devices (ordinals or UUIDs): one
-    /// worker per GPU in parallel, each a slice of the shapes, merged into --out.
+    /// `all`, or a comma-separated list of devices (ordinals or UUIDs): the
+    /// whole sweep on each GPU in parallel, merged into --out (gpu0:…, gpu1:…).
     #[arg(long, value_name = "all|LIST", conflicts_with_all = ["slice", "worker_cmd", "remote"])]
     pub devices: Option<String>,
     /// A kernel folder to use instead of the bundled kernel.

@@ -1,7 +1,8 @@
 //! `attnscope sweep`: every variant at every shape, headless, into one
 //! session (the same build, check and timing as bench, one table per shape).
-//! `--devices all` runs one sweep per GPU of the host at once, each a slice
-//! of the shapes, and merges their sessions into the one asked for.
+//! `--devices all` runs the whole sweep on every GPU of the host at once and
+//! merges their sessions into the one asked for: each variant on each GPU,
+//! side by side (identical cards should agree within their intervals).
 
 use super::bench::{Check, bench_one};
 use super::{Run, fail, runnable};
@@ -124,8 +125,8 @@ fn print_shape(shape: &crate::session::Shape, rows: &[serde_json::Value]) {
     }
 }
 
-/// One child sweep per GPU (`--device D --slice k/n`), in parallel, then
-/// their sessions merged into `--out` under labels gpu0, gpu1, ….
+/// One child sweep per GPU (`--device D`), all the shapes each, in
+/// parallel, then their sessions merged into `--out` under labels gpu0, gpu1, ….
 fn per_device(args: &SweepArgs, devices: &str) -> i32 {
     let chosen: Vec<String> = if devices.trim() == "all" {
         match crate::gpu::device::list() {
@@ -152,7 +153,6 @@ fn per_device(args: &SweepArgs, devices: &str) -> i32 {
         let mut cmd = std::process::Command::new(&exe);
         cmd.args(&base)
             .arg(format!("--device={d}"))
-            .arg(format!("--slice={k}/{n}"))
             .arg("--out")
             .arg(&part);
         eprintln!(
