@@ -606,7 +606,7 @@ if want remotekernels; then
   "$BIN" bench --kernels examples/rowwarp --worker-cmd "$BIN worker" --variants plain,smem+exp2 \
     --max-seconds 1 --record "$OUT/remote-rowwarp-bench.jsonl" 2>"$LOGS/rk-bench.err" | sed 's/^/  /' | tail -6
   echo "  rc=${PIPESTATUS[0]}"; tail -2 "$LOGS/rk-bench.err" | sed 's/^/  /'
-  cp -r examples/rowwarp /tmp/rk-ab
+  rm -rf /tmp/rk-ab; cp -r examples/rowwarp /tmp/rk-ab
   "$BIN" ab --a /tmp/rk-ab:smem+exp2 --b mma+async@64x128s2w8k2g --worker-cmd "cd / && $BIN worker" \
     2>"$LOGS/rk-ab.err" | sed 's/^/  /' | tail -4
   echo "  rc=${PIPESTATUS[0]}"; grep -v telemetry "$LOGS/rk-ab.err" | tail -3 | sed 's/^/  /' 
@@ -701,7 +701,7 @@ for l in open(sys.argv[1]):
         s = e["shape"]; key = (name, f"B{s['b']} H{s['h']} S{s['s']} D{s['d']}")
         runs.setdefault(key, {})[tag] = (e["median_ns"], e.get("ci_low_ns"), e.get("ci_high_ns"))
 for key, r in runs.items():
-    if len(r) == 2:
+    if len(r) == 2 and all(x[1] is not None and x[2] is not None for x in r.values()):
         (a, al, ah), (b, bl, bh) = r.get("gpu0"), r.get("gpu1")
         overlap = al is not None and bl is not None and al <= bh and bl <= ah
         print(f"  {key[0]:<26} {key[1]:<20} gpu0 {a/1e3:8.2f} [{al/1e3:.2f}, {ah/1e3:.2f}]  gpu1 {b/1e3:8.2f} [{bl/1e3:.2f}, {bh/1e3:.2f}]  {'intervals overlap' if overlap else 'DISJOINT'}  gpu1/gpu0 {b/a:.4f}")

@@ -44,7 +44,7 @@ gres=${SWEEP_GRES-gpu:1}
 # shellcheck disable=SC2086
 sbatch --wait --parsable --array="0-$((tasks - 1))" ${gres:+--gres="$gres"} ${SBATCH_ARGS:-} \
   --job-name=attnscope-sweep --output="$out/task-%a.log" \
-  --wrap "$(printf '%q' "$bin") sweep$args$worker --slice \$SLURM_ARRAY_TASK_ID/$tasks --out $out/task-\$SLURM_ARRAY_TASK_ID.jsonl" \
+  --wrap "$(printf '%q' "$bin") sweep$args$worker --slice \$SLURM_ARRAY_TASK_ID/$tasks --out $(printf '%q' "$out")/task-\$SLURM_ARRAY_TASK_ID.jsonl" \
   > "$out/job-id" || {
   echo "slurm-sweep.sh: the array failed (job $(cat "$out/job-id" 2>/dev/null)); logs: $out/task-*.log" >&2
   exit 1

@@ -24,12 +24,14 @@ mkdir -p "$out"
 out=$(realpath "$out")
 [ -e "$out/soak.jsonl" ] && { echo "soak.sh: $out/soak.jsonl exists; give an empty OUTDIR" >&2; exit 2; }
 command -v tmux >/dev/null || { echo "soak.sh: needs tmux (apt-get install tmux)" >&2; exit 2; }
-worker=${SOAK_WORKER:-"$bin worker --replay $session --rate $rate"}
+worker=${SOAK_WORKER:-"$(printf '%q' "$bin") worker --replay $(printf '%q' "$session") --rate $rate"}
 name="attnscope-soak-$$"
+wcmd="$worker 2>>$(printf '%q' "$out/worker.err")"
 tmux new-session -d -s "$name" -x 120 -y 40 \
-  "$bin live --worker-cmd '$worker 2>>$out/worker.err' --record $out/soak.jsonl 2>$out/dashboard.err; sleep 2"
+  "$(printf '%q' "$bin") live --worker-cmd $(printf '%q' "$wcmd") --record $(printf '%q' "$out/soak.jsonl") 2>$(printf '%q' "$out/dashboard.err"); sleep 2"
 sleep 2
-pid=$(pgrep -f "^$bin live --worker-cmd" | head -1)
+# This soak's dashboard: the one whose recording is ours.
+pid=$(pgrep -f -- "^$bin live .*--record $out/soak.jsonl" | head -1)
 [ -n "$pid" ] || { echo "soak.sh: the dashboard did not start:" >&2; cat "$out/dashboard.err" >&2; exit 1; }
 start=$(date +%s)
 end=$((start + minutes * 60))

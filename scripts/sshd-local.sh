@@ -94,7 +94,8 @@ descendants() {
 
 starttime() { awk '{sub(/.*\) /, ""); print $20}' /proc/"$1"/stat 2>/dev/null || true; }
 
-is_sshd() { [ "$(cat /proc/"$1"/comm 2>/dev/null)" = sshd ]; }
+# OpenSSH 9.8 and later name a connection's processes sshd-session.
+is_sshd() { case "$(cat /proc/"$1"/comm 2>/dev/null)" in sshd|sshd-session|sshd-auth) return 0;; esac; return 1; }
 
 free_port() {
   if command -v python3 >/dev/null; then

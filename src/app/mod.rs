@@ -262,8 +262,10 @@ pub fn live(args: LiveArgs) -> i32 {
     if place.is_remote() {
         // The GPU is elsewhere: its worker must answer before the screen
         // opens; no falling back to a replay the user did not ask for.
-        if let Err(r) = crate::gpu::link::connect(&place, None, crate::gpu::link::HELLO_WAIT) {
-            return fail(r.code, r.message);
+        match crate::gpu::link::connect(&place, None, crate::gpu::link::HELLO_WAIT) {
+            // The probe closed its input: that worker ends; reap it.
+            Ok(mut probe) => crate::gpu::link::end(&mut probe.child),
+            Err(r) => return fail(r.code, r.message),
         }
         if !std::io::stdout().is_terminal() {
             return fail(

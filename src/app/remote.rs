@@ -244,13 +244,13 @@ mod tests {
             strings(&[
                 "bench",
                 "--kernels",
-                "@kernel:0",
+                "@kernel:0@",
                 "--variants",
                 "scalar,exp2",
                 "--out",
                 "@scratch/out.jsonl",
                 "--also",
-                "@kernel:1"
+                "@kernel:1@"
             ])
         );
         assert_eq!(s.record, Some(PathBuf::from("sweep.jsonl")));
@@ -266,7 +266,7 @@ mod tests {
             strings(&[
                 "ab",
                 "--a",
-                "@kernel:0:smem+exp2",
+                "@kernel:0@:smem+exp2",
                 "--b",
                 "mma+async,rowwarp:plain"
             ])

@@ -161,7 +161,11 @@ impl ReplayWorker<'_> {
             let garble = self.garble_every;
             let sent = out.event_with(&fresh, |seq, line| {
                 if garble > 0 && seq.is_multiple_of(garble) {
-                    line[..line.len() / 2].to_string()
+                    let mut cut = line.len() / 2;
+                    while !line.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    line[..cut].to_string()
                 } else {
                     line
                 }

@@ -157,6 +157,7 @@ pub fn connect(place: &Place, setup: Option<Setup>, wait: Duration) -> Result<Co
         });
     }
     let mut stdin = child.stdin.take();
+    let mut pending_writer: Option<std::thread::JoinHandle<Option<ChildStdin>>> = None;
     let probe = setup.is_none();
     if let (Some(setup), Some(w)) = (setup, stdin.as_mut()) {
         let hello = protocol::hello_line(&Hello::new(Some(setup)));
@@ -191,6 +192,10 @@ pub fn connect(place: &Place, setup: Option<Setup>, wait: Duration) -> Result<Co
                 if probe {
                     conn.stdin = None;
                 }
+                // The worker read our hello (it answered after reading it).
+                if let Some(w) = pending_writer.take() {
+                    conn.stdin = w.join().ok().flatten();
+                }
                 return Ok(conn);
             }
             Ok(Incoming::Line(FromWorker::Event(..))) => {
@@ -220,7 +225,7 @@ pub fn connect(place: &Place, setup: Option<Setup>, wait: Duration) -> Result<Co
                 });
             }
             Err(RecvTimeoutError::Disconnected) => {
-                let status = conn.child.wait().ok();
+                let status = wait_at_most(&mut conn.child, Duration::from_secs(5));
                 // Its stderr reader may still be draining.
                 std::thread::sleep(Duration::from_millis(50));
                 return Err(refusal(place, status, &conn));
@@ -292,6 +297,20 @@ pub fn end(child: &mut Child) {
     }
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// Its exit status, killing it after `limit` (a command that closed its
+/// output but goes on).
+fn wait_at_most(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let until = Instant::now() + limit;
+    while Instant::now() < until {
+        if let Ok(Some(s)) = child.try_wait() {
+            return Some(s);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    child.wait().ok()
 }
 
 fn kill(child: &mut Child) {

@@ -127,7 +127,7 @@ fn supervise(
             Err(r) => {
                 ui.event(error(started, r.message.clone(), None));
                 failed_attempts += 1;
-                if !ever_connected || !r.transient || failed_attempts > MAX_RECONNECTS {
+                if !ever_connected || !r.transient || failed_attempts >= MAX_RECONNECTS {
                     let why = if ever_connected {
                         format!(
                             "the worker could not be reached again after {failed_attempts} tries (the session file is intact)"
@@ -246,6 +246,32 @@ fn supervise(
             && (code == Some(255)
                 || signal.is_some_and(|s| [libc::SIGHUP, libc::SIGPIPE].contains(&s)))
         {
+            // A worker killed by a signal over ssh looks the same: drops come
+            // into the death count, and the second in the window goes back
+            // to the last variant that passed its check.
+            let now = Instant::now();
+            deaths.push_back(now);
+            while deaths
+                .front()
+                .is_some_and(|t| now.duration_since(*t) > RESTART_WINDOW)
+            {
+                deaths.pop_front();
+            }
+            if deaths.len() > MAX_RESTARTS {
+                ui.event(error_from(
+                    started,
+                    "link",
+                    format!(
+                        "link to {} lost {} times in {} s, so not again (the session file is intact)",
+                        link.place.describe(),
+                        deaths.len(),
+                        RESTART_WINDOW.as_secs()
+                    ),
+                    current.map(|c| c.0),
+                ));
+                ui.ended("the link to the worker keeps dropping".into());
+                return;
+            }
             let wait = backoff(0);
             let mut message = format!(
                 "link to {} lost ({}) while running {}",
@@ -262,7 +288,12 @@ fn supervise(
             ));
             ui.event(error_from(started, "link", message, current.map(|c| c.0)));
             dropped_at = Some(Instant::now());
-            next_select = current.map(|(variant, shape)| Command::Select { variant, shape });
+            next_select = if deaths.len() > 1 {
+                last_good.or(current)
+            } else {
+                current
+            }
+            .map(|(variant, shape)| Command::Select { variant, shape });
             if !hold(&commands, wait, &mut queued) {
                 return;
             }

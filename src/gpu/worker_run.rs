@@ -24,7 +24,8 @@ pub const SCRATCH: &str = "@scratch";
 
 /// How a dashboard names the i-th kernel folder it sent, in the arguments.
 pub fn kernel_placeholder(i: usize) -> String {
-    format!("@kernel:{i}")
+    // Closed, so the 2nd folder's mark is no prefix of the 20th's.
+    format!("@kernel:{i}@")
 }
 
 pub fn run<W: Write + Send + 'static>(

@@ -146,29 +146,54 @@ fn per_device(args: &SweepArgs, devices: &str) -> i32 {
     let exe = std::env::current_exe().unwrap_or_else(|_| "attnscope".into());
     let base = child_args(&std::env::args().skip(1).collect::<Vec<_>>());
     let n = chosen.len();
-    let mut parts = Vec::new();
+    // Each GPU's part, labelled by its place in the list (gpu0 is the first
+    // device named, whether or not its sweep succeeds).
+    let parts: Vec<(String, String, std::path::PathBuf)> = chosen
+        .iter()
+        .enumerate()
+        .map(|(k, d)| {
+            (
+                format!("gpu{k}"),
+                d.clone(),
+                args.out.with_extension(format!("gpu{k}.jsonl")),
+            )
+        })
+        .collect();
+    if let Some((_, _, p)) = parts.iter().find(|(_, _, p)| p.exists()) {
+        return fail(
+            exit::USAGE,
+            format!(
+                "{} exists (an earlier sweep's part?): remove it or choose another --out",
+                p.display()
+            ),
+        );
+    }
     let mut children = Vec::new();
-    for (k, d) in chosen.iter().enumerate() {
-        let part = args.out.with_extension(format!("gpu{k}.jsonl"));
-        let mut cmd = std::process::Command::new(&exe);
-        cmd.args(&base)
-            .arg(format!("--device={d}"))
-            .arg("--out")
-            .arg(&part);
+    for (k, (label, d, part)) in parts.iter().enumerate() {
         eprintln!(
-            "attnscope: sweep on device {d}: shapes {k}/{n} → {}",
+            "attnscope: sweep on device {d} ({} of {n}) as {label} → {}",
+            k + 1,
             part.display()
         );
-        match cmd.spawn() {
+        let spawned = std::process::Command::new(&exe)
+            .args(&base)
+            .arg(format!("--device={d}"))
+            .arg("--out")
+            .arg(part)
+            .spawn();
+        match spawned {
             Ok(c) => children.push((d.clone(), c)),
             Err(e) => {
+                // The ones already started finish; their parts are kept.
+                for (_, mut c) in children {
+                    let _ = c.wait();
+                }
                 return fail(
                     exit::NO_GPU,
                     format!("cannot start the sweep on device {d}: {e}"),
                 );
             }
         }
-        parts.push(part);
     }
     let mut worst = 0;
     for (d, mut c) in children {
@@ -178,17 +203,25 @@ fn per_device(args: &SweepArgs, devices: &str) -> i32 {
             worst = worst.max(code);
         }
     }
-    let present: Vec<_> = parts.iter().filter(|p| p.exists()).cloned().collect();
-    let labels: Vec<String> = (0..present.len()).map(|k| format!("gpu{k}")).collect();
-    match crate::session::merge::merge(&present, &labels, &args.out) {
+    let present: Vec<_> = parts.iter().filter(|(_, _, p)| p.exists()).collect();
+    if present.is_empty() {
+        return fail(
+            worst.max(exit::NO_GPU),
+            "no device's sweep wrote a session: nothing to merge",
+        );
+    }
+    let files: Vec<_> = present.iter().map(|(_, _, p)| p.clone()).collect();
+    let labels: Vec<String> = present.iter().map(|(l, _, _)| l.clone()).collect();
+    match crate::session::merge::merge(&files, &labels, &args.out) {
         Ok(m) => {
             eprintln!(
-                "attnscope: merged {} sessions into {} ({} events)",
-                present.len(),
+                "attnscope: merged {} sessions ({}) into {} ({} events)",
+                files.len(),
+                labels.join(", "),
                 args.out.display(),
                 m.events
             );
-            for p in &present {
+            for p in &files {
                 let _ = std::fs::remove_file(p);
             }
             worst

@@ -86,6 +86,9 @@ pub fn check_label(label: &str) -> Result<(), String> {
 }
 
 pub fn merge(files: &[PathBuf], labels: &[String], out: &Path) -> Result<Merged, String> {
+    if files.is_empty() {
+        return Err("no sessions to merge".into());
+    }
     if files.len() != labels.len() {
         return Err(format!(
             "{} files but {} labels: give one label per file",

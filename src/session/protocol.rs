@@ -102,6 +102,18 @@ impl KernelFiles {
             .ok()
             .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_else(|| "attention.toml".into());
+        // The far side writes the source inside a folder of its own: a path
+        // out of the kernel folder would not be there (or be another file).
+        if std::path::Path::new(&parsed.source)
+            .components()
+            .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(format!(
+                "kernel folder {}: its manifest's source '{}' must be a path inside the folder to be sent to a worker",
+                dir.display(),
+                parsed.source
+            ));
+        }
         let source_path = dir.join(&parsed.source);
         let source = std::fs::read_to_string(&source_path)
             .map_err(|e| format!("cannot read {}: {e}", source_path.display()))?;

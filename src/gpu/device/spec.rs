@@ -31,7 +31,7 @@ impl std::str::FromStr for DeviceSpec {
                 .map(DeviceSpec::Ordinal)
                 .map_err(|_| format!("device {t} is out of range"));
         }
-        if t.len() >= 4 && t[..4].eq_ignore_ascii_case("GPU-") {
+        if t.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("GPU-")) {
             let hex: String = t[4..]
                 .chars()
                 .filter(|c| *c != '-')
@@ -81,7 +81,7 @@ pub fn format_uuid(bytes: &[u8; 16]) -> String {
 /// The hex digits of a written UUID, lowercase, without "GPU-" and dashes.
 fn uuid_hex(uuid: &str) -> String {
     let t = uuid.trim();
-    let body = if t.len() >= 4 && t[..4].eq_ignore_ascii_case("GPU-") {
+    let body = if t.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("GPU-")) {
         &t[4..]
     } else {
         t
