@@ -51,9 +51,13 @@ fn two_gpus_merge_into_one_session_read_side_by_side() {
     // Every event of both, none skipped, each source's variants labelled.
     let mut state = SessionState::default();
     let mut names = std::collections::BTreeSet::new();
+    let mut telemetry_sources = std::collections::BTreeSet::new();
     let report = read_file(&out, OnCorrupt::Stop, |s| {
         if let Event::VariantSelected(v) = &s.event {
             names.insert(v.variant.name());
+        }
+        if let Event::Telemetry(t) = &s.event {
+            telemetry_sources.insert(t.source.clone());
         }
         state.apply(&s);
         true
@@ -81,6 +85,14 @@ fn two_gpus_merge_into_one_session_read_side_by_side() {
         names.contains("h100:cudnn"),
         "cuDNN carries its source: {names:?}"
     );
+    // Each GPU's telemetry is tagged; the screen follows the first's only,
+    // so two GPUs' clocks never make one line.
+    assert_eq!(
+        telemetry_sources.into_iter().collect::<Vec<_>>(),
+        ["h100", "h200"]
+    );
+    assert!(!state.telemetry.is_empty());
+    assert!(state.telemetry.iter().all(|t| t.source == "h200"));
     let h = state.header.as_ref().unwrap();
     assert_eq!(
         h.sources

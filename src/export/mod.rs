@@ -66,7 +66,8 @@ pub struct Gathered {
 
 impl Gathered {
     /// The two variants the pictures compare: the A/B race's, else scalar
-    /// against the fastest other variant at the same shape, else the first two.
+    /// (or the first timed variant) against the fastest other variant at
+    /// the same shape.
     pub fn pair(&self) -> Option<(Key, Option<Key>)> {
         if let Some(ab) = &self.state.ab {
             return Some((
@@ -92,17 +93,15 @@ impl Gathered {
             .find(|k| !k.variant.is_cudnn() && k.variant == Variant::base_of(k.variant.kernel))
             .copied();
         let p50 = |k: &Key| self.stats(k).percentile(0.5);
-        match scalar {
-            Some(a) => {
-                let b = timed
-                    .iter()
-                    .filter(|k| k.shape == a.shape && **k != a)
-                    .min_by(|x, y| p50(x).total_cmp(&p50(y)))
-                    .copied();
-                Some((a, b))
-            }
-            None => Some((*timed.first()?, timed.get(1).copied())),
-        }
+        // Against the fastest other variant at the same shape: a sweep's
+        // first two keys may be at different shapes.
+        let a = scalar.or_else(|| timed.first().copied())?;
+        let b = timed
+            .iter()
+            .filter(|k| k.shape == a.shape && **k != a)
+            .min_by(|x, y| p50(x).total_cmp(&p50(y)))
+            .copied();
+        Some((a, b))
     }
 
     /// The regime the pictures show a variant in: the race's for the raced
@@ -219,7 +218,9 @@ fn gather(g: &mut Gathered, s: &Stamped) {
                 median_us: *m as f64 / 1e3,
             });
         }
-        Event::Telemetry(t) if t.sm_clock_mhz > 0 => g.sm_clock.push((t_s, t.sm_clock_mhz)),
+        Event::Telemetry(t) if t.sm_clock_mhz > 0 && t.shown_in(g.state.header.as_ref()) => {
+            g.sm_clock.push((t_s, t.sm_clock_mhz))
+        }
         _ => {}
     }
     g.state.apply(s);

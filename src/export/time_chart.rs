@@ -123,7 +123,13 @@ where
                 NA.stroke_width(1),
             ))
             .map_err(text)?
-            .label("SM clock (right axis)")
+            .label(
+                match g.state.header.as_ref().and_then(|h| h.sources.first()) {
+                    // A merged session draws its first GPU's clock only.
+                    Some(first) => format!("SM clock of {} (right axis)", first.label),
+                    None => "SM clock (right axis)".into(),
+                },
+            )
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], NA.stroke_width(2)));
     }
     let one_shape = g

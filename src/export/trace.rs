@@ -81,9 +81,17 @@ impl TraceWriter {
                 )?;
             }
             Event::Telemetry(t) => {
-                self.put(json!({"ph": "C", "pid": PID, "name": "SM clock (MHz)", "ts": ts, "args": {"MHz": t.sm_clock_mhz}}))?;
-                self.put(json!({"ph": "C", "pid": PID, "name": "power (W)", "ts": ts, "args": {"W": t.power_w}}))?;
-                self.put(json!({"ph": "C", "pid": PID, "name": "temperature (°C)", "ts": ts, "args": {"C": t.temp_c}}))?;
+                // A merged session's GPUs: one series each in the same track.
+                let key = |unit: &str| {
+                    if t.source.is_empty() {
+                        unit.to_string()
+                    } else {
+                        format!("{} {unit}", t.source)
+                    }
+                };
+                self.put(json!({"ph": "C", "pid": PID, "name": "SM clock (MHz)", "ts": ts, "args": {key("MHz"): t.sm_clock_mhz}}))?;
+                self.put(json!({"ph": "C", "pid": PID, "name": "power (W)", "ts": ts, "args": {key("W"): t.power_w}}))?;
+                self.put(json!({"ph": "C", "pid": PID, "name": "temperature (°C)", "ts": ts, "args": {key("C"): t.temp_c}}))?;
             }
             Event::Counters(c) => {
                 let name = c.variant.to_string();

@@ -389,6 +389,7 @@ impl SessionState {
                 s.counters = Some(c.clone());
                 s.counters_error = None;
             }
+            Event::Telemetry(sample) if !sample.shown_in(self.header.as_ref()) => {}
             Event::Telemetry(sample) => {
                 if self.telemetry.len() == TELEMETRY_KEEP {
                     self.telemetry.pop_front();

@@ -411,6 +411,21 @@ pub struct TelemetrySample {
     /// GPU memory this process holds.
     pub process_mem_bytes: Option<u64>,
     pub mem_max_mhz: Option<u32>,
+    /// In a merged session: the source (GPU) it was read from.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub source: String,
+}
+
+impl TelemetrySample {
+    /// Whether a screen of `header`'s session shows it: a merged session's
+    /// telemetry panel and clock line follow its first source, so samples
+    /// of two GPUs never make one line.
+    pub fn shown_in(&self, header: Option<&SessionHeader>) -> bool {
+        self.source.is_empty()
+            || header
+                .and_then(|h| h.sources.first())
+                .is_none_or(|first| first.label == self.source)
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -211,6 +211,7 @@ pub fn merge(files: &[PathBuf], labels: &[String], out: &Path) -> Result<Merged,
                         map_kernel(&mut map, r, tag)?;
                         *r = relabel(r, tag)?;
                     }
+                    Event::Telemetry(t) => t.source = tag.clone(),
                     e => {
                         for v in e.variants_mut() {
                             if v.is_cudnn() {
