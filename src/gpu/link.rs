@@ -159,13 +159,21 @@ pub fn connect(place: &Place, setup: Option<Setup>, wait: Duration) -> Result<Co
     let mut stdin = child.stdin.take();
     let mut pending_writer: Option<std::thread::JoinHandle<Option<ChildStdin>>> = None;
     let probe = setup.is_none();
-    if let (Some(setup), Some(w)) = (setup, stdin.as_mut()) {
+    if let Some(setup) = setup
+        && let Some(mut w) = stdin.take()
+    {
+        // Written aside: a hello with kernel sources can be larger than the
+        // pipe, and a far side that is not reading yet (a queued srun) must
+        // not keep the wait below from timing out. A worker that died at
+        // once shows in its exit status.
         let hello = protocol::hello_line(&Hello::new(Some(setup)));
-        // A worker that died at once shows in its exit status below.
-        let _ = w
-            .write_all(hello.as_bytes())
-            .and_then(|_| w.write_all(b"\n"))
-            .and_then(|_| w.flush());
+        pending_writer = Some(std::thread::spawn(move || {
+            let sent = w
+                .write_all(hello.as_bytes())
+                .and_then(|_| w.write_all(b"\n"))
+                .and_then(|_| w.flush());
+            sent.is_ok().then_some(w)
+        }));
     }
     let mut conn = Connection {
         child,
@@ -192,7 +200,8 @@ pub fn connect(place: &Place, setup: Option<Setup>, wait: Duration) -> Result<Co
                 if probe {
                     conn.stdin = None;
                 }
-                // The worker read our hello (it answered after reading it).
+                // Commands go after our hello: wait for it to be written (the
+                // worker reads it next, so this is brief).
                 if let Some(w) = pending_writer.take() {
                     conn.stdin = w.join().ok().flatten();
                 }

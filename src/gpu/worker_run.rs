@@ -126,7 +126,20 @@ fn run_in<W: Write + Send + 'static>(
     for t in threads {
         let _ = t.join();
     }
-    Ok(status.code().unwrap_or(crate::exit::NO_GPU))
+    // Killed by a signal (a faulting kernel, the OOM killer): 128 + its
+    // number, as a shell says it, never mistaken for "no GPU".
+    Ok(match status.code() {
+        Some(c) => c,
+        None => {
+            let sig = std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0);
+            out.line(&FromWorker::Err(format!(
+                "attnscope worker: `attnscope {}` {}",
+                argv.first().map_or("", String::as_str),
+                super::supervisor::describe(Some(status))
+            )));
+            128 + sig
+        }
+    })
 }
 
 /// A folder of this run's own, removed when the run ends.
