@@ -6,12 +6,16 @@
 
 use std::path::PathBuf;
 
+use super::fail;
 use crate::exit;
 use crate::gpu::link::{self, Incoming, Place};
 use crate::gpu::worker_run::kernel_placeholder;
 use crate::session::event::{Event, Stamped};
 use crate::session::protocol::{self, FromWorker, KernelFiles, SeqCheck, Setup};
 use crate::session::recorder::Recorder;
+
+/// Flags whose variants may name a kernel folder by path.
+const VARIANT_FLAGS: [&str; 4] = ["--a", "--b", "--variant", "--variants"];
 
 /// Flags that take a value and stay on this machine.
 const LOCAL_FLAGS: [&str; 5] = [
@@ -42,32 +46,10 @@ pub fn split(argv: &[String]) -> Split {
             Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
             _ => (a.as_str(), None),
         };
-        // Variants of another kernel folder (`--a DIR:variant`): the folder goes too.
-        if ["--a", "--b", "--variant", "--variants"].contains(&flag) {
-            let value = match inline {
-                Some(v) => v,
-                None => {
-                    i += 1;
-                    argv.get(i).cloned().unwrap_or_default()
-                }
-            };
-            i += 1;
-            let items: Vec<String> = value
-                .split(',')
-                .map(|item| match item.rsplit_once(':') {
-                    Some((dir, rest)) if std::path::Path::new(dir).is_dir() => {
-                        let mark = kernel_placeholder(out.kernels.len());
-                        out.kernels.push(("folder".into(), PathBuf::from(dir)));
-                        format!("{mark}:{rest}")
-                    }
-                    _ => item.to_string(),
-                })
-                .collect();
-            out.args.push(flag.to_string());
-            out.args.push(items.join(","));
-            continue;
-        }
-        let takes = LOCAL_FLAGS.contains(&flag) || flag == "--kernels" || flag == "--also";
+        let takes = LOCAL_FLAGS.contains(&flag)
+            || VARIANT_FLAGS.contains(&flag)
+            || flag == "--kernels"
+            || flag == "--also";
         if !takes || a == "--" {
             out.args.push(a.clone());
             i += 1;
@@ -82,6 +64,22 @@ pub fn split(argv: &[String]) -> Split {
         };
         i += 1;
         match flag {
+            // Variants of another kernel folder (`--a DIR:variant`): the folder goes too.
+            "--a" | "--b" | "--variant" | "--variants" => {
+                let items: Vec<String> = value
+                    .split(',')
+                    .map(|item| match item.rsplit_once(':') {
+                        Some((dir, rest)) if std::path::Path::new(dir).is_dir() => {
+                            let mark = kernel_placeholder(out.kernels.len());
+                            out.kernels.push(("folder".into(), PathBuf::from(dir)));
+                            format!("{mark}:{rest}")
+                        }
+                        _ => item.to_string(),
+                    })
+                    .collect();
+                out.args.push(flag.to_string());
+                out.args.push(items.join(","));
+            }
             "--record" => out.record = Some(PathBuf::from(value)),
             // sweep's session: written here; the far side writes a scratch copy.
             "--out" => {
@@ -206,11 +204,6 @@ fn record(recorder: &mut Option<Recorder>, s: &Stamped) {
         eprintln!("attnscope: recording stopped: {e}");
         *recorder = None;
     }
-}
-
-fn fail(code: i32, message: impl std::fmt::Display) -> i32 {
-    eprintln!("attnscope: {message}");
-    code
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::model::SessionState;
 use crate::session::command::Command;
-use crate::session::event::{ErrorReport, Event, Stamped};
+use crate::session::event::{Event, Stamped};
 use crate::session::protocol::{self, FromWorker, Hello, LinkWriter};
 use crate::session::reader::{self, OnCorrupt};
 
@@ -179,12 +179,5 @@ impl ReplayWorker<'_> {
 }
 
 fn error(started: Instant, message: String) -> Stamped {
-    Stamped::since(
-        started,
-        Event::Error(ErrorReport {
-            source: "worker".into(),
-            message,
-            variant: None,
-        }),
-    )
+    Stamped::since(started, Event::error("worker", message, None))
 }

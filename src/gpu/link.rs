@@ -297,15 +297,7 @@ fn said(conn: &Connection) -> String {
 
 /// Gives a worker two seconds to go, then kills it.
 pub fn end(child: &mut Child) {
-    let until = Instant::now() + Duration::from_secs(2);
-    while Instant::now() < until {
-        if let Ok(Some(_)) = child.try_wait() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
+    let _ = wait_at_most(child, Duration::from_secs(2));
 }
 
 /// Its exit status, killing it after `limit` (a command that closed its

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::link::{self, Incoming, Place};
 use crate::session::command::Command;
-use crate::session::event::{ErrorReport, Event, Stamped, VariantSelected};
+use crate::session::event::{Event, Stamped, VariantSelected};
 use crate::session::protocol::{self, FromWorker, SeqCheck, Setup};
 use crate::session::{Shape, Variant};
 
@@ -89,14 +89,19 @@ fn error_from(
     message: String,
     variant: Option<Variant>,
 ) -> Stamped {
-    Stamped::since(
-        started,
-        Event::Error(ErrorReport {
-            source: source.into(),
-            message,
-            variant,
-        }),
-    )
+    Stamped::since(started, Event::error(source, message, variant))
+}
+
+/// Counts a death (or a dropped link) at `now`, forgetting those older
+/// than the window.
+fn note_death(deaths: &mut VecDeque<Instant>, now: Instant) {
+    deaths.push_back(now);
+    while deaths
+        .front()
+        .is_some_and(|t| now.duration_since(*t) > RESTART_WINDOW)
+    {
+        deaths.pop_front();
+    }
 }
 
 /// Waits before reconnecting: 1, 2, 4, 8, 16, then 30 s.
@@ -250,13 +255,7 @@ fn supervise(
             // into the death count, and the second in the window goes back
             // to the last variant that passed its check.
             let now = Instant::now();
-            deaths.push_back(now);
-            while deaths
-                .front()
-                .is_some_and(|t| now.duration_since(*t) > RESTART_WINDOW)
-            {
-                deaths.pop_front();
-            }
+            note_death(&mut deaths, now);
             if deaths.len() > MAX_RESTARTS {
                 ui.event(error_from(
                     started,
@@ -300,13 +299,7 @@ fn supervise(
             continue;
         }
         let now = Instant::now();
-        deaths.push_back(now);
-        while deaths
-            .front()
-            .is_some_and(|t| now.duration_since(*t) > RESTART_WINDOW)
-        {
-            deaths.pop_front();
-        }
+        note_death(&mut deaths, now);
         // Back to the last variant that passed its check. If that is what was
         // running: killed from outside (a signal), it goes on; if its own
         // launch failed, the scalar baseline takes over.

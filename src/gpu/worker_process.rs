@@ -12,7 +12,7 @@ use super::engine::{Engine, Timer};
 use super::telemetry::{self, Sampler};
 use super::worker::Worker;
 use crate::session::command::Command;
-use crate::session::event::{ErrorReport, Event, Stamped};
+use crate::session::event::{Event, Stamped};
 use crate::session::manifest::{Manifest, registry};
 use crate::session::protocol::{self, FromWorker, Hello, KernelFiles, LinkWriter, Setup};
 
@@ -206,12 +206,5 @@ fn serve_commands(args: WorkerConfig, started: Instant, out: Arc<Link>) -> i32 {
 
 /// An error event from `source` (worker, gpu, nvml, protocol), not tied to a variant.
 fn error(started: Instant, source: &str, message: String) -> Stamped {
-    Stamped::since(
-        started,
-        Event::Error(ErrorReport {
-            source: source.into(),
-            message,
-            variant: None,
-        }),
-    )
+    Stamped::since(started, Event::error(source, message, None))
 }

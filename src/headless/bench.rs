@@ -94,10 +94,7 @@ pub fn bench(args: BenchArgs) -> i32 {
         }
     }
     // Each variant's time over cuDNN's, when cuDNN ran in this bench.
-    let cudnn_us = rows
-        .iter()
-        .find(|r| r["variant"] == "cudnn")
-        .and_then(|r| r["median_us"].as_f64());
+    let cudnn_us = cudnn_median_us(&rows);
     if let Some(c) = cudnn_us {
         for r in rows.iter_mut() {
             if let Some(m) = r["median_us"].as_f64() {
@@ -151,14 +148,7 @@ pub fn bench(args: BenchArgs) -> i32 {
             "correctness on {} inputs, seed {} (--inputs {} --seed {} reproduces it)",
             check.inputs, check.seed, check.inputs, check.seed
         );
-        // Wide enough for tuned names such as mma+async@64x64s2w8k2.
-        let w = rows
-            .iter()
-            .filter_map(|r| r["variant"].as_str())
-            .map(|n| n.chars().count())
-            .max()
-            .unwrap_or(0)
-            .max(16);
+        let w = name_width(&rows);
         println!(
             "{:<w$} {:>9} {:>8} {:>9} {:>9} {:>8} {:>9} {:>5} {:>7} {:>6} {:>7}{}",
             "variant",
@@ -231,6 +221,24 @@ pub fn bench(args: BenchArgs) -> i32 {
         }
     }
     if any_fail { exit::CHECK_FAILED } else { 0 }
+}
+
+/// cuDNN's median in a table's rows, µs, when it ran.
+pub(super) fn cudnn_median_us(rows: &[serde_json::Value]) -> Option<f64> {
+    rows.iter()
+        .find(|r| r["variant"] == "cudnn")
+        .and_then(|r| r["median_us"].as_f64())
+}
+
+/// The variant column's width: wide enough for tuned names such as
+/// mma+async@64x64s2w8k2.
+pub(super) fn name_width(rows: &[serde_json::Value]) -> usize {
+    rows.iter()
+        .filter_map(|r| r["variant"].as_str())
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(16)
 }
 
 /// What a correctness check draws: a distribution and a seed (printed, so

@@ -4,7 +4,7 @@
 //! merges their sessions into the one asked for: each variant on each GPU,
 //! side by side (identical cards should agree within their intervals).
 
-use super::bench::{Check, bench_one};
+use super::bench::{Check, bench_one, cudnn_median_us, name_width};
 use super::{Run, fail, runnable};
 use crate::cli::{SweepArgs, VariantSpec, exit};
 use crate::gpu::engine::Timer;
@@ -88,17 +88,8 @@ pub fn sweep(args: SweepArgs) -> i32 {
 }
 
 fn print_shape(shape: &crate::session::Shape, rows: &[serde_json::Value]) {
-    let cudnn = rows
-        .iter()
-        .find(|r| r["variant"] == "cudnn")
-        .and_then(|r| r["median_us"].as_f64());
-    let w = rows
-        .iter()
-        .filter_map(|r| r["variant"].as_str())
-        .map(|n| n.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(16);
+    let cudnn = cudnn_median_us(rows);
+    let w = name_width(rows);
     println!("\n{shape}");
     println!(
         "{:<w$} {:>10} {:>9} {:>8} {:>8} {:>7}",
