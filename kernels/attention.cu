@@ -24,6 +24,10 @@
 //                 128-byte-swizzled layout the cp.async loads write; Q and P
 //                 stay A operands in registers, S and O accumulators keep the
 //                 mma.sync layout, so the softmax is shared.
+//   Q_SMEM        a tile option of the wgmma path (issue 21): Q·Kᵀ reads Q
+//                 as A straight from shared memory (swizzled like K) instead
+//                 of from registers, which frees HEAD_DIM / 4 registers per
+//                 thread: what three stages of 128 keys need at D = 128.
 // Each warp owns 16 query rows (WMMA's M); the mma path also allows 32, and
 // splits each K/V tile over SPLIT groups of warps (merged at the end), so
 // WARPS = BLOCK_M / ROWS_PER_WARP * SPLIT.
@@ -66,6 +70,9 @@
 #endif
 #ifndef USE_WGMMA
 #define USE_WGMMA 0
+#endif
+#ifndef Q_SMEM
+#define Q_SMEM 0
 #endif
 // Test-only: one store far out of bounds, so the GPU reports an illegal
 // address (attnscope's fault-injection variant, `+fault`).
@@ -112,6 +119,7 @@ static_assert(USE_MMA, "USE_WGMMA is a tile option of the mma path");
 static_assert(ROWS_PER_WARP == 16 && (WARPS / SPLIT) % 4 == 0,
               "a wgmma warpgroup is 4 warps of 16 rows: WARPS / SPLIT must be a multiple of 4");
 #endif
+static_assert(!Q_SMEM || USE_WGMMA, "Q_SMEM is a tile option of the wgmma path");
 #define THREADS (WARPS * 32)
 #define FULL_MASK 0xffffffffu
 // K/V rows one pipeline stage holds: a sub-tile of BLOCK_N rows per group.
@@ -140,7 +148,8 @@ static_assert(ROWS_PER_WARP == 16 && (WARPS / SPLIT) % 4 == 0,
 #define KV_SWIZZLE 1
 #define KV_ROW_HALVES 64
 #define KV_TILE_HALVES (KV_ROWS * HEAD_DIM)
-#define SQ_BYTES ALIGN1024(BLOCK_M * LDH * 2)
+// Q read by wgmma from shared memory is stored like K (swizzled, unpadded).
+#define SQ_BYTES ALIGN1024(BLOCK_M * (Q_SMEM ? HEAD_DIM : LDH) * 2)
 #define SKV_BYTES ALIGN1024(KV_STAGES * KV_TILE_HALVES * 2)
 #define SMEM_SLACK 1024  // the dynamic window is aligned up to 1024 at run time
 #else
@@ -179,8 +188,8 @@ extern "C" __constant__ int attn_block_m = BLOCK_M;
 // The whole configuration, so every define set yields distinct PTX: NVRTC
 // 13.0 on the GPU machine printed no PTXAS report for a PTX it had already
 // assembled in the same process (single-stage variants equal the default).
-extern "C" __constant__ int attn_config[11] = {HEAD_DIM,    BLOCK_M,      STAGES,  WARPS, USE_WMMA, USE_WMMA_PV,
-                                               USE_CP_ASYNC, USE_MMA, SPLIT, USE_WGMMA, BLOCK_N};
+extern "C" __constant__ int attn_config[12] = {HEAD_DIM,    BLOCK_M,      STAGES,  WARPS, USE_WMMA, USE_WMMA_PV,
+                                               USE_CP_ASYNC, USE_MMA, SPLIT, USE_WGMMA, BLOCK_N, Q_SMEM};
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -396,6 +405,32 @@ __device__ __forceinline__ void wgmma_rs(float (&d)[64], const unsigned (&a)[4],
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate), "n"(TRANS_B));
 }
+// The same with A (K-major, 64 rows) through a descriptor too: Q read from
+// shared memory (Q_SMEM).
+template <int TRANS_B>
+__device__ __forceinline__ void wgmma_ss(float (&d)[16], unsigned long long desc_a, unsigned long long desc_b, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1, 0, %19;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TRANS_B));
+}
+template <int TRANS_B>
+__device__ __forceinline__ void wgmma_ss(float (&d)[32], unsigned long long desc_a, unsigned long long desc_b, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, %35;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TRANS_B));
+}
+template <int TRANS_B>
+__device__ __forceinline__ void wgmma_ss(float (&d)[64], unsigned long long desc_a, unsigned long long desc_b, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, %67;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TRANS_B));
+}
 #endif  // USE_WGMMA
 
 // This warp's Q rows as A fragments, once (Q never changes).
@@ -411,23 +446,33 @@ __device__ __forceinline__ void load_q_fragments(unsigned (&qf)[MI][HEAD_DIM / 1
 // S = Q·Kᵀ for BLOCK_N keys at tK: one ldmatrix.x4 gives an 8-key block's B
 // fragments for 32 columns of D. With wgmma and WAIT false the product is
 // still in flight on return: s must not be read before the next wait.
+// With Q_SMEM, tQ is this warpgroup's first Q row in the swizzled Q tile and
+// qf is not read.
 template <bool WAIT = true>
 __device__ __forceinline__ void mma_qk(float (&s)[MI][NB][4], const unsigned (&qf)[MI][HEAD_DIM / 16][4],
-                                       const half* tK, int lane) {
+                                       const half* tQ, const half* tK, int lane) {
 #if USE_WGMMA
     // K-major B: 16 of D is 32 bytes inside a swizzled 128-byte row; the next
-    // 64 of D are the next column block.
+    // 64 of D are the next column block. Q (K-major A) likewise.
     float(&d)[NB * 4] = reinterpret_cast<float(&)[NB * 4]>(s[0]);
     wgmma_fence();
 #pragma unroll
-    for (int k = 0; k < HEAD_DIM / 16; ++k)
-        wgmma_rs<0>(d, qf[0][k], wgmma_desc(tK + (k / 4) * KV_ROWS * 64 + (k % 4) * 16, 16), k > 0);
+    for (int k = 0; k < HEAD_DIM / 16; ++k) {
+        const unsigned long long kd = wgmma_desc(tK + (k / 4) * KV_ROWS * 64 + (k % 4) * 16, 16);
+#if Q_SMEM
+        wgmma_ss<0>(d, wgmma_desc(tQ + (k / 4) * BLOCK_M * 64 + (k % 4) * 16, 16), kd, k > 0);
+#else
+        wgmma_rs<0>(d, qf[0][k], kd, k > 0);
+#endif
+    }
+    (void)tQ;
     if (WAIT)
         wgmma_commit_and_wait();
     else
         wgmma_commit();
     (void)lane;
 #else
+    (void)tQ;
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
@@ -589,7 +634,7 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     const int n_tiles = (kv_end + KV_ROWS - 1) / KV_ROWS;
 
     // Q, K0 and V0 travel in the first group.
-    load_rows<BLOCK_M>(sQ, Q + head, q0, S);
+    load_rows<BLOCK_M, Q_SMEM>(sQ, Q + head, q0, S);
     load_kv(sK, sV, Kh, Vh, 0, S);
     cp_async_commit();
     prefetch_kv(sK, sV, Kh, Vh, n_tiles, S);
@@ -614,6 +659,8 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     }
 
     const int key_off = group * BLOCK_N;  // this group's rows within a stage
+    // This warpgroup's 64 rows of the swizzled Q tile (Q_SMEM).
+    const half* tQ = sQ + wrow / 64 * 64 * 64;
 #if PIPELINE
     // Software-pipelined: while a warp runs the softmax and P·V of tile t,
     // Q·Kᵀ of tile t + 1 is issued from the same basic block, so the tensor
@@ -622,9 +669,9 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     cp_async_wait<1>();
     kv_visible_to_wgmma();
     __syncthreads();
-    load_q_fragments(qf, sQ, wrow, lane);
+    if (!Q_SMEM) load_q_fragments(qf, sQ, wrow, lane);
     float s[MI][NB][4];
-    mma_qk(s, qf, sK + key_off * KV_ROW_HALVES, lane);
+    mma_qk(s, qf, tQ, sK + key_off * KV_ROW_HALVES, lane);
     mask_scores(s, key_off, q0 + wrow, S, causal, lane);
     for (int t = 0; t < n_tiles; ++t) {
         if (t + 2 < n_tiles) load_kv(sK, sV, Kh, Vh, t + 2, S);
@@ -638,7 +685,7 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
         const bool more = t + 1 < n_tiles;
         float s_next[MI][NB][4];
         if (more)
-            mma_qk<false>(s_next, qf, sK + ((t + 1) % KV_STAGES) * KV_TILE_HALVES + key_off * KV_ROW_HALVES, lane);
+            mma_qk<false>(s_next, qf, tQ, sK + ((t + 1) % KV_STAGES) * KV_TILE_HALVES + key_off * KV_ROW_HALVES, lane);
         softmax_pv(s, o, l_acc, m_r, sV + (t % KV_STAGES) * KV_TILE_HALVES + key_off * KV_ROW_HALVES, scale_log2,
                    lane);
         if (more) {
@@ -657,12 +704,12 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     for (int t = 0; t < n_tiles; ++t) {
         fetch_kv(sK, sV, Kh, Vh, t, n_tiles, S);
         __syncthreads();
-        if (t == 0) load_q_fragments(qf, sQ, wrow, lane);
+        if (t == 0 && !Q_SMEM) load_q_fragments(qf, sQ, wrow, lane);
         const int stage = t % KV_STAGES;
         const int key0 = t * KV_ROWS + key_off;
         if (key0 < kv_end) {  // warp-uniform: a causal tail may leave a group nothing
             float s[MI][NB][4];
-            mma_qk(s, qf, sK + stage * KV_TILE_HALVES + key_off * KV_ROW_HALVES, lane);
+            mma_qk(s, qf, tQ, sK + stage * KV_TILE_HALVES + key_off * KV_ROW_HALVES, lane);
             mask_scores(s, key0, q0 + wrow, S, causal, lane);
             softmax_pv(s, o, l_acc, m_r, sV + stage * KV_TILE_HALVES + key_off * KV_ROW_HALVES, scale_log2, lane);
         }

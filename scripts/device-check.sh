@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu
+#   remotekernels twogpu round2 fidelity
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -720,4 +720,68 @@ h = json.loads(open('$OUT/twogpu-fault.jsonl').readline())['event']['gpu']
 print('  header:', h.get('uuid'), h.get('pci_bus_id'))"
   fi
   "$BIN" merge "$OUT/twogpu-device1.jsonl" "$OUT/twogpu-cvd1.jsonl" --out "$OUT/twogpu-device1-vs-cvd1.jsonl" --labels dev1,cvd1 >/dev/null 2>&1
+fi
+
+# Issue 21, kernel round two: the full selftest (every tile t cycles through,
+# the new ones included), both sanitizers on the new tiles at shapes with
+# partial tiles, then every new tile against cuDNN and the previous best at
+# the issue's shapes, back to back (after 0.5 s of warm load), and isolated
+# at S=512 and D=128.
+R2_NEW="mma+async@128x64s2w8g mma+async@128x128s2w8g mma+async@128x128s2w8gq mma+async@128x64s3w8gq mma+async@64x128s3w4gq mma+async@128x128s3w8gq"
+if want round2; then
+  say "selftest (full)"; "$BIN" selftest >"$LOGS/selftest.log" 2>&1; echo "  rc=$?"
+  grep '^FAIL' "$LOGS/selftest.log" | head -20; tail -1 "$LOGS/selftest.log" | sed 's/^/  /'
+  say "sanitizers on the new tiles (causal, partial tiles, D 64 and 128)"
+  for v in $R2_NEW; do for tool in memcheck racecheck; do for shape in 1,3,333,64 1,3,333,128; do
+    ( timeout -k 5 240 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN" bench --shape $shape --causal \
+        --variants "$v" --launches 2 --timer events --telemetry-hz 0 >"$LOGS/san-$tool-$v-$shape.log" 2>&1
+      echo "  $tool $v $shape rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/san-$tool-$v-$shape.log" | tail -1)" ) &
+  done; done; done | sort
+  wait
+  for spec in "2,8,512,64|" "2,8,512,64|--causal" "4,16,4096,64|" "4,16,4096,64|--causal" "2,16,2048,128|" \
+              "1,32,8192,128|--causal" "1,16,16384,128|" "1,16,16384,128|--causal"; do
+    shape=${spec%|*}; causal=${spec#*|}
+    case $shape in *,64) old="mma+async@64x128s2w8k2g,mma+async@64x128s2w4g";; *) old="mma+async@64x64s2w4g";; esac
+    vs="cudnn,$old,$(echo $R2_NEW | tr ' ' ',')"
+    tag="${shape//,/x}${causal:+c}"
+    for regime in back-to-back isolated; do
+      [[ $regime == isolated && $shape != 2,8,512,64 && $shape != 2,16,2048,128 ]] && continue
+      say "bench $shape $causal $regime"
+      "$BIN" bench --shape $shape $causal --variants "$vs" --regime $regime --warm-seconds 0.5 --max-seconds 1 \
+        --telemetry-hz 0 --record "$OUT/r2-$tag-$regime.jsonl" 2>&1 | tee "$LOGS/r2-$tag-$regime.log" | tail -n +4 | sed 's/^/  /'
+    done
+  done
+fi
+
+# Issue 18: attnscope's cudnn against PyTorch's, both sustained and gapless,
+# alternating rounds; then Nsight Compute's bracket, read off a kernel that
+# does nothing (bench/empty), beside cuDNN at S=512, ncu and CUPTI.
+if want fidelity; then
+  say "cuDNN fidelity, sustained, alternating (bench/cudnn_fidelity.py)"
+  PYTHONUNBUFFERED=1 python3 bench/cudnn_fidelity.py --bin "$BIN" --json "$OUT/fidelity.json" 2>&1 | tee "$LOGS/fidelity.log" | sed 's/^/  /'
+  say "the timers' floor: an empty kernel and cuDNN at B2 H8 S512 D64"
+  for cc in all none; do
+    for v in "--kernels bench/empty --variant nop" "--variant cudnn" "--variant $G"; do
+      f="$LOGS/ncu-$cc-$(echo $v | tr -c 'a-z0-9' _).csv"
+      ncu --metrics gpu__time_duration.sum --clock-control none --cache-control $cc --csv "$BIN" launch $v \
+        --shape 2,8,512,64 --count 9 >"$f" 2>&1
+      python3 - "$f" "$v" "$cc" <<'PY'
+import csv, sys, statistics
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
+hdr = rows[0] if rows else []
+vals = []
+if "Metric Value" in hdr:
+    i, k = hdr.index("Metric Value"), hdr.index("Kernel Name")
+    vals = [float(r[i].replace(",", "")) for r in rows[1:] if "l2_scrub" not in r[k] and "clock_probe" not in r[k]]
+med = statistics.median(vals) / 1e3 if vals else float("nan")
+print(f"  ncu cache-control {sys.argv[3]:<4} {sys.argv[2]:<36} kernels {len(vals):2}  median {med:.3f} µs")
+PY
+    done
+  done
+  for regime in isolated back-to-back; do
+    "$BIN" bench --kernels bench/empty --variants nop --shape 2,8,512,64 --regime $regime --max-seconds 1 --telemetry-hz 0 --json \
+      | python3 -c "import json,sys; r=json.load(sys.stdin)['results'][0]; print(f'  CUPTI $regime nop median {r[\"median_us\"]:.3f} µs')"
+    "$BIN" bench --variants "cudnn,$G" --shape 2,8,512,64 --regime $regime --max-seconds 1 --telemetry-hz 0 --json \
+      | python3 -c "import json,sys; [print(f'  CUPTI $regime {r[\"variant\"]} median {r[\"median_us\"]:.3f} µs') for r in json.load(sys.stdin)['results']]"
+  done
 fi

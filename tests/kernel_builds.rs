@@ -129,7 +129,7 @@ fn judge(
     }
     if kernel == KernelId::BUNDLED {
         bad.extend(bundled_families(v, &b.families));
-        if target == "sm_90a" && !v.tile_text().ends_with('g') {
+        if target == "sm_90a" && !wgmma_tile(v).0 {
             bad.push(format!("built for {target} without a wgmma tile"));
         }
     }
@@ -144,15 +144,24 @@ fn judge(
     }
 }
 
+/// Whether a bundled tile is a wgmma one (`g`), and reads Q from shared
+/// memory (`gq`); the flags close the tile's text in that order.
+fn wgmma_tile(v: &Variant) -> (bool, bool) {
+    let t = v.tile_text();
+    let q = t.ends_with("gq");
+    (q || t.ends_with('g'), q)
+}
+
 /// The instruction families each of the bundled kernel's toggles must bring.
 fn bundled_families(v: &Variant, families: &[String]) -> Vec<String> {
     let has = |f: &str| families.iter().any(|x| x == f);
-    let wgmma = v.tile_text().ends_with('g');
+    let (wgmma, q_smem) = wgmma_tile(v);
     let mut bad = Vec::new();
     for (family, wanted) in [
         ("wmma", v.has("wmma") || v.has("pv")),
         ("mma", v.has("mma")),
-        ("ldmatrix", v.has("mma")),
+        // Q fragments come by ldmatrix unless wgmma reads Q from shared memory.
+        ("ldmatrix", v.has("mma") && !q_smem),
         ("wgmma", wgmma),
         ("cp.async", v.has("async")),
     ] {

@@ -213,6 +213,11 @@ pub struct BenchArgs {
     /// Longest sampling time per variant, seconds (0.5 to 600).
     #[arg(long, default_value_t = 5.0, value_parser = parse_seconds)]
     pub max_seconds: f64,
+    /// Run each variant untimed for this long first, in the same regime,
+    /// seconds (0 to 600): under a power cap the clock settles over seconds of
+    /// sustained load, so a short measurement after an idle GPU reads fast.
+    #[arg(long, default_value_t = 0.0, value_parser = parse_warm_seconds)]
+    pub warm_seconds: f64,
     /// Per-launch timer: cupti (kernel activity records) or events (CUDA events).
     #[arg(long, default_value = "cupti", value_parser = ["cupti", "events"])]
     pub timer: String,
@@ -471,6 +476,16 @@ pub fn parse_hz(text: &str) -> Result<f64, String> {
         .map_err(|_| format!("rate '{text}' is not a number"))?;
     if !(0.0..=100.0).contains(&v) {
         return Err(format!("{v} Hz is out of range: 0 (off) ≤ Hz ≤ 100"));
+    }
+    Ok(v)
+}
+
+pub fn parse_warm_seconds(text: &str) -> Result<f64, String> {
+    let v: f64 = text
+        .parse()
+        .map_err(|_| format!("seconds '{text}' is not a number"))?;
+    if !(0.0..=600.0).contains(&v) {
+        return Err(format!("{v} s is out of range: 0 ≤ warm seconds ≤ 600"));
     }
     Ok(v)
 }

@@ -19,6 +19,9 @@ pub struct Plan {
     pub min_s: f64,
     pub max_s: f64,
     pub warmup: usize,
+    /// Untimed back-to-back load before sampling, seconds: under a power cap
+    /// a GPU's clock settles over seconds of sustained load.
+    pub warm_s: f64,
 }
 
 impl Default for Plan {
@@ -30,6 +33,7 @@ impl Default for Plan {
             min_s: 0.5,
             max_s: 5.0,
             warmup: 20,
+            warm_s: 0.0,
         }
     }
 }
@@ -97,6 +101,20 @@ fn batch_event(
     }
 }
 
+/// `plan.warm_s` of the regime's own batches, their samples discarded.
+fn warm(engine: &mut Engine, variant: &Variant, shape: &Shape, plan: &Plan) -> Result<(), EngineError> {
+    let started = Instant::now();
+    let mut batch = 16usize;
+    while started.elapsed().as_secs_f64() < plan.warm_s {
+        let (samples, _) = engine.time_batch(variant, shape, batch, plan.l2, plan.regime)?;
+        if plan.regime != Regime::Isolated {
+            let mean_ns = samples.iter().sum::<u64>() as f64 / samples.len().max(1) as f64;
+            batch = ((BATCH_NS / mean_ns.max(1.0)) as usize).clamp(8, 4096);
+        }
+    }
+    Ok(())
+}
+
 #[allow(clippy::too_many_arguments)]
 fn summary(
     engine: &Engine,
@@ -128,6 +146,7 @@ fn summary(
         limited_by_resolution: interval.is_some_and(|m| m.limited_by_resolution),
         within_batch_rel: interval.map(|m| m.within_rel),
         between_batch_rel: interval.map(|m| m.between_rel),
+        warm_s: (plan.warm_s > 0.0).then_some(plan.warm_s),
     }
 }
 
@@ -171,6 +190,7 @@ pub fn measure(
         plan.warmup
     };
     engine.time_batch(variant, shape, warmup, plan.l2, plan.regime)?;
+    warm(engine, variant, shape, plan)?;
     let started = Instant::now();
     let mut kept: Vec<Vec<u64>> = Vec::new();
     let mut kept_samples = 0usize;

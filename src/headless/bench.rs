@@ -44,6 +44,7 @@ pub fn bench(args: BenchArgs) -> i32 {
         },
         regime: args.regime,
         max_s: args.max_seconds,
+        warm_s: args.warm_seconds,
         ..Plan::default()
     };
     let check = Check::new(args.inputs, args.seed);
@@ -148,6 +149,12 @@ pub fn bench(args: BenchArgs) -> i32 {
             "correctness on {} inputs, seed {} (--inputs {} --seed {} reproduces it)",
             check.inputs, check.seed, check.inputs, check.seed
         );
+        if plan.warm_s > 0.0 {
+            println!(
+                "each variant ran {} s untimed first, in the same regime (--warm-seconds)",
+                plan.warm_s
+            );
+        }
         let w = name_width(&rows);
         println!(
             "{:<w$} {:>9} {:>8} {:>9} {:>9} {:>8} {:>9} {:>5} {:>7} {:>6} {:>7}{}",
@@ -311,6 +318,8 @@ pub(super) fn bench_one(
         "rel_noise": done.rel_noise,
         "noise": crate::metrics::format::median_interval(&done),
         "limited_by_resolution": done.limited_by_resolution,
+        "warm_s": done.warm_s.unwrap_or(0.0),
+        "wall_s": done.wall_s,
         "within_batch_rel": done.within_batch_rel,
         "between_batch_rel": done.between_batch_rel,
         "inputs": check.inputs,

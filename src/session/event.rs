@@ -329,6 +329,9 @@ pub struct MeasurementDone {
     /// Robust spread inside a batch and between batch medians, over the median.
     pub within_batch_rel: Option<f64>,
     pub between_batch_rel: Option<f64>,
+    /// Seconds of untimed load before sampling (`bench --warm-seconds`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warm_s: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
