@@ -52,7 +52,7 @@ class Smi:
         for line in self.p.stdout:
             parts = [x.strip() for x in line.split(",")]
             try:
-                self.rows.append((float(parts[0]), float(parts[1]), int(parts[2], 16)))
+                self.rows.append((float(parts[0]), float(parts[1]), int(parts[2], 16), time.perf_counter()))
             except (ValueError, IndexError):
                 pass
 
@@ -61,9 +61,12 @@ class Smi:
         self.p.wait()
         self.t.join(timeout=1)
 
-    def summary(self, last_s=1.0):
-        """Means over the window's last `last_s` seconds: the measured part."""
-        rows = self.rows[-max(1, int(last_s * 10)):]
+    def summary(self, start, end):
+        """Means over the samples taken while [start, end] (perf_counter) was
+        measured; the nearest sample when none fell inside."""
+        rows = [r for r in self.rows if start <= r[3] <= end]
+        if not rows and self.rows:
+            rows = [min(self.rows, key=lambda r: abs(r[3] - (start + end) / 2))]
         if not rows:
             return {"mhz": None, "watts": None, "capped": None}
         return {"mhz": statistics.mean(r[0] for r in rows), "watts": statistics.mean(r[1] for r in rows),
@@ -114,9 +117,12 @@ def torch_window(shape, warm_s):
     for _ in range(warm_replays):  # queued; the GPU is still busy with them when profiling starts
         graph.replay()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        torch.cuda.current_stream().synchronize()  # the warm load ends; the tail follows at once
+        window = [time.perf_counter()]
         for _ in range(tail_replays):
             graph.replay()
         torch.cuda.synchronize()
+        window.append(time.perf_counter())
     spans = []
     for e in prof.events():
         if not str(getattr(e, "device_type", "")).endswith("CUDA"):
@@ -130,7 +136,7 @@ def torch_window(shape, warm_s):
     last = max(sp[1] for sp in spans)
     busy = sum(end - start for start, end, _ in spans) / max(last - first, 1e-9)
     return {"kernel_us": statistics.median(att), "kernels": len(att), "expected": tail_replays * calls,
-            "busy": busy, "graph_calls": calls}
+            "busy": busy, "graph_calls": calls, "window": window}
 
 
 def attnscope_window(binary, shape, warm_s):
@@ -138,6 +144,7 @@ def attnscope_window(binary, shape, warm_s):
     cmd = [binary, "bench", "--shape", f"{b},{h},{s},{d}", "--variants", "cudnn", "--warm-seconds", str(warm_s),
            "--max-seconds", "2", "--telemetry-hz", "0", "--inputs", "uniform", "--json"] + (["--causal"] if causal else [])
     p = subprocess.run(cmd, capture_output=True, text=True)
+    ended = time.perf_counter()
     if not p.stdout.strip():
         return {"error": p.stderr.strip()[-300:]}
     out = json.loads(p.stdout)
@@ -146,8 +153,12 @@ def attnscope_window(binary, shape, warm_s):
     r = out["results"][0]
     if "median_us" not in r:
         return {"error": r.get("error", "no median")}
+    # Kernel time over the sampling's wall time, the host's work between
+    # batches (records, clock probe, stopping rule) included.
     busy = r["samples"] * r["median_us"] * 1e-6 / r["wall_s"] if r.get("wall_s") else None
-    return {"kernel_us": r["median_us"], "ci_us": r["median_ci_us"], "busy": busy, "warm_s": r.get("warm_s")}
+    # Sampling ended just before the process did.
+    return {"kernel_us": r["median_us"], "ci_us": r["median_ci_us"], "busy": busy, "warm_s": r.get("warm_s"),
+            "window": [ended - r["wall_s"] - 0.2, ended - 0.2]}
 
 
 def main():
@@ -168,19 +179,21 @@ def main():
             for side in ("torch", "attnscope") if r % 2 == 0 else ("attnscope", "torch"):
                 with Smi() as smi:
                     res = torch_window(shape, args.warm) if side == "torch" else attnscope_window(args.bin, shape, args.warm)
-                res.update(smi.summary())
+                if "window" in res:
+                    res.update(smi.summary(*res["window"]))
                 pair[side] = res
             t, a = pair["torch"], pair["attnscope"]
             ratio = a["kernel_us"] / t["kernel_us"] if "kernel_us" in a and "kernel_us" in t else float("nan")
             rows.append({"shape": label, "round": r + 1, "torch": t, "attnscope": a, "ratio": ratio})
             fmt = lambda x: "n/a" if x is None else f"{x:.0f}"
+            pct = lambda x: "n/a" if x is None else f"{x:.0%}"
             if "error" in t or "error" in a:
                 print(f"{label:<22} round {r + 1}: torch {t.get('error', 'ok')} / attnscope {a.get('error', 'ok')}")
                 continue
             print(f"{label:<22} round {r + 1}  torch {t['kernel_us']:8.2f} µs ({t['kernels']}/{t['expected']} kernels, "
-                  f"busy {t['busy']:.1%}, {fmt(t['mhz'])} MHz {fmt(t['watts'])} W cap {t['capped']:.0%})  "
-                  f"attnscope {a['kernel_us']:8.2f} µs (busy {a['busy']:.1%}, {fmt(a['mhz'])} MHz {fmt(a['watts'])} W "
-                  f"cap {a['capped']:.0%})  ratio {ratio:.4f}")
+                  f"busy {t['busy']:.1%}, {fmt(t.get('mhz'))} MHz {fmt(t.get('watts'))} W cap {pct(t.get('capped'))})  "
+                  f"attnscope {a['kernel_us']:8.2f} µs (busy {a['busy']:.1%}, {fmt(a.get('mhz'))} MHz {fmt(a.get('watts'))} W "
+                  f"cap {pct(a.get('capped'))})  ratio {ratio:.4f}")
     print(f"\n{'shape':<22} {'attnscope ÷ torch per round':<34} {'median':>7}  within 3%")
     for label in dict.fromkeys(r["shape"] for r in rows):
         rs = [r["ratio"] for r in rows if r["shape"] == label]

@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 fidelity
+#   remotekernels twogpu round2 round2counters fidelity
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -777,11 +777,25 @@ med = statistics.median(vals) / 1e3 if vals else float("nan")
 print(f"  ncu cache-control {sys.argv[3]:<4} {sys.argv[2]:<36} kernels {len(vals):2}  median {med:.3f} µs")
 PY
     done
-  done
+  done | tee "$LOGS/floor.txt"
   for regime in isolated back-to-back; do
     "$BIN" bench --kernels bench/empty --variants nop --shape 2,8,512,64 --regime $regime --max-seconds 1 --telemetry-hz 0 --json \
       | python3 -c "import json,sys; r=json.load(sys.stdin)['results'][0]; print(f'  CUPTI $regime nop median {r[\"median_us\"]:.3f} µs')"
     "$BIN" bench --variants "cudnn,$G" --shape 2,8,512,64 --regime $regime --max-seconds 1 --telemetry-hz 0 --json \
       | python3 -c "import json,sys; [print(f'  CUPTI $regime {r[\"variant\"]} median {r[\"median_us\"]:.3f} µs') for r in json.load(sys.stdin)['results']]"
+  done | tee -a "$LOGS/floor.txt"
+fi
+
+# Issue 21's counters before and after a step (docs/perf-log.md), and the
+# tile `tune` picks at D=128 now that the new tiles are candidates.
+if want round2counters; then
+  for spec in "2,16,2048,128 mma+async@64x64s2w4g" "2,16,2048,128 mma+async@128x128s3w8gq" \
+              "4,16,4096,64 mma+async@64x128s2w4g" "4,16,4096,64 mma+async@128x128s2w8gq"; do
+    set -- $spec
+    say "gates $2 at $1"
+    "$BIN" gates --variant "$2" --shape "$1" --max-seconds 0.5 2>&1 | tee "$LOGS/gates-$2-$1.log" \
+      | grep -iE 'occupancy|tensor|bank|dram|registers|shared memory per|gpu__time|spill' | sed 's/^/  /'
   done
+  say "tune mma+async at 2,16,2048,128"
+  "$BIN" tune --shape 2,16,2048,128 --max-seconds 0.5 2>"$LOGS/tune-d128.err" | tee "$LOGS/tune-d128.log" | head -40 | sed 's/^/  /'
 fi

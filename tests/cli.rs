@@ -181,7 +181,7 @@ fn bundled_real_session_replays() {
 
 #[test]
 fn gpu_commands_validate_before_touching_the_gpu() {
-    let cases: [(&[&str], &str); 35] = [
+    let cases: [(&[&str], &str); 37] = [
         (
             &["bench", "--regime", "interleaved"],
             "interleaved needs two variants",
@@ -285,6 +285,14 @@ fn gpu_commands_validate_before_touching_the_gpu() {
         (
             &["live", "--telemetry-hz", "1000"],
             "1000 Hz is out of range",
+        ),
+        (
+            &["bench", "--warm-seconds", "700"],
+            "700 s is out of range: 0 ≤ warm seconds ≤ 600",
+        ),
+        (
+            &["bench", "--variants", "mma+async@128x128s3w8q"],
+            "q (Q read by wgmma from shared memory) is a tile option of wgmma tiles: add g",
         ),
         (
             &["live", "--kernels", "/nonexistent/k"],

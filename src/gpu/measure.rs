@@ -102,7 +102,12 @@ fn batch_event(
 }
 
 /// `plan.warm_s` of the regime's own batches, their samples discarded.
-fn warm(engine: &mut Engine, variant: &Variant, shape: &Shape, plan: &Plan) -> Result<(), EngineError> {
+fn warm(
+    engine: &mut Engine,
+    variant: &Variant,
+    shape: &Shape,
+    plan: &Plan,
+) -> Result<(), EngineError> {
     let started = Instant::now();
     let mut batch = 16usize;
     while started.elapsed().as_secs_f64() < plan.warm_s {

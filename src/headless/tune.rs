@@ -46,9 +46,9 @@ pub fn cache_key(gpu: &str, arch: &str, source_hash: &str, path: Variant, shape:
 /// the most tiles to try, the later one on a tie (mma+async for the bundled
 /// kernel).
 pub fn default_path() -> Variant {
+    // max_by_key keeps the last of equal maxima.
     Variant::all_paths()
         .into_iter()
-        .rev()
         .max_by_key(|p| p.tune_tiles(None).len())
         .unwrap_or_else(Variant::start)
 }
@@ -420,13 +420,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn tune_tunes_the_full_path_by_default() {
+        // mma and mma+async offer the same tiles; the later path wins the tie.
+        assert_eq!(default_path().name(), "mma+async");
+    }
+
+    #[test]
     fn candidates_are_valid_for_their_path() {
         let mma: Variant = "mma+async".parse().unwrap();
         let all = candidates(mma, Some(90));
-        assert_eq!(all.len(), 20);
+        assert_eq!(all.len(), 26);
         let without = candidates(mma, Some(89));
         assert!(without.len() < all.len());
-        assert!(without.iter().all(|t| !t.tile_text().ends_with('g')));
+        assert!(without.iter().all(|t| !t.tile_text().contains('g')));
         let full = Variant::start_of(crate::session::KernelId::BUNDLED);
         let texts: Vec<String> = candidates(full, Some(90))
             .iter()

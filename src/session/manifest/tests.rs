@@ -25,14 +25,14 @@ fn the_bundled_manifest_loads() {
     assert_eq!(m.name, "attention");
     assert_eq!(m.entry, "attention_fwd");
     assert_eq!(m.toggles.len(), 7);
-    assert_eq!(m.params.len(), 6);
+    assert_eq!(m.params.len(), 7);
     assert_eq!(m.tile_text(m.default_tile()), "64x64s2w4");
     assert_eq!(m.variant_text(m.start.0, m.start.1), "wmma+pv+async");
     let keys: Vec<char> = m.toggles.iter().filter_map(|t| t.key).collect();
     assert_eq!(keys, ['w', 'p', 'M', 'c', 'F']);
     assert_eq!(
         m.tile_form(),
-        "64x64s2w4 (BLOCK_M x BLOCK_N s stages w warps; optional: k K/V split, g wgmma)"
+        "64x64s2w4 (BLOCK_M x BLOCK_N s stages w warps; optional: k K/V split, g wgmma, q Q in smem)"
     );
 }
 
@@ -102,7 +102,7 @@ fn pressing_a_key_keeps_the_exclusions() {
 fn tiles_cycle_by_path() {
     let m = bundled();
     let (mma, _) = m.parse_variant("mma").unwrap();
-    assert_eq!(m.cycle_tiles(mma).len(), 20);
+    assert_eq!(m.cycle_tiles(mma).len(), 26);
     let (full, _) = m.parse_variant("wmma+pv+async").unwrap();
     let texts: Vec<String> = m
         .cycle_tiles(full)
