@@ -28,6 +28,11 @@
 //                 as A straight from shared memory (swizzled like K) instead
 //                 of from registers, which frees HEAD_DIM / 4 registers per
 //                 thread: what three stages of 128 keys need at D = 128.
+//   WS            a tile option of three-stage Q_SMEM tiles (issue 21): one
+//                 more warp, a producer, issues every load; stages are handed
+//                 over by mbarriers (full: landed, empty: released), so the
+//                 consumer warpgroups never meet at a block barrier and drift
+//                 apart, one's softmax under the other's wgmma.
 // Each warp owns 16 query rows (WMMA's M); the mma path also allows 32, and
 // splits each K/V tile over SPLIT groups of warps (merged at the end), so
 // WARPS = BLOCK_M / ROWS_PER_WARP * SPLIT.
@@ -73,6 +78,9 @@
 #endif
 #ifndef Q_SMEM
 #define Q_SMEM 0
+#endif
+#ifndef WS
+#define WS 0
 #endif
 // Test-only: one store far out of bounds, so the GPU reports an illegal
 // address (attnscope's fault-injection variant, `+fault`).
@@ -120,7 +128,12 @@ static_assert(ROWS_PER_WARP == 16 && (WARPS / SPLIT) % 4 == 0,
               "a wgmma warpgroup is 4 warps of 16 rows: WARPS / SPLIT must be a multiple of 4");
 #endif
 static_assert(!Q_SMEM || USE_WGMMA, "Q_SMEM is a tile option of the wgmma path");
-#define THREADS (WARPS * 32)
+static_assert(!WS || (Q_SMEM && SPLIT == 1 && USE_CP_ASYNC && STAGES == 3),
+              "WS (producer warp) needs a three-stage Q_SMEM wgmma tile without a split");
+// WARPS counts the consumers; the producer warp (WS) comes after them.
+#define CONSUMER_THREADS (WARPS * 32)
+// A producer warpgroup: registers are handed out per warpgroup (setmaxnreg).
+#define THREADS (CONSUMER_THREADS + (WS ? 128 : 0))
 #define FULL_MASK 0xffffffffu
 // K/V rows one pipeline stage holds: a sub-tile of BLOCK_N rows per group.
 #define KV_ROWS (BLOCK_N * SPLIT)
@@ -166,7 +179,9 @@ static_assert(!Q_SMEM || USE_WGMMA, "Q_SMEM is a tile option of the wgmma path")
 #define MERGE_REGS (ROWS_PER_WARP / 16 * (HEAD_DIM / 8 * 4 + 4))
 #define MERGE_BYTES ((SPLIT - 1) * (WARPS / SPLIT) * 32 * MERGE_REGS * 4)
 #define TILE_BYTES (SQ_BYTES + 2 * SKV_BYTES)
-#define SMEM_BYTES ((TILE_BYTES > MERGE_BYTES ? TILE_BYTES : MERGE_BYTES) + SMEM_SLACK)
+// WS: a full and an empty mbarrier per stage, after the tiles.
+#define BAR_BYTES (WS ? 64 : 0)
+#define SMEM_BYTES ((TILE_BYTES > MERGE_BYTES ? TILE_BYTES : MERGE_BYTES) + BAR_BYTES + SMEM_SLACK)
 #else
 #define SS_BYTES ALIGN128(BLOCK_M * LDS * 4)
 #if USE_WMMA_PV
@@ -188,8 +203,8 @@ extern "C" __constant__ int attn_block_m = BLOCK_M;
 // The whole configuration, so every define set yields distinct PTX: NVRTC
 // 13.0 on the GPU machine printed no PTXAS report for a PTX it had already
 // assembled in the same process (single-stage variants equal the default).
-extern "C" __constant__ int attn_config[12] = {HEAD_DIM,    BLOCK_M,      STAGES,  WARPS, USE_WMMA, USE_WMMA_PV,
-                                               USE_CP_ASYNC, USE_MMA, SPLIT, USE_WGMMA, BLOCK_N, Q_SMEM};
+extern "C" __constant__ int attn_config[13] = {HEAD_DIM,    BLOCK_M,      STAGES,  WARPS, USE_WMMA, USE_WMMA_PV,
+                                               USE_CP_ASYNC, USE_MMA, SPLIT, USE_WGMMA, BLOCK_N, Q_SMEM, WS};
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -209,9 +224,10 @@ template <int ROWS, bool SWZ = false>
 __device__ __forceinline__ void load_rows(half* tile, const half* __restrict__ src, int row0, int S) {
     constexpr int VEC_PER_ROW = HEAD_DIM / 8;  // 16-byte vectors
     constexpr int VECS = ROWS * VEC_PER_ROW;
-    constexpr int ROW_STEP = THREADS / VEC_PER_ROW;  // rows one pass of the block covers
-    constexpr int LD = SWZ ? 64 : LDH;                // halves from one row to the next
-    static_assert(THREADS % VEC_PER_ROW == 0, "a pass of the block covers whole rows");
+    // The consumers load (with WS the producer warp has its own loader).
+    constexpr int ROW_STEP = CONSUMER_THREADS / VEC_PER_ROW;  // rows one pass of the block covers
+    constexpr int LD = SWZ ? 64 : LDH;                         // halves from one row to the next
+    static_assert(CONSUMER_THREADS % VEC_PER_ROW == 0, "a pass of the block covers whole rows");
     static_assert(!SWZ || ROW_STEP % 8 == 0, "a swizzled pass covers whole 8-row blocks");
     const int r0 = threadIdx.x / VEC_PER_ROW;
     const int cv = threadIdx.x % VEC_PER_ROW;
@@ -220,8 +236,8 @@ __device__ __forceinline__ void load_rows(half* tile, const half* __restrict__ s
     half* sbase = SWZ ? tile + (cv / 8) * ROWS * 64 + r0 * 64 + ((cv % 8) ^ (r0 % 8)) * 8 : tile + r0 * LDH + c;
     if (row0 + ROWS <= S) {
 #pragma unroll
-        for (int j = 0; j < (VECS + THREADS - 1) / THREADS; ++j) {
-            if (VECS % THREADS != 0 && r0 + j * ROW_STEP >= ROWS) break;
+        for (int j = 0; j < (VECS + CONSUMER_THREADS - 1) / CONSUMER_THREADS; ++j) {
+            if (VECS % CONSUMER_THREADS != 0 && r0 + j * ROW_STEP >= ROWS) break;
             const half* g = base + j * ROW_STEP * HEAD_DIM;
             half* s = sbase + j * ROW_STEP * LD;
 #if USE_CP_ASYNC
@@ -233,9 +249,9 @@ __device__ __forceinline__ void load_rows(half* tile, const half* __restrict__ s
         return;
     }
 #pragma unroll
-    for (int j = 0; j < (VECS + THREADS - 1) / THREADS; ++j) {
+    for (int j = 0; j < (VECS + CONSUMER_THREADS - 1) / CONSUMER_THREADS; ++j) {
         const int r = r0 + j * ROW_STEP;
-        if (VECS % THREADS != 0 && r >= ROWS) break;
+        if (VECS % CONSUMER_THREADS != 0 && r >= ROWS) break;
         const bool valid = row0 + r < S;
         const half* g = valid ? base + j * ROW_STEP * HEAD_DIM : src;
         half* s = sbase + j * ROW_STEP * LD;
@@ -604,6 +620,67 @@ __device__ __forceinline__ void softmax_pv(float (&s)[MI][NB][4], float (&o)[MI]
 #endif
 }
 
+#if WS
+// ---------------------------------------------------------------------------
+// Producer and consumers (WS). mbarrier phases: the u-th completion of a
+// barrier is waited on with parity u & 1.
+__device__ __forceinline__ void mbar_init(unsigned addr, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(addr), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(unsigned addr) {
+    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(addr) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(unsigned addr, unsigned parity) {
+    asm volatile(
+        "{\n.reg .pred done;\nWAIT:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra WAIT;\n}\n" ::"r"(addr),
+        "r"(parity)
+        : "memory");
+}
+
+// The producer warpgroup copies ROWS rows into a swizzled tile (the layout
+// load_rows<ROWS, true> writes), zero-filling rows at or past S. A thread
+// keeps one 16-byte column; its rows step by 128 / (HEAD_DIM / 8).
+template <int ROWS>
+__device__ __forceinline__ void warp_load_rows(half* tile, const half* __restrict__ src, int row0, int S, int lane) {
+    constexpr int VEC_PER_ROW = HEAD_DIM / 8;
+    constexpr int ROW_STEP = 128 / VEC_PER_ROW;
+    const int cv = lane % VEC_PER_ROW;
+    const int r0 = lane / VEC_PER_ROW;
+    // Not unrolled: the producer runs on 40 registers.
+#pragma unroll 1
+    for (int j = 0; j < ROWS / ROW_STEP; ++j) {
+        const int r = r0 + j * ROW_STEP;
+        const bool valid = row0 + r < S;
+        const half* g = valid ? src + ((size_t)row0 + r) * HEAD_DIM + cv * 8 : src;
+        half* d = tile + (cv / 8) * ROWS * 64 + r * 64 + ((cv % 8) ^ (r % 8)) * 8;
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(d)), "l"(g),
+                     "r"(valid ? 16 : 0));
+    }
+}
+
+// The producer warpgroup: Q with tile 0, then tile t into stage t % STAGES
+// once the consumers have released what it held; each thread waits for its
+// own copies, makes them visible to wgmma and arrives on the stage's full
+// barrier (128 arrivals complete it).
+__device__ __forceinline__ void produce(half* sQ, half* sK, half* sV, const half* __restrict__ Qh,
+                                       const half* __restrict__ Kh, const half* __restrict__ Vh, unsigned bars,
+                                       int q0, int n_tiles, int S, int lane) {
+    for (int t = 0; t < n_tiles; ++t) {
+        const int stage = t % STAGES;
+        if (t >= STAGES) mbar_wait(bars + (STAGES + stage) * 8, (t / STAGES - 1) & 1);
+        if (t == 0) warp_load_rows<BLOCK_M>(sQ, Qh, q0, S, lane);
+        warp_load_rows<KV_ROWS>(sK + stage * KV_TILE_HALVES, Kh, t * KV_ROWS, S, lane);
+        warp_load_rows<KV_ROWS>(sV + stage * KV_TILE_HALVES, Vh, t * KV_ROWS, S, lane);
+        cp_async_commit();
+        cp_async_wait<0>();
+        kv_visible_to_wgmma();
+        mbar_arrive(bars + stage * 8);
+    }
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half* __restrict__ V,
               half* __restrict__ O, int S, float scale_log2, int causal) {
@@ -633,11 +710,32 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     const int kv_end = causal ? min(S, q0 + BLOCK_M) : S;
     const int n_tiles = (kv_end + KV_ROWS - 1) / KV_ROWS;
 
+#if WS
+    // full[stage] at bars + 8 stage, empty[stage] at bars + 8 (STAGES + stage).
+    const unsigned bars = smem_addr(smem + TILE_BYTES);
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int st = 0; st < STAGES; ++st) {
+            mbar_init(bars + st * 8, 128);
+            mbar_init(bars + (STAGES + st) * 8, CONSUMER_THREADS);
+        }
+    }
+    __syncthreads();
+    if (warp >= WARPS) {
+        // Registers move from the producer to the consumers: 40 and 232 per
+        // thread fill the 64K register file of one CTA.
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        produce(sQ, sK, sV, Q + head, Kh, Vh, bars, q0, n_tiles, S, threadIdx.x - CONSUMER_THREADS);
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+#else
     // Q, K0 and V0 travel in the first group.
     load_rows<BLOCK_M, Q_SMEM>(sQ, Q + head, q0, S);
     load_kv(sK, sV, Kh, Vh, 0, S);
     cp_async_commit();
     prefetch_kv(sK, sV, Kh, Vh, n_tiles, S);
+#endif
 
     unsigned qf[MI][HEAD_DIM / 16][4];
     float o[MI][DB][4];
@@ -661,7 +759,36 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     const int key_off = group * BLOCK_N;  // this group's rows within a stage
     // This warpgroup's 64 rows of the swizzled Q tile (Q_SMEM).
     const half* tQ = sQ + wrow / 64 * 64 * 64;
-#if PIPELINE
+#if WS
+    // The consumers: the three-stage pipeline below, stages taken and given
+    // back through the mbarriers instead of block barriers.
+    (void)key_off;  // no split
+    mbar_wait(bars, 0);
+    float s[MI][NB][4];
+    mma_qk(s, qf, tQ, sK, lane);
+    mask_scores(s, 0, q0 + wrow, S, causal, lane);
+    for (int t = 0; t < n_tiles; ++t) {
+        const bool more = t + 1 < n_tiles;
+        const int next = (t + 1) % STAGES;
+        float s_next[MI][NB][4];
+        if (more) {
+            mbar_wait(bars + next * 8, ((t + 1) / STAGES) & 1);
+            mma_qk<false>(s_next, qf, tQ, sK + next * KV_TILE_HALVES, lane);
+        }
+        softmax_pv(s, o, l_acc, m_r, sV + (t % STAGES) * KV_TILE_HALVES, scale_log2, lane);
+        // P·V's wait covered every wgmma reading stage t.
+        mbar_arrive(bars + (STAGES + t % STAGES) * 8);
+        if (more) {
+            mask_scores(s_next, (t + 1) * KV_ROWS, q0 + wrow, S, causal, lane);
+#pragma unroll
+            for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+                for (int n = 0; n < NB; ++n)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) s[mi][n][e] = s_next[mi][n][e];
+        }
+    }
+#elif PIPELINE
     // Software-pipelined: while a warp runs the softmax and P·V of tile t,
     // Q·Kᵀ of tile t + 1 is issued from the same basic block, so the tensor
     // pipe and the MUFU/ALU chains overlap inside one warp. Tiles t + 1 and

@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity
+#   remotekernels twogpu round2 round2counters fidelity round2p
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -798,4 +798,34 @@ if want round2counters; then
   done
   say "tune mma+async at 2,16,2048,128"
   "$BIN" tune --shape 2,16,2048,128 --max-seconds 0.5 2>"$LOGS/tune-d128.err" | tee "$LOGS/tune-d128.log" | head -40 | sed 's/^/  /'
+fi
+
+# Issue 21, step 15: the producer-warpgroup tiles (p). Every command has a
+# time limit: an mbarrier protocol error hangs instead of failing.
+R2P="mma+async@128x128s3w8gqp mma+async@128x64s3w8gqp"
+if want round2p; then
+  say "selftest (full, limited to 300 s)"; timeout -k 5 300 "$BIN" selftest >"$LOGS/selftest.log" 2>&1; echo "  rc=$?"
+  grep '^FAIL' "$LOGS/selftest.log" | head -20; tail -1 "$LOGS/selftest.log" | sed 's/^/  /'
+  grep -c 'gqp' "$LOGS/selftest.log" | sed 's/^/  cases with a p tile: /'
+  say "sanitizers on the p tiles (causal, partial tiles, D 64 and 128)"
+  for v in $R2P; do for tool in memcheck racecheck synccheck; do for shape in 1,3,333,64 1,3,333,128; do
+    ( timeout -k 5 240 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN" bench --shape $shape --causal \
+        --variants "$v" --launches 2 --timer events --telemetry-hz 0 >"$LOGS/san-$tool-$v-$shape.log" 2>&1
+      echo "  $tool $v $shape rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/san-$tool-$v-$shape.log" | tail -1)" ) &
+  done; done; done | sort
+  wait
+  for spec in "4,16,4096,64|" "4,16,4096,64|--causal" "2,16,2048,128|" "1,16,16384,128|" "1,32,8192,128|--causal" "2,8,512,64|"; do
+    shape=${spec%|*}; causal=${spec#*|}
+    case $shape in *,64) old="mma+async@64x128s2w8k2g,mma+async@128x128s2w8gq,mma+async@128x128s3w8gq";; *) old="mma+async@128x128s3w8gq,mma+async@128x64s3w8gq";; esac
+    tag="${shape//,/x}${causal:+c}"
+    say "bench $shape $causal back-to-back"
+    timeout -k 5 150 "$BIN" bench --shape $shape $causal --variants "cudnn,$old,$(echo $R2P | tr ' ' ',')" --warm-seconds 0.5 \
+      --max-seconds 1 --telemetry-hz 0 --record "$OUT/r2p-$tag.jsonl" 2>&1 | tee "$LOGS/r2p-$tag.log" | tail -n +4 | head -8 | sed 's/^/  /'
+  done
+  for spec in "4,16,4096,64 mma+async@128x128s3w8gqp" "2,16,2048,128 mma+async@128x64s3w8gqp"; do
+    set -- $spec
+    say "gates $2 at $1"
+    timeout -k 5 120 "$BIN" gates --variant "$2" --shape "$1" --max-seconds 0.5 2>&1 | tee "$LOGS/gates-$2-$1.log" \
+      | grep -iE 'tensor pipe|occupancy|registers|gpu__time' | sed 's/^/  /'
+  done
 fi

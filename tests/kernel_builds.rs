@@ -145,11 +145,10 @@ fn judge(
 }
 
 /// Whether a bundled tile is a wgmma one (`g`), and reads Q from shared
-/// memory (`gq`); the flags close the tile's text in that order.
+/// memory (`q`); no other tag uses those letters.
 fn wgmma_tile(v: &Variant) -> (bool, bool) {
     let t = v.tile_text();
-    let q = t.ends_with("gq");
-    (q || t.ends_with('g'), q)
+    (t.contains('g'), t.contains('q'))
 }
 
 /// The instruction families each of the bundled kernel's toggles must bring.

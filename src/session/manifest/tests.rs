@@ -25,14 +25,14 @@ fn the_bundled_manifest_loads() {
     assert_eq!(m.name, "attention");
     assert_eq!(m.entry, "attention_fwd");
     assert_eq!(m.toggles.len(), 7);
-    assert_eq!(m.params.len(), 7);
+    assert_eq!(m.params.len(), 8);
     assert_eq!(m.tile_text(m.default_tile()), "64x64s2w4");
     assert_eq!(m.variant_text(m.start.0, m.start.1), "wmma+pv+async");
     let keys: Vec<char> = m.toggles.iter().filter_map(|t| t.key).collect();
     assert_eq!(keys, ['w', 'p', 'M', 'c', 'F']);
     assert_eq!(
         m.tile_form(),
-        "64x64s2w4 (BLOCK_M x BLOCK_N s stages w warps; optional: k K/V split, g wgmma, q Q in smem)"
+        "64x64s2w4 (BLOCK_M x BLOCK_N s stages w warps; optional: k K/V split, g wgmma, q Q in smem, p producer warp)"
     );
 }
 
@@ -186,7 +186,7 @@ fn values_out_of_range_are_refused() {
 #[test]
 fn formulas_and_rules_are_checked_at_load() {
     let e = refusal(&edited(
-        "threads = \"WARPS * 32\"",
+        "threads = \"WARPS * 32 + (WS ? 128 : 0)\"",
         "threads = \"WARPZ * 32\"",
     ));
     assert!(e.message.contains("reads WARPZ"), "{e}");
@@ -201,7 +201,7 @@ fn formulas_and_rules_are_checked_at_load() {
     ));
     assert!(e.message.contains("three expressions"), "{e}");
     let e = refusal(&edited(
-        "threads = \"WARPS * 32\"",
+        "threads = \"WARPS * 32 + (WS ? 128 : 0)\"",
         "threads = \"WARPS * 32 / (SPLIT - 1)\"",
     ));
     assert!(e.message.contains("divides by zero"), "{e}");
