@@ -661,22 +661,33 @@ __device__ __forceinline__ void warp_load_rows(half* tile, const half* __restric
 }
 
 // The producer warpgroup: Q with tile 0, then tile t into stage t % STAGES
-// once the consumers have released what it held; each thread waits for its
-// own copies, makes them visible to wgmma and arrives on the stage's full
-// barrier (128 arrivals complete it).
+// once the consumers have released what it held. Two tiles are in flight per
+// thread: tile t + 1 is issued before tile t is published, and a thread
+// blocks on a release only for a tile the consumers do not need yet (they
+// hold t - 2 and t - 1 while waiting for t, so releasing t - 2 never waits on
+// this thread). Publishing: each thread waits for its own copies, makes them
+// visible to wgmma and arrives on the stage's full barrier (128 arrivals).
 __device__ __forceinline__ void produce(half* sQ, half* sK, half* sV, const half* __restrict__ Qh,
                                        const half* __restrict__ Kh, const half* __restrict__ Vh, unsigned bars,
                                        int q0, int n_tiles, int S, int lane) {
+    warp_load_rows<BLOCK_M>(sQ, Qh, q0, S, lane);
+    warp_load_rows<KV_ROWS>(sK, Kh, 0, S, lane);
+    warp_load_rows<KV_ROWS>(sV, Vh, 0, S, lane);
+    cp_async_commit();
     for (int t = 0; t < n_tiles; ++t) {
-        const int stage = t % STAGES;
-        if (t >= STAGES) mbar_wait(bars + (STAGES + stage) * 8, (t / STAGES - 1) & 1);
-        if (t == 0) warp_load_rows<BLOCK_M>(sQ, Qh, q0, S, lane);
-        warp_load_rows<KV_ROWS>(sK + stage * KV_TILE_HALVES, Kh, t * KV_ROWS, S, lane);
-        warp_load_rows<KV_ROWS>(sV + stage * KV_TILE_HALVES, Vh, t * KV_ROWS, S, lane);
-        cp_async_commit();
-        cp_async_wait<0>();
+        const int n = t + 1;
+        if (n < n_tiles) {
+            const int stage = n % STAGES;
+            if (n >= STAGES) mbar_wait(bars + (STAGES + stage) * 8, (n / STAGES - 1) & 1);
+            warp_load_rows<KV_ROWS>(sK + stage * KV_TILE_HALVES, Kh, n * KV_ROWS, S, lane);
+            warp_load_rows<KV_ROWS>(sV + stage * KV_TILE_HALVES, Vh, n * KV_ROWS, S, lane);
+            cp_async_commit();
+            cp_async_wait<1>();
+        } else {
+            cp_async_wait<0>();
+        }
         kv_visible_to_wgmma();
-        mbar_arrive(bars + stage * 8);
+        mbar_arrive(bars + (t % STAGES) * 8);
     }
 }
 #endif

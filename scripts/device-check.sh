@@ -804,9 +804,22 @@ fi
 # time limit: an mbarrier protocol error hangs instead of failing.
 R2P="mma+async@128x128s3w8gqp mma+async@128x64s3w8gqp"
 if want round2p; then
-  say "selftest (full, limited to 300 s)"; timeout -k 5 300 "$BIN" selftest >"$LOGS/selftest.log" 2>&1; echo "  rc=$?"
-  grep '^FAIL' "$LOGS/selftest.log" | head -20; tail -1 "$LOGS/selftest.log" | sed 's/^/  /'
-  grep -c 'gqp' "$LOGS/selftest.log" | sed 's/^/  cases with a p tile: /'
+  if [ -n "${R2P_QUICK:-}" ]; then
+    # Only the p tiles, on selftest's adversarial inputs and odd shapes.
+    say "correctness of the p tiles (5 input distributions x 4 shapes)"
+    for v in $R2P; do for inputs in uniform rising outliers large ties; do
+      for spec in "1,3,333,64 --causal" "1,3,333,128 --causal" "2,8,512,64" "1,2,4097,64"; do
+        r=$(timeout -k 5 60 "$BIN" bench --shape $spec --variants "$v" --inputs $inputs --launches 1 --telemetry-hz 0 --json 2>&1 \
+          | python3 -c "import json,sys; r=json.load(sys.stdin)['results'][0]; print('PASS' if r.get('correct') else 'FAIL', r.get('max_abs_err'))" 2>&1)
+        echo "  $v $inputs $spec: $r"
+      done
+    done; done | tee "$LOGS/p-correctness.log" | grep -v ': PASS' | head -20
+    echo "  $(grep -c ': PASS' "$LOGS/p-correctness.log") of $(wc -l <"$LOGS/p-correctness.log") cases pass"
+  else
+    say "selftest (full, limited to 300 s)"; timeout -k 5 300 "$BIN" selftest >"$LOGS/selftest.log" 2>&1; echo "  rc=$?"
+    grep '^FAIL' "$LOGS/selftest.log" | head -20; tail -1 "$LOGS/selftest.log" | sed 's/^/  /'
+    grep -c 'gqp' "$LOGS/selftest.log" | sed 's/^/  cases with a p tile: /'
+  fi
   say "sanitizers on the p tiles (causal, partial tiles, D 64 and 128)"
   for v in $R2P; do for tool in memcheck racecheck synccheck; do for shape in 1,3,333,64 1,3,333,128; do
     ( timeout -k 5 240 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN" bench --shape $shape --causal \
@@ -814,7 +827,7 @@ if want round2p; then
       echo "  $tool $v $shape rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/san-$tool-$v-$shape.log" | tail -1)" ) &
   done; done; done | sort
   wait
-  for spec in "4,16,4096,64|" "4,16,4096,64|--causal" "2,16,2048,128|" "1,16,16384,128|" "1,32,8192,128|--causal" "2,8,512,64|"; do
+  for spec in ${R2P_SHAPES:-"4,16,4096,64|" "4,16,4096,64|--causal" "2,16,2048,128|" "1,16,16384,128|" "1,32,8192,128|--causal" "2,8,512,64|"}; do
     shape=${spec%|*}; causal=${spec#*|}
     case $shape in *,64) old="mma+async@64x128s2w8k2g,mma+async@128x128s2w8gq,mma+async@128x128s3w8gq";; *) old="mma+async@128x128s3w8gq,mma+async@128x64s3w8gq";; esac
     tag="${shape//,/x}${causal:+c}"
