@@ -29,7 +29,7 @@
 //                 of from registers, which frees HEAD_DIM / 4 registers per
 //                 thread: what three stages of 128 keys need at D = 128.
 //   WS            a tile option of three-stage Q_SMEM tiles (issue 21): one
-//                 more warp, a producer, issues every load; stages are handed
+//                 more warpgroup, a producer, issues every load; stages are handed
 //                 over by mbarriers (full: landed, empty: released), so the
 //                 consumer warpgroups never meet at a block barrier and drift
 //                 apart, one's softmax under the other's wgmma.
@@ -129,8 +129,8 @@ static_assert(ROWS_PER_WARP == 16 && (WARPS / SPLIT) % 4 == 0,
 #endif
 static_assert(!Q_SMEM || USE_WGMMA, "Q_SMEM is a tile option of the wgmma path");
 static_assert(!WS || (Q_SMEM && SPLIT == 1 && USE_CP_ASYNC && STAGES == 3),
-              "WS (producer warp) needs a three-stage Q_SMEM wgmma tile without a split");
-// WARPS counts the consumers; the producer warp (WS) comes after them.
+              "WS (producer warpgroup) needs a three-stage Q_SMEM wgmma tile without a split");
+// WARPS counts the consumers; the producer warpgroup (WS) comes after them.
 #define CONSUMER_THREADS (WARPS * 32)
 // A producer warpgroup: registers are handed out per warpgroup (setmaxnreg).
 #define THREADS (CONSUMER_THREADS + (WS ? 128 : 0))
@@ -224,7 +224,7 @@ template <int ROWS, bool SWZ = false>
 __device__ __forceinline__ void load_rows(half* tile, const half* __restrict__ src, int row0, int S) {
     constexpr int VEC_PER_ROW = HEAD_DIM / 8;  // 16-byte vectors
     constexpr int VECS = ROWS * VEC_PER_ROW;
-    // The consumers load (with WS the producer warp has its own loader).
+    // The consumers load (with WS the producer warpgroup has its own loader).
     constexpr int ROW_STEP = CONSUMER_THREADS / VEC_PER_ROW;  // rows one pass of the block covers
     constexpr int LD = SWZ ? 64 : LDH;                         // halves from one row to the next
     static_assert(CONSUMER_THREADS % VEC_PER_ROW == 0, "a pass of the block covers whole rows");
@@ -643,7 +643,7 @@ __device__ __forceinline__ void mbar_wait(unsigned addr, unsigned parity) {
 // load_rows<ROWS, true> writes), zero-filling rows at or past S. A thread
 // keeps one 16-byte column; its rows step by 128 / (HEAD_DIM / 8).
 template <int ROWS>
-__device__ __forceinline__ void warp_load_rows(half* tile, const half* __restrict__ src, int row0, int S, int lane) {
+__device__ __forceinline__ void producer_load_rows(half* tile, const half* __restrict__ src, int row0, int S, int lane) {
     constexpr int VEC_PER_ROW = HEAD_DIM / 8;
     constexpr int ROW_STEP = 128 / VEC_PER_ROW;
     const int cv = lane % VEC_PER_ROW;
@@ -661,33 +661,22 @@ __device__ __forceinline__ void warp_load_rows(half* tile, const half* __restric
 }
 
 // The producer warpgroup: Q with tile 0, then tile t into stage t % STAGES
-// once the consumers have released what it held. Two tiles are in flight per
-// thread: tile t + 1 is issued before tile t is published, and a thread
-// blocks on a release only for a tile the consumers do not need yet (they
-// hold t - 2 and t - 1 while waiting for t, so releasing t - 2 never waits on
-// this thread). Publishing: each thread waits for its own copies, makes them
-// visible to wgmma and arrives on the stage's full barrier (128 arrivals).
+// once the consumers have released what it held; each thread waits for its
+// own copies, makes them visible to wgmma and arrives on the stage's full
+// barrier (128 arrivals complete it).
 __device__ __forceinline__ void produce(half* sQ, half* sK, half* sV, const half* __restrict__ Qh,
                                        const half* __restrict__ Kh, const half* __restrict__ Vh, unsigned bars,
                                        int q0, int n_tiles, int S, int lane) {
-    warp_load_rows<BLOCK_M>(sQ, Qh, q0, S, lane);
-    warp_load_rows<KV_ROWS>(sK, Kh, 0, S, lane);
-    warp_load_rows<KV_ROWS>(sV, Vh, 0, S, lane);
-    cp_async_commit();
     for (int t = 0; t < n_tiles; ++t) {
-        const int n = t + 1;
-        if (n < n_tiles) {
-            const int stage = n % STAGES;
-            if (n >= STAGES) mbar_wait(bars + (STAGES + stage) * 8, (n / STAGES - 1) & 1);
-            warp_load_rows<KV_ROWS>(sK + stage * KV_TILE_HALVES, Kh, n * KV_ROWS, S, lane);
-            warp_load_rows<KV_ROWS>(sV + stage * KV_TILE_HALVES, Vh, n * KV_ROWS, S, lane);
-            cp_async_commit();
-            cp_async_wait<1>();
-        } else {
-            cp_async_wait<0>();
-        }
+        const int stage = t % STAGES;
+        if (t >= STAGES) mbar_wait(bars + (STAGES + stage) * 8, (t / STAGES - 1) & 1);
+        if (t == 0) producer_load_rows<BLOCK_M>(sQ, Qh, q0, S, lane);
+        producer_load_rows<KV_ROWS>(sK + stage * KV_TILE_HALVES, Kh, t * KV_ROWS, S, lane);
+        producer_load_rows<KV_ROWS>(sV + stage * KV_TILE_HALVES, Vh, t * KV_ROWS, S, lane);
+        cp_async_commit();
+        cp_async_wait<0>();
         kv_visible_to_wgmma();
-        mbar_arrive(bars + (t % STAGES) * 8);
+        mbar_arrive(bars + stage * 8);
     }
 }
 #endif

@@ -181,7 +181,7 @@ fn bundled_real_session_replays() {
 
 #[test]
 fn gpu_commands_validate_before_touching_the_gpu() {
-    let cases: [(&[&str], &str); 37] = [
+    let cases: [(&[&str], &str); 38] = [
         (
             &["bench", "--regime", "interleaved"],
             "interleaved needs two variants",
@@ -293,6 +293,10 @@ fn gpu_commands_validate_before_touching_the_gpu() {
         (
             &["bench", "--variants", "mma+async@128x128s3w8q"],
             "q (Q read by wgmma from shared memory) is a tile option of wgmma tiles: add g",
+        ),
+        (
+            &["bench", "--variants", "mma+async@128x128s2w8gqp"],
+            "p (a producer warpgroup handing stages over by mbarriers) needs a three-stage gq tile",
         ),
         (
             &["live", "--kernels", "/nonexistent/k"],
