@@ -79,7 +79,8 @@ def is_attention(name):
 
 def torch_window(shape, warm_s):
     """The attention kernel's median µs over a profiled tail that follows
-    `warm_s` of unprofiled graph replays without a break; the GPU's busy
+    `warm_s` of unprofiled graph replays (one host synchronization apart,
+    tens of microseconds, so the window is known); the GPU's busy
     share over the tail; the kernel count (checks nothing else was counted)."""
     b, h, s, d, causal = shape
     gen = torch.Generator(device="cuda").manual_seed(1)
