@@ -32,6 +32,35 @@ mkdir -p "$OUT"
 export PATH="/usr/local/cuda/bin:$PATH"
 T0=$(date +%s)
 say() { echo "[$(( $(date +%s) - T0 ))s] $*"; }
+# One compute-sanitizer run of `bench` (two launches), one line printed:
+#   sanitize_run TOOL VARIANT SHAPE [bench flags...]
+sanitize_run() {
+  local tool=$1 v=$2 shape=$3; shift 3
+  timeout -k 5 240 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN" bench --shape "$shape" "$@" \
+    --variants "$v" --launches 2 --timer events --telemetry-hz 0 >"$LOGS/san-$tool-$v-$shape.log" 2>&1
+  echo "  $tool $v $shape rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/san-$tool-$v-$shape.log" | tail -1)"
+}
+# The full selftest into $LOGS/selftest.log, its exit code, failures and tally:
+#   selftest_run [TIME_LIMIT_SECONDS]
+selftest_run() {
+  ${1:+timeout -k 5 "$1"} "$BIN" selftest >"$LOGS/selftest.log" 2>&1; echo "  rc=$?"
+  grep '^FAIL' "$LOGS/selftest.log" | head -20; tail -1 "$LOGS/selftest.log" | sed 's/^/  /'
+}
+# The median gpu__time_duration of an ncu CSV's kernels (the L2 scrub and
+# the clock probe left out), one line: ncu_median CSV LABEL
+ncu_median() {
+  python3 - "$1" "$2" <<'PY'
+import csv, sys, statistics
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
+hdr = rows[0] if rows else []
+vals = []
+if "Metric Value" in hdr:
+    i, k = hdr.index("Metric Value"), hdr.index("Kernel Name")
+    vals = [float(r[i].replace(",", "")) for r in rows[1:] if "l2_scrub" not in r[k] and "clock_probe" not in r[k]]
+med = statistics.median(vals) / 1e3 if vals else float("nan")
+print(f"  ncu {sys.argv[2]}  kernels {len(vals):2}  median {med:.3f} µs")
+PY
+}
 trap 'tar czf "$OUT/logs.tgz" -C "$LOGS" . 2>/dev/null' EXIT
 CUDNN_DIR=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))' 2>/dev/null)
 if [ -n "$CUDNN_DIR" ]; then
@@ -65,8 +94,7 @@ if want live && command -v script >/dev/null; then
 fi
 
 if want selftest; then
-say "selftest"; "$BIN" selftest >"$LOGS/selftest.log" 2>&1; echo "  rc=$?"
-grep '^FAIL' "$LOGS/selftest.log" | head -20; tail -1 "$LOGS/selftest.log" | sed 's/^/  /'
+say "selftest"; selftest_run
 fi
 
 if want sanitize; then
@@ -78,10 +106,7 @@ for v in scalar wmma pv wmma+pv async wmma+async pv+async wmma+pv+async mma mma+
   for tool in memcheck racecheck; do
     for shape in 2,8,512,64 1,3,333,64; do
       [[ $shape == 1,3,333,64 && $v != mma* ]] && continue
-      ( timeout -k 5 240 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN" bench --shape $shape \
-          $([[ $shape == 1,3,333,64 ]] && echo --causal) --variants "$v" --launches 2 --timer events --telemetry-hz 0 \
-          >"$LOGS/san-$tool-$v-$shape.log" 2>&1
-        echo "  $tool $v $shape rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/san-$tool-$v-$shape.log" | tail -1)" ) &
+      sanitize_run "$tool" "$v" $shape $([[ $shape == 1,3,333,64 ]] && echo --causal) &
     done
   done
 done | sort
@@ -364,18 +389,7 @@ if want cudnn; then
     for v in cudnn $G; do
       ncu --metrics gpu__time_duration.sum --clock-control none --csv "$BIN" launch --variant $v --shape $shape --count 5 \
         >"$LOGS/ncu-$v-$shape.csv" 2>&1
-      python3 - "$LOGS/ncu-$v-$shape.csv" "$v" "$shape" <<'PY'
-import csv, sys, statistics
-rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
-hdr = rows[0] if rows else []
-vals = []
-if "Metric Value" in hdr:
-    i, k = hdr.index("Metric Value"), hdr.index("Kernel Name")
-    for r in rows[1:]:
-        if "l2_scrub" not in r[k] and "clock_probe" not in r[k]:
-            vals.append(float(r[i].replace(",", "")))
-print(f"  ncu {sys.argv[2]:<26} {sys.argv[3]:<14} kernels {len(vals)}  median {statistics.median(vals)/1e3 if vals else float('nan'):.2f} µs (alone, cache flushed)")
-PY
+      ncu_median "$LOGS/ncu-$v-$shape.csv" "$(printf '%-26s %-14s (alone, cache flushed)' "$v" "$shape")"
     done
   done
   "$BIN" launch --variant cudnn --shape 2,8,512,64 --causal --count 5 >/dev/null 2>&1 && echo "  causal cudnn launch ok"
@@ -729,13 +743,10 @@ fi
 # at S=512 and D=128.
 R2_NEW="mma+async@128x64s2w8g mma+async@128x128s2w8g mma+async@128x128s2w8gq mma+async@128x64s3w8gq mma+async@64x128s3w4gq mma+async@128x128s3w8gq"
 if want round2; then
-  say "selftest (full)"; "$BIN" selftest >"$LOGS/selftest.log" 2>&1; echo "  rc=$?"
-  grep '^FAIL' "$LOGS/selftest.log" | head -20; tail -1 "$LOGS/selftest.log" | sed 's/^/  /'
+  say "selftest (full)"; selftest_run
   say "sanitizers on the new tiles (causal, partial tiles, D 64 and 128)"
   for v in $R2_NEW; do for tool in memcheck racecheck; do for shape in 1,3,333,64 1,3,333,128; do
-    ( timeout -k 5 240 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN" bench --shape $shape --causal \
-        --variants "$v" --launches 2 --timer events --telemetry-hz 0 >"$LOGS/san-$tool-$v-$shape.log" 2>&1
-      echo "  $tool $v $shape rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/san-$tool-$v-$shape.log" | tail -1)" ) &
+    sanitize_run "$tool" "$v" $shape --causal &
   done; done; done | sort
   wait
   for spec in "2,8,512,64|" "2,8,512,64|--causal" "4,16,4096,64|" "4,16,4096,64|--causal" "2,16,2048,128|" \
@@ -765,17 +776,7 @@ if want fidelity; then
       f="$LOGS/ncu-$cc-$(echo $v | tr -c 'a-z0-9' _).csv"
       ncu --metrics gpu__time_duration.sum --clock-control none --cache-control $cc --csv "$BIN" launch $v \
         --shape 2,8,512,64 --count 9 >"$f" 2>&1
-      python3 - "$f" "$v" "$cc" <<'PY'
-import csv, sys, statistics
-rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
-hdr = rows[0] if rows else []
-vals = []
-if "Metric Value" in hdr:
-    i, k = hdr.index("Metric Value"), hdr.index("Kernel Name")
-    vals = [float(r[i].replace(",", "")) for r in rows[1:] if "l2_scrub" not in r[k] and "clock_probe" not in r[k]]
-med = statistics.median(vals) / 1e3 if vals else float("nan")
-print(f"  ncu cache-control {sys.argv[3]:<4} {sys.argv[2]:<36} kernels {len(vals):2}  median {med:.3f} µs")
-PY
+      ncu_median "$f" "$(printf 'cache-control %-4s %-36s' "$cc" "$v")"
     done
   done | tee "$LOGS/floor.txt"
   for regime in isolated back-to-back; do
@@ -816,15 +817,12 @@ if want round2p; then
     done; done | tee "$LOGS/p-correctness.log" | grep -v ': PASS' | head -20
     echo "  $(grep -c ': PASS' "$LOGS/p-correctness.log") of $(wc -l <"$LOGS/p-correctness.log") cases pass"
   else
-    say "selftest (full, limited to 300 s)"; timeout -k 5 300 "$BIN" selftest >"$LOGS/selftest.log" 2>&1; echo "  rc=$?"
-    grep '^FAIL' "$LOGS/selftest.log" | head -20; tail -1 "$LOGS/selftest.log" | sed 's/^/  /'
+    say "selftest (full, limited to 300 s)"; selftest_run 300
     grep -c 'gqp' "$LOGS/selftest.log" | sed 's/^/  cases with a p tile: /'
   fi
   say "sanitizers on the p tiles (causal, partial tiles, D 64 and 128)"
   for v in $R2P; do for tool in memcheck racecheck synccheck; do for shape in 1,3,333,64 1,3,333,128; do
-    ( timeout -k 5 240 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN" bench --shape $shape --causal \
-        --variants "$v" --launches 2 --timer events --telemetry-hz 0 >"$LOGS/san-$tool-$v-$shape.log" 2>&1
-      echo "  $tool $v $shape rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/san-$tool-$v-$shape.log" | tail -1)" ) &
+    sanitize_run "$tool" "$v" $shape --causal &
   done; done; done | sort
   wait
   for spec in ${R2P_SHAPES:-"4,16,4096,64|" "4,16,4096,64|--causal" "2,16,2048,128|" "1,16,16384,128|" "1,32,8192,128|--causal" "2,8,512,64|"}; do

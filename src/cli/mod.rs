@@ -481,21 +481,20 @@ pub fn parse_hz(text: &str) -> Result<f64, String> {
 }
 
 pub fn parse_warm_seconds(text: &str) -> Result<f64, String> {
-    let v: f64 = text
-        .parse()
-        .map_err(|_| format!("seconds '{text}' is not a number"))?;
-    if !(0.0..=600.0).contains(&v) {
-        return Err(format!("{v} s is out of range: 0 ≤ warm seconds ≤ 600"));
-    }
-    Ok(v)
+    seconds_from(text, 0.0, "warm seconds")
 }
 
 pub fn parse_seconds(text: &str) -> Result<f64, String> {
+    seconds_from(text, 0.5, "seconds")
+}
+
+/// Seconds from `min` to 600; `name` says which in the range message.
+fn seconds_from(text: &str, min: f64, name: &str) -> Result<f64, String> {
     let v: f64 = text
         .parse()
         .map_err(|_| format!("seconds '{text}' is not a number"))?;
-    if !(0.5..=600.0).contains(&v) {
-        return Err(format!("{v} s is out of range: 0.5 ≤ seconds ≤ 600"));
+    if !(min..=600.0).contains(&v) {
+        return Err(format!("{v} s is out of range: {min} ≤ {name} ≤ 600"));
     }
     Ok(v)
 }

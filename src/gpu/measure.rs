@@ -101,6 +101,16 @@ fn batch_event(
     }
 }
 
+/// Launches in the next batch: about BATCH_NS of GPU time back to back; an
+/// isolated batch keeps its count (each launch costs the gap).
+fn next_batch(batch: usize, samples: &[u64], regime: Regime) -> usize {
+    if regime == Regime::Isolated {
+        return batch;
+    }
+    let mean_ns = samples.iter().sum::<u64>() as f64 / samples.len().max(1) as f64;
+    ((BATCH_NS / mean_ns.max(1.0)) as usize).clamp(8, 4096)
+}
+
 /// `plan.warm_s` of the regime's own batches, their samples discarded.
 fn warm(
     engine: &mut Engine,
@@ -112,10 +122,7 @@ fn warm(
     let mut batch = 16usize;
     while started.elapsed().as_secs_f64() < plan.warm_s {
         let (samples, _) = engine.time_batch(variant, shape, batch, plan.l2, plan.regime)?;
-        if plan.regime != Regime::Isolated {
-            let mean_ns = samples.iter().sum::<u64>() as f64 / samples.len().max(1) as f64;
-            batch = ((BATCH_NS / mean_ns.max(1.0)) as usize).clamp(8, 4096);
-        }
+        batch = next_batch(batch, &samples, plan.regime);
     }
     Ok(())
 }
@@ -210,10 +217,7 @@ pub fn measure(
     let (stop_reason, last) = loop {
         let (samples, host_us) = engine.time_batch(variant, shape, batch, plan.l2, plan.regime)?;
         overhead_us.push(host_us);
-        if plan.regime != Regime::Isolated {
-            let mean_ns = samples.iter().sum::<u64>() as f64 / samples.len().max(1) as f64;
-            batch = ((BATCH_NS / mean_ns.max(1.0)) as usize).clamp(8, 4096);
-        }
+        batch = next_batch(batch, &samples, plan.regime);
         if kept_samples < KEEP {
             kept_samples += samples.len();
             kept.push(samples.clone());
@@ -263,6 +267,14 @@ pub fn measure(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn batches_hold_about_25_ms_back_to_back_and_keep_their_size_isolated() {
+        assert_eq!(next_batch(16, &[1_000_000; 4], Regime::BackToBack), 25);
+        assert_eq!(next_batch(16, &[10; 4], Regime::BackToBack), 4096);
+        assert_eq!(next_batch(16, &[100_000_000], Regime::BackToBack), 8);
+        assert_eq!(next_batch(20, &[1_000_000; 4], Regime::Isolated), 20);
+    }
 
     fn interval(rel: f64, at_step: bool) -> MedianInterval {
         MedianInterval {
