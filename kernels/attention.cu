@@ -33,6 +33,18 @@
 //                 over by mbarriers (full: landed, empty: released), so the
 //                 consumer warpgroups never meet at a block barrier and drift
 //                 apart, one's softmax under the other's wgmma.
+//   TMA           a tile option of WS tiles (issue 21): one producer thread
+//                 loads each Q, K and V tile with the Tensor Memory
+//                 Accelerator (cp.async.bulk.tensor, one instruction per 64
+//                 columns, the 128-byte swizzle done by the copy engine),
+//                 completion counted in bytes on the stage's full mbarrier;
+//                 the tensor maps come from the host in attn_tma.
+//   PINGPONG      a tile option of WS tiles with two consumer warpgroups
+//                 (issue 21): they take turns at issuing their GEMMs (two
+//                 named barriers), and each runs its softmax while the
+//                 other's GEMMs run; within a warpgroup Q·Kᵀ of the next
+//                 tile and P·V of this one are issued together, the next
+//                 softmax running under P·V.
 // Each warp owns 16 query rows (WMMA's M); the mma path also allows 32, and
 // splits each K/V tile over SPLIT groups of warps (merged at the end), so
 // WARPS = BLOCK_M / ROWS_PER_WARP * SPLIT.
@@ -82,6 +94,12 @@
 #ifndef WS
 #define WS 0
 #endif
+#ifndef TMA
+#define TMA 0
+#endif
+#ifndef PINGPONG
+#define PINGPONG 0
+#endif
 // Test-only: one store far out of bounds, so the GPU reports an illegal
 // address (attnscope's fault-injection variant, `+fault`).
 #ifndef INJECT_FAULT
@@ -130,10 +148,19 @@ static_assert(ROWS_PER_WARP == 16 && (WARPS / SPLIT) % 4 == 0,
 static_assert(!Q_SMEM || USE_WGMMA, "Q_SMEM is a tile option of the wgmma path");
 static_assert(!WS || (Q_SMEM && SPLIT == 1 && USE_CP_ASYNC && STAGES == 3),
               "WS (producer warpgroup) needs a three-stage Q_SMEM wgmma tile without a split");
+static_assert(!TMA || WS, "TMA loads are issued by the producer warpgroup (WS)");
+static_assert(!PINGPONG || (WS && WARPS == 8), "PINGPONG needs a WS tile with two consumer warpgroups");
 // WARPS counts the consumers; the producer warpgroup (WS) comes after them.
 #define CONSUMER_THREADS (WARPS * 32)
 // A producer warpgroup: registers are handed out per warpgroup (setmaxnreg).
 #define THREADS (CONSUMER_THREADS + (WS ? 128 : 0))
+// Registers per thread after the hand-over; a TMA producer is one thread that
+// needs few. A warpgroup asking for more than the register file has left
+// would wait forever, hence at most two consumer warpgroups.
+#define PRODUCER_REGS (TMA ? 24 : 40)
+#define CONSUMER_REGS (TMA ? 240 : 232)
+static_assert(!WS || CONSUMER_THREADS * CONSUMER_REGS + 128 * PRODUCER_REGS <= 65536,
+              "WS tiles have one or two consumer warpgroups (4 or 8 warps)");
 #define FULL_MASK 0xffffffffu
 // K/V rows one pipeline stage holds: a sub-tile of BLOCK_N rows per group.
 #define KV_ROWS (BLOCK_N * SPLIT)
@@ -203,8 +230,8 @@ extern "C" __constant__ int attn_block_m = BLOCK_M;
 // The whole configuration, so every define set yields distinct PTX: NVRTC
 // 13.0 on the GPU machine printed no PTXAS report for a PTX it had already
 // assembled in the same process (single-stage variants equal the default).
-extern "C" __constant__ int attn_config[13] = {HEAD_DIM,    BLOCK_M,      STAGES,  WARPS, USE_WMMA, USE_WMMA_PV,
-                                               USE_CP_ASYNC, USE_MMA, SPLIT, USE_WGMMA, BLOCK_N, Q_SMEM, WS};
+extern "C" __constant__ int attn_config[15] = {HEAD_DIM, BLOCK_M, STAGES,  WARPS,  USE_WMMA, USE_WMMA_PV, USE_CP_ASYNC, USE_MMA,
+                                               SPLIT,    USE_WGMMA, BLOCK_N, Q_SMEM, WS,       TMA,         PINGPONG};
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -394,6 +421,11 @@ __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_grou
 __device__ __forceinline__ void wgmma_commit_and_wait() {
     asm volatile("wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 }
+// Waits until at most N of this warpgroup's committed groups are in flight.
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
 
 // D (N/2 floats per thread, N = 32, 64 or 128) += A·B, or = A·B when
 // accumulate is 0; TRANS_B 0 for a K-major B (K's rows), 1 for MN-major (V's).
@@ -531,14 +563,12 @@ __device__ __forceinline__ void mask_scores(float (&s)[MI][NB][4], int key0, int
 }
 
 // The online softmax of one tile's scores, in registers (a row reduces over
-// its quad), then O += P·V with P straight from the S registers and V's B
-// fragments by ldmatrix.trans. The running max is raised only when a score
-// passes it by 2^RESCALE_LOG2 (or it is still -inf), so most tiles leave O
-// and the row sums alone (alpha = 1) and skip the rescale entirely.
-__device__ __forceinline__ void softmax_pv(float (&s)[MI][NB][4], float (&o)[MI][DB][4], float (&l_acc)[MI][4],
-                                           float (&m_r)[MI][2], const half* tV, float scale_log2, int lane) {
-    constexpr unsigned ONES = 0x3c003c00u;  // half2(1, 1)
-    float alpha[MI][2];
+// its quad): s becomes P and alpha the factor O and the row sums must take.
+// The running max is raised only when a score passes it by 2^RESCALE_LOG2
+// (or it is still -inf), so most tiles leave O and the row sums alone
+// (alpha = 1); the result says whether any row of the warp was raised.
+__device__ __forceinline__ bool softmax_exp(float (&s)[MI][NB][4], float (&m_r)[MI][2], float (&alpha)[MI][2],
+                                            float scale_log2) {
     bool raised = false;
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
@@ -563,22 +593,30 @@ __device__ __forceinline__ void softmax_pv(float (&s)[MI][NB][4], float (&o)[MI]
                 for (int e = 2 * h; e < 2 * h + 2; ++e) s[mi][n][e] = fast_exp2(fmaf(s[mi][n][e], scale_log2, -base));
         }
     }
-    if (__any_sync(FULL_MASK, raised)) {
+    return __any_sync(FULL_MASK, raised);
+}
+
+// O and the row sums onto a raised maximum (O must not be in flight).
+__device__ __forceinline__ void rescale_o(float (&o)[MI][DB][4], float (&l_acc)[MI][4], const float (&alpha)[MI][2]) {
 #pragma unroll
-        for (int mi = 0; mi < MI; ++mi)
+    for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                l_acc[mi][e] *= alpha[mi][e / 2];
+        for (int e = 0; e < 4; ++e) {
+            l_acc[mi][e] *= alpha[mi][e / 2];
 #if !MUTATE_RESCALE
 #pragma unroll
-                for (int d = 0; d < DB; ++d) o[mi][d][e] *= alpha[mi][e / 2];
+            for (int d = 0; d < DB; ++d) o[mi][d][e] *= alpha[mi][e / 2];
 #endif
-            }
-    }
+        }
+}
+
 #if USE_WGMMA
-    // MN-major B: V's rows are the 16-deep steps (2048 bytes apart), its
-    // 64-column blocks KV_ROWS rows apart; the row sums stay on mma.sync.
-    unsigned pa[BLOCK_N / 16][4];
+// P as wgmma's A fragments (fp16, straight from the S registers), its row
+// sums added to l_acc by mma.sync against a column of ones: every column of
+// that accumulator holds its row's sum of the same fp16 P that meets V.
+__device__ __forceinline__ void pack_p(const float (&s)[MI][NB][4], unsigned (&pa)[BLOCK_N / 16][4],
+                                       float (&l_acc)[MI][4]) {
+    constexpr unsigned ONES = 0x3c003c00u;  // half2(1, 1)
 #pragma unroll
     for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
         pa[kk][0] = pack_half2(s[0][2 * kk][0], s[0][2 * kk][1]);
@@ -587,14 +625,35 @@ __device__ __forceinline__ void softmax_pv(float (&s)[MI][NB][4], float (&o)[MI]
         pa[kk][3] = pack_half2(s[0][2 * kk + 1][2], s[0][2 * kk + 1][3]);
         mma_16816(l_acc[0], pa[kk], ONES, ONES);
     }
+}
+
+// O += P·V issued and committed, not waited for: o and pa must not be
+// touched before the next wait. MN-major B: V's rows are the 16-deep steps
+// (2048 bytes apart), its 64-column blocks KV_ROWS rows apart.
+__device__ __forceinline__ void pv_issue(float (&o)[MI][DB][4], const unsigned (&pa)[BLOCK_N / 16][4], const half* tV) {
     float(&od)[DB * 4] = reinterpret_cast<float(&)[DB * 4]>(o[0]);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < BLOCK_N / 16; ++kk)
         wgmma_rs<1>(od, pa[kk], wgmma_desc(tV + kk * 16 * 64, HEAD_DIM > 64 ? KV_ROWS * 128 : 1024), 1);
-    wgmma_commit_and_wait();
+    wgmma_commit();
+}
+#endif
+
+// One tile: the softmax of s, then O += P·V with P straight from the S
+// registers (V's B fragments by ldmatrix.trans without wgmma).
+__device__ __forceinline__ void softmax_pv(float (&s)[MI][NB][4], float (&o)[MI][DB][4], float (&l_acc)[MI][4],
+                                           float (&m_r)[MI][2], const half* tV, float scale_log2, int lane) {
+    float alpha[MI][2];
+    if (softmax_exp(s, m_r, alpha, scale_log2)) rescale_o(o, l_acc, alpha);
+#if USE_WGMMA
+    unsigned pa[BLOCK_N / 16][4];
+    pack_p(s, pa, l_acc);
+    pv_issue(o, pa, tV);
+    wgmma_wait<0>();
     (void)lane;
 #else
+    constexpr unsigned ONES = 0x3c003c00u;  // half2(1, 1): row sums by mma
 #pragma unroll
     for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
         unsigned pa[MI][4];
@@ -679,6 +738,104 @@ __device__ __forceinline__ void produce(half* sQ, half* sK, half* sV, const half
         mbar_arrive(bars + stage * 8);
     }
 }
+
+#if TMA
+// Tensor maps of Q, K and V, each over the [B·H, S, HEAD_DIM] halves of its
+// buffer, a box of 64 columns by attn_tma_rows[i] rows of one head, the
+// 128-byte swizzle, rows past S filled with zeros: written by the host
+// before a launch (docs/kernel-abi.md). The host reads the box rows here.
+struct __align__(64) TensorMap {
+    unsigned long long opaque[16];
+};
+extern "C" {
+__constant__ TensorMap attn_tma[3];
+__constant__ int attn_tma_rows[3] = {BLOCK_M, KV_ROWS, KV_ROWS};
+}
+
+// ROWS rows of head bh from row0 on into a swizzled tile, 64 columns per
+// copy (the layout load_rows<ROWS, true> writes); the bytes land on `bar`.
+template <int ROWS>
+__device__ __forceinline__ void tma_load_rows(half* tile, int which, int row0, int bh, unsigned bar) {
+#pragma unroll
+    for (int cb = 0; cb < HEAD_DIM / 64; ++cb)
+        asm volatile(
+            "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+            " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(smem_addr(tile + cb * ROWS * 64)),
+            "l"(&attn_tma[which]), "r"(cb * 64), "r"(row0), "r"(bh), "r"(bar)
+            : "memory");
+}
+
+// The TMA producer, one thread: tile t into stage t % STAGES once the
+// consumers have released what it held. It never waits for its own copies:
+// the stage's full barrier completes when all their bytes have landed.
+__device__ __forceinline__ void produce_tma(half* sQ, half* sK, half* sV, unsigned bars, int q0, int n_tiles,
+                                           int bh) {
+    constexpr unsigned KV_TILE_BYTES = KV_ROWS * HEAD_DIM * 2;
+    constexpr unsigned Q_TILE_BYTES = BLOCK_M * HEAD_DIM * 2;
+    for (int t = 0; t < n_tiles; ++t) {
+        const int stage = t % STAGES;
+        const unsigned full = bars + stage * 8;
+        if (t >= STAGES) mbar_wait(bars + (STAGES + stage) * 8, (t / STAGES - 1) & 1);
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(full),
+                     "r"(2 * KV_TILE_BYTES + (t == 0 ? Q_TILE_BYTES : 0u))
+                     : "memory");
+        if (t == 0) tma_load_rows<BLOCK_M>(sQ, 0, q0, bh, full);
+        tma_load_rows<KV_ROWS>(sK + stage * KV_TILE_HALVES, 1, t * KV_ROWS, bh, full);
+        tma_load_rows<KV_ROWS>(sV + stage * KV_TILE_HALVES, 2, t * KV_ROWS, bh, full);
+    }
+}
+#endif
+#endif
+
+#if PINGPONG
+// Warpgroup wg waits at named barrier 1 + wg for its turn at the tensor
+// cores and passes it to the other at 2 - wg (256 threads: one warpgroup
+// waits, the other arrives).
+__device__ __forceinline__ void turn_wait(int wg) { asm volatile("bar.sync %0, 256;\n" ::"r"(1 + wg) : "memory"); }
+__device__ __forceinline__ void turn_pass(int wg) { asm volatile("bar.arrive %0, 256;\n" ::"r"(2 - wg) : "memory"); }
+
+// A consumer warpgroup's loop. Each turn issues Q·Kᵀ of tile t + 1 and P·V
+// of tile t back to back and passes the turn on; the softmax of tile t + 1
+// then runs while the other warpgroup's GEMMs (and this one's P·V) run.
+// P of tile t waits in pa; O is rescaled only once its P·V has landed.
+// Q is read from shared memory (Q_SMEM): qf is not.
+__device__ __forceinline__ void consume_pingpong(float (&o)[MI][DB][4], float (&l_acc)[MI][4], float (&m_r)[MI][2],
+                                                 const unsigned (&qf)[MI][HEAD_DIM / 16][4], const half* tQ, const half* sK, const half* sV, unsigned bars,
+                                                 int n_tiles, int row0, int S, int causal, float scale_log2, int wg,
+                                                 int lane) {
+    // Warpgroup 0 goes first: warpgroup 1 hands it the first turn. Every
+    // pass is matched by a wait (warpgroup 1 skips its last pass).
+    if (wg == 1) turn_pass(wg);
+    float s[MI][NB][4];
+    float alpha[MI][2];
+    unsigned pa[BLOCK_N / 16][4];
+    mbar_wait(bars, 0);
+    mma_qk(s, qf, tQ, sK, lane);
+    mask_scores(s, 0, row0, S, causal, lane);
+    softmax_exp(s, m_r, alpha, scale_log2);  // O and the row sums are still 0
+    pack_p(s, pa, l_acc);
+    // Every tile but the last: straight-line, so ptxas sees which group
+    // each wait covers (a conditional Q·Kᵀ made it serialize the wgmmas).
+    for (int t = 0; t + 1 < n_tiles; ++t) {
+        const int next = (t + 1) % STAGES;
+        mbar_wait(bars + next * 8, ((t + 1) / STAGES) & 1);
+        turn_wait(wg);
+        mma_qk<false>(s, qf, tQ, sK + next * KV_TILE_HALVES, lane);
+        pv_issue(o, pa, sV + (t % STAGES) * KV_TILE_HALVES);
+        turn_pass(wg);
+        wgmma_wait<1>();  // Q·Kᵀ landed; P·V may still run
+        mask_scores(s, (t + 1) * KV_ROWS, row0, S, causal, lane);
+        const bool raised = softmax_exp(s, m_r, alpha, scale_log2);
+        wgmma_wait<0>();
+        mbar_arrive(bars + (STAGES + t % STAGES) * 8);  // stage t is read
+        if (raised) rescale_o(o, l_acc, alpha);
+        pack_p(s, pa, l_acc);
+    }
+    turn_wait(wg);
+    pv_issue(o, pa, sV + ((n_tiles - 1) % STAGES) * KV_TILE_HALVES);
+    if (wg == 0) turn_pass(wg);
+    wgmma_wait<0>();
+}
 #endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
@@ -702,10 +859,18 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     const int wrow = (warp % WARPS_PER_GROUP) * ROWS_PER_WARP;
     const int g = lane / 4;
     const int q = lane % 4;
+#if WS
+    // Causal row blocks differ in work (the last has the most keys): the
+    // blocks the GPU starts first take the most, so the last wave is light.
+    const int q0 = (causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * BLOCK_M;
+#else
     const int q0 = blockIdx.x * BLOCK_M;
+#endif
     const size_t head = ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * S * HEAD_DIM;
+#if !TMA  // with TMA the tensor maps address the buffers
     const half* Kh = K + head;
     const half* Vh = V + head;
+#endif
 
     const int kv_end = causal ? min(S, q0 + BLOCK_M) : S;
     const int n_tiles = (kv_end + KV_ROWS - 1) / KV_ROWS;
@@ -716,19 +881,27 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     if (threadIdx.x == 0) {
 #pragma unroll
         for (int st = 0; st < STAGES; ++st) {
-            mbar_init(bars + st * 8, 128);
+            mbar_init(bars + st * 8, TMA ? 1 : 128);  // TMA: one arrival, then the bytes
             mbar_init(bars + (STAGES + st) * 8, CONSUMER_THREADS);
         }
+#if TMA
+        // The copy engine completes the full barriers: it must see them made.
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
     }
     __syncthreads();
     if (warp >= WARPS) {
-        // Registers move from the producer to the consumers: 40 and 232 per
-        // thread fill the 64K register file of one CTA.
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        // Registers move from the producer to the consumers.
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
+#if TMA
+        if (threadIdx.x == CONSUMER_THREADS)
+            produce_tma(sQ, sK, sV, bars, q0, n_tiles, blockIdx.z * gridDim.y + blockIdx.y);
+#else
         produce(sQ, sK, sV, Q + head, Kh, Vh, bars, q0, n_tiles, S, threadIdx.x - CONSUMER_THREADS);
+#endif
         return;
     }
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
 #else
     // Q, K0 and V0 travel in the first group.
     load_rows<BLOCK_M, Q_SMEM>(sQ, Q + head, q0, S);
@@ -763,6 +936,9 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     // The consumers: the three-stage pipeline below, stages taken and given
     // back through the mbarriers instead of block barriers.
     (void)key_off;  // no split
+#if PINGPONG
+    consume_pingpong(o, l_acc, m_r, qf, tQ, sK, sV, bars, n_tiles, q0 + wrow, S, causal, scale_log2, warp / 4, lane);
+#else
     mbar_wait(bars, 0);
     float s[MI][NB][4];
     mma_qk(s, qf, tQ, sK, lane);
@@ -788,6 +964,7 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
                     for (int e = 0; e < 4; ++e) s[mi][n][e] = s_next[mi][n][e];
         }
     }
+#endif  // PINGPONG
 #elif PIPELINE
     // Software-pipelined: while a warp runs the softmax and P·V of tile t,
     // Q·Kᵀ of tile t + 1 is issued from the same basic block, so the tensor

@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity round2p
+#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -41,9 +41,10 @@ sanitize_run() {
   echo "  $tool $v $shape rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/san-$tool-$v-$shape.log" | tail -1)"
 }
 # The full selftest into $LOGS/selftest.log, its exit code, failures and tally:
-#   selftest_run [TIME_LIMIT_SECONDS]
+#   selftest_run [TIME_LIMIT_SECONDS [selftest flags...]]   ("" for no limit)
 selftest_run() {
-  ${1:+timeout -k 5 "$1"} "$BIN" selftest >"$LOGS/selftest.log" 2>&1; echo "  rc=$?"
+  local limit=${1:-}; shift $(( $# > 0 ? 1 : 0 ))
+  ${limit:+timeout -k 5 "$limit"} "$BIN" selftest "$@" >"$LOGS/selftest.log" 2>&1; echo "  rc=$?"
   grep '^FAIL' "$LOGS/selftest.log" | head -20; tail -1 "$LOGS/selftest.log" | sed 's/^/  /'
 }
 # The median gpu__time_duration of an ncu CSV's kernels (the L2 scrub and
@@ -801,11 +802,21 @@ if want round2counters; then
   "$BIN" tune --shape 2,16,2048,128 --max-seconds 0.5 2>"$LOGS/tune-d128.err" | tee "$LOGS/tune-d128.log" | head -40 | sed 's/^/  /'
 fi
 
-# Issue 21, step 15: the producer-warpgroup tiles (p). Every command has a
-# time limit: an mbarrier protocol error hangs instead of failing.
-R2P="mma+async@128x128s3w8gqp mma+async@128x64s3w8gqp"
+# Issue 21, steps 15 and 16: the producer-warpgroup tiles (p, pt). Every
+# command has a time limit: an mbarrier protocol error hangs instead of failing.
+#   R2P       the tiles (default: step 15's p tiles); R2P_SAN those sanitized
+#   R2P_NAMED=1  `selftest --variants R2P` (every shape and distribution, one
+#             process, so tensor maps are rewritten between shapes)
+#   R2P_QUICK=1  one bench process per case; neither: the full selftest
+#   R2P_GATES "SHAPE VARIANT;..." for `gates`
+R2P=${R2P:-"mma+async@128x128s3w8gqp mma+async@128x64s3w8gqp"}
+R2P_SAN=${R2P_SAN:-$R2P}
+R2P_GATES=${R2P_GATES:-"4,16,4096,64 mma+async@128x128s3w8gqp;2,16,2048,128 mma+async@128x64s3w8gqp"}
 if want round2p; then
-  if [ -n "${R2P_QUICK:-}" ]; then
+  if [ -n "${R2P_NAMED:-}" ]; then
+    say "selftest --variants (the R2P tiles, limited to 200 s)"
+    selftest_run 200 --variants "$(echo $R2P | tr ' ' ',')"
+  elif [ -n "${R2P_QUICK:-}" ]; then
     # Only the p tiles, on selftest's adversarial inputs and odd shapes.
     say "correctness of the p tiles (5 input distributions x 4 shapes)"
     for v in $R2P; do for inputs in uniform rising outliers large ties; do
@@ -821,7 +832,7 @@ if want round2p; then
     grep -c 'gqp' "$LOGS/selftest.log" | sed 's/^/  cases with a p tile: /'
   fi
   say "sanitizers on the p tiles (causal, partial tiles, D 64 and 128)"
-  for v in $R2P; do for tool in memcheck racecheck synccheck; do for shape in 1,3,333,64 1,3,333,128; do
+  for v in $R2P_SAN; do for tool in memcheck racecheck synccheck; do for shape in 1,3,333,64 1,3,333,128; do
     sanitize_run "$tool" "$v" $shape --causal &
   done; done; done | sort
   wait
@@ -833,10 +844,53 @@ if want round2p; then
     timeout -k 5 150 "$BIN" bench --shape $shape $causal --variants "cudnn,$old,$(echo $R2P | tr ' ' ',')" --warm-seconds 0.5 \
       --max-seconds 1 --telemetry-hz 0 --record "$OUT/r2p-$tag.jsonl" 2>&1 | tee "$LOGS/r2p-$tag.log" | tail -n +4 | head -8 | sed 's/^/  /'
   done
-  for spec in "4,16,4096,64 mma+async@128x128s3w8gqp" "2,16,2048,128 mma+async@128x64s3w8gqp"; do
+  IFS=';' read -ra gates_specs <<<"$R2P_GATES"
+  for spec in "${gates_specs[@]}"; do
     set -- $spec
     say "gates $2 at $1"
     timeout -k 5 120 "$BIN" gates --variant "$2" --shape "$1" --max-seconds 0.5 2>&1 | tee "$LOGS/gates-$2-$1.log" \
       | grep -iE 'tensor pipe|occupancy|registers|gpu__time' | sed 's/^/  /'
+  done
+fi
+
+# Issue 21, steps 16-17 beyond round2p: every path still correct (quick), the
+# oracle's teeth in the ping-pong loop (mutations), the issue's other shapes,
+# the isolated regime, step 16's counters alone (pt), and what tune picks.
+NEW="mma+async@128x128s3w8gqpto,mma+async@128x64s3w8gqpto,mma+async@128x128s3w8gqpt,mma+async@128x64s3w8gqpt"
+if want round2o; then
+  say "selftest --quick"; selftest_run 150 --quick
+  say "selftest --mutations"
+  timeout -k 5 150 "$BIN" selftest --mutations >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"; sed 's/^/  /' "$LOGS/mutations.txt" | tail -14
+  for spec in "4,16,4096,64|--causal" "1,32,8192,128|--causal" "1,16,16384,128|--causal" "2,8,512,64|--causal" \
+              "2,16,2048,128|--regime isolated" "4,16,4096,64|--regime isolated"; do
+    shape=${spec%|*}; flags=${spec#*|}
+    case $shape in *,64) old="mma+async@64x128s2w8k2g,mma+async@128x128s2w8gq";; *) old="mma+async@128x128s3w8gq";; esac
+    tag="${shape//,/x}$(echo "$flags" | tr -d ' -')"
+    say "bench $shape $flags"
+    timeout -k 5 150 "$BIN" bench --shape $shape $flags --variants "cudnn,$old,$NEW" --warm-seconds 0.5 \
+      --max-seconds 1 --telemetry-hz 0 --record "$OUT/r2o-$tag.jsonl" 2>&1 | tee "$LOGS/r2o-$tag.log" | tail -n +4 | head -9 | sed 's/^/  /'
+  done
+  for spec in "4,16,4096,64 mma+async@128x128s3w8gqpt" "2,16,2048,128 mma+async@128x128s3w8gqpt" "2,16,2048,128 mma+async@128x64s3w8gqpt"; do
+    set -- $spec
+    say "gates $2 at $1"
+    timeout -k 5 120 "$BIN" gates --variant "$2" --shape "$1" --max-seconds 0.5 2>&1 | tee "$LOGS/gates-$2-$1.log" \
+      | grep -iE 'tensor pipe|occupancy|gpu__time' | sed 's/^/  /'
+  done
+  for shape in 2,16,2048,128 4,16,4096,64; do
+    say "tune mma+async at $shape"
+    timeout -k 5 150 "$BIN" tune --shape $shape --max-seconds 0.5 2>"$LOGS/tune-$shape.err" | tee "$LOGS/tune-$shape.log" | head -6 | sed 's/^/  /'
+  done
+fi
+
+# Issue 21, step 18: causal row blocks heaviest first in p tiles. The non-p
+# tiles keep the old order: they are the same-run control.
+if want round2c; then
+  say "selftest --variants (p tiles, causal cases included)"
+  selftest_run 150 --variants "mma+async@128x128s3w8gqpto,mma+async@128x64s3w8gqpt"
+  for shape in 4,16,4096,64 1,32,8192,128 1,16,16384,128 2,8,512,64; do
+    case $shape in *,64) old="mma+async@64x128s2w8k2g,mma+async@128x128s2w8gq";; *) old="mma+async@128x128s3w8gq";; esac
+    say "bench $shape --causal"
+    timeout -k 5 150 "$BIN" bench --shape $shape --causal --variants "cudnn,$old,$NEW" --warm-seconds 0.5 \
+      --max-seconds 1 --telemetry-hz 0 --record "$OUT/r2c-${shape//,/x}c.jsonl" 2>&1 | tee "$LOGS/r2c-${shape//,/x}c.log" | tail -n +4 | head -9 | sed 's/^/  /'
   done
 fi

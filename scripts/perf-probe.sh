@@ -18,6 +18,9 @@ export PATH="/usr/local/cuda/bin:$PATH"
 T0=$(date +%s)
 say() { echo "[$(( $(date +%s) - T0 ))s] $*"; }
 VARIANTS=${VARIANTS:-mma+async@64x128s2w4,mma+async@64x64s2w8k2,mma+async}
+# The shape `ncu` profiles (PROBE_CAUSAL=--causal for a causal one).
+PROBE_SHAPE=${PROBE_SHAPE:-2,8,512,64}
+PROBE_CAUSAL=${PROBE_CAUSAL:-}
 
 p50() { python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join(f\"{r['variant']}={r.get('p50_us', float('nan')):.2f}\" + ('' if r.get('correct') else '(WRONG)') for r in d['results']))"; }
 
@@ -33,7 +36,10 @@ lts__t_bytes.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__throug
 sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed,\
 dram__bytes_read.sum,launch__grid_size,launch__block_size,launch__registers_per_thread,\
 launch__shared_mem_per_block_dynamic,launch__shared_mem_per_block_static,launch__cluster_dim_x,\
-sm__warps_active.avg.pct_of_peak_sustained_active,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio"
+sm__warps_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,\
+sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,\
+sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,\
+regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio"
 
 ncu_table() {  # csv file → "metric value" lines, stalls sorted, small ones dropped
   python3 - "$1" "$NCU_METRICS" <<'PY'
@@ -58,10 +64,12 @@ PY
 
 if [[ $WANT == *" ncu "* ]] && command -v ncu >/dev/null; then
   for v in ${VARIANTS//,/ }; do
-    say "ncu $v, B2 H8 S512 D64 (hot L2, clocks left alone)"
-    f="$OUT/ncu-$(echo "$v" | tr '+@' '__')"
-    ncu --clock-control none --cache-control none --metrics "$NCU_METRICS" -k attention_fwd --launch-skip 3 --launch-count 1 \
-        --csv --page raw "$BIN" launch --variant "$v" --shape 2,8,512,64 --count 5 >"$f.csv" 2>"$f.err" \
+    say "ncu $v, $PROBE_SHAPE $PROBE_CAUSAL (hot L2, clocks left alone)"
+    f="$OUT/ncu-$(echo "$v" | tr '+@' '__')-${PROBE_SHAPE//,/x}"
+    # cuDNN's kernels are named by its engine; the clock probe and L2 scrub are left out.
+    ncu --clock-control none --cache-control none --metrics "$NCU_METRICS" -k 'regex:attention_fwd|sdpa|fmha|flash|cudnn' \
+        --launch-skip 3 --launch-count 1 \
+        --csv --page raw "$BIN" launch --variant "$v" --shape $PROBE_SHAPE $PROBE_CAUSAL --count 5 >"$f.csv" 2>"$f.err" \
       && ncu_table "$f.csv" || tail -3 "$f.err"
   done
 fi

@@ -181,7 +181,7 @@ fn bundled_real_session_replays() {
 
 #[test]
 fn gpu_commands_validate_before_touching_the_gpu() {
-    let cases: [(&[&str], &str); 38] = [
+    let cases: [(&[&str], &str); 44] = [
         (
             &["bench", "--regime", "interleaved"],
             "interleaved needs two variants",
@@ -208,6 +208,18 @@ fn gpu_commands_validate_before_touching_the_gpu() {
             "is not one of uniform, normal:σ",
         ),
         (&["selftest", "--inputs", "normal:abc"], "is not a number"),
+        (
+            &["selftest", "--variants", "mma+async@tuned"],
+            "selftest checks named tiles; give the tile",
+        ),
+        (
+            &["selftest", "--quick", "--variants", "mma"],
+            "'--quick' cannot be used with '--variants",
+        ),
+        (
+            &["selftest", "--variants", "mma,"],
+            "an empty name in the variant list",
+        ),
         (&["tune", "--inputs", "normal:100"], "between 0.001 and 64"),
         (
             &["bench", "--shape", "2,70000,17,64"],
@@ -297,6 +309,18 @@ fn gpu_commands_validate_before_touching_the_gpu() {
         (
             &["bench", "--variants", "mma+async@128x128s2w8gqp"],
             "p (a producer warpgroup handing stages over by mbarriers) needs a three-stage gq tile",
+        ),
+        (
+            &["bench", "--variants", "mma+async@192x64s3w12gqp"],
+            "p tiles have one or two consumer warpgroups (w4 or w8)",
+        ),
+        (
+            &["bench", "--variants", "mma+async@64x64s3w4gqpo"],
+            "o (two consumer warpgroups taking turns at the tensor cores) needs a p tile with two of them (w8)",
+        ),
+        (
+            &["bench", "--variants", "mma+async@128x64s3w8gqt"],
+            "t (TMA loads) is issued by the producer warpgroup: add p",
         ),
         (
             &["live", "--kernels", "/nonexistent/k"],

@@ -144,17 +144,17 @@ fn judge(
     }
 }
 
-/// Whether a bundled tile is a wgmma one (`g`), and reads Q from shared
-/// memory (`q`); no other tag uses those letters.
-fn wgmma_tile(v: &Variant) -> (bool, bool) {
+/// Whether a bundled tile is a wgmma one (`g`), reads Q from shared memory
+/// (`q`) and loads by TMA (`t`); no other tag uses those letters.
+fn wgmma_tile(v: &Variant) -> (bool, bool, bool) {
     let t = v.tile_text();
-    (t.contains('g'), t.contains('q'))
+    (t.contains('g'), t.contains('q'), t.contains('t'))
 }
 
 /// The instruction families each of the bundled kernel's toggles must bring.
 fn bundled_families(v: &Variant, families: &[String]) -> Vec<String> {
     let has = |f: &str| families.iter().any(|x| x == f);
-    let (wgmma, q_smem) = wgmma_tile(v);
+    let (wgmma, q_smem, tma) = wgmma_tile(v);
     let mut bad = Vec::new();
     for (family, wanted) in [
         ("wmma", v.has("wmma") || v.has("pv")),
@@ -162,7 +162,9 @@ fn bundled_families(v: &Variant, families: &[String]) -> Vec<String> {
         // Q fragments come by ldmatrix unless wgmma reads Q from shared memory.
         ("ldmatrix", v.has("mma") && !q_smem),
         ("wgmma", wgmma),
-        ("cp.async", v.has("async")),
+        // TMA tiles load by the copy engine instead.
+        ("cp.async", v.has("async") && !tma),
+        ("tma", tma),
     ] {
         if wanted != has(family) {
             bad.push(format!("{family} expected {wanted}, families {families:?}"));

@@ -327,6 +327,11 @@ pub struct SelftestArgs {
     /// A one-minute subset: every path and tile family on a few shapes.
     #[arg(long)]
     pub quick: bool,
+    /// Only these variants (comma-separated, e.g. mma+async@128x64s3w8gqpt),
+    /// each over the paths' shapes (S=512, causal and not; S=333 causal at
+    /// D=128; S=4097) and every distribution, in one process.
+    #[arg(long, value_parser = parse_variant_list, conflicts_with_all = ["quick", "mutations"])]
+    pub variants: Option<VariantNames>,
     /// Prove the oracle has teeth: build each path with a planted rescale bug
     /// (and a split tile with a planted merge bug) and report which input
     /// distributions catch it; exits 1 if `rising` misses one.
@@ -593,6 +598,24 @@ pub fn parse_shape(text: &str) -> Result<Shape, String> {
 
 pub fn parse_variant(text: &str) -> Result<Variant, String> {
     text.parse()
+}
+
+/// Named variants (no `all`, no `@tuned`).
+#[derive(Clone, Debug)]
+pub struct VariantNames(pub Vec<Variant>);
+
+/// Named variants, comma-separated.
+pub fn parse_variant_list(text: &str) -> Result<VariantNames, String> {
+    text.split(',')
+        .map(|t| match t.trim() {
+            "" => Err("an empty name in the variant list".to_string()),
+            t if t.ends_with("@tuned") => Err(format!(
+                "{t}: selftest checks named tiles; give the tile (attnscope tune prints it)"
+            )),
+            t => t.parse(),
+        })
+        .collect::<Result<_, _>>()
+        .map(VariantNames)
 }
 
 pub fn parse_inputs(text: &str) -> Result<Inputs, String> {

@@ -61,8 +61,15 @@ pub fn families(ptx: &str) -> Vec<String> {
     if has("ldmatrix") {
         out.push("ldmatrix".to_string());
     }
-    if has("cp.async") {
+    // TMA copies spell cp.async.bulk.tensor; Ampere's copies do not.
+    if ptx.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with("cp.async") && !l.starts_with("cp.async.bulk")
+    }) {
         out.push("cp.async".to_string());
+    }
+    if has("cp.async.bulk.tensor") {
+        out.push("tma".to_string());
     }
     out
 }
@@ -99,5 +106,7 @@ ptxas info    : Used 96 registers, used 1 barriers, 1024 bytes smem, 400 bytes c
         let ptx = "\twmma.load.a.sync.aligned.row.m16n16k16.shared.f16 {%r1}, [%r2];\n\tcp.async.cg.shared.global [%r3], [%rd1], 16, %r4;\n";
         assert_eq!(families(ptx), ["wmma", "cp.async"]);
         assert!(families("\tld.shared.f32 %f1, [%r1];\n").is_empty());
+        let tma = "\tcp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3, %r4}], [%r5];\n";
+        assert_eq!(families(tma), ["tma"]);
     }
 }

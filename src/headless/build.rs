@@ -101,7 +101,11 @@ pub fn build(args: BuildArgs) -> i32 {
                     );
                 }
                 // ptxas's advice (wgmma serialized, and the like) is part of the report.
-                for line in b.log.lines().filter(|l| l.contains("warning")) {
+                for line in b
+                    .log
+                    .lines()
+                    .filter(|l| l.contains("warning") || l.contains("Performance Loss"))
+                {
                     println!("    {}", line.trim());
                 }
                 if let Some(dir) = &args.out {

@@ -93,6 +93,10 @@ fn cases(args: &SelftestArgs, cc: u32) -> Vec<Case> {
         .flat_map(|p| p.cycle_tiles(Some(cc)))
         .filter(|v| !v.default_tile())
         .collect();
+    if let Some(named) = &args.variants {
+        add(&named.0, &selftest_shapes(), &dists);
+        return out;
+    }
     let split_causal = shape("1,3,333,64", true);
     let d128 = shape("1,3,333,128", true);
     let rising = [Inputs::Rising];
@@ -334,13 +338,18 @@ fn mutations(engine: &mut Engine, args: &SelftestArgs, base: u64) -> i32 {
             "mutations on {} ({}), shapes {} and {}, base seed {base}: caught = the check failed",
             engine.info.name, engine.arch, shapes[0], shapes[1]
         );
-        print!("{:<11} {:<24}", "mutation", "path");
+        // As wide as the longest path, so the columns line up.
+        let w = table
+            .iter()
+            .map(|(_, clean, _)| clean.name().len())
+            .fold(24, usize::max);
+        print!("{:<11} {:<w$}", "mutation", "path");
         for i in &dists {
             print!(" {:>9}", i.to_string());
         }
         println!();
         for (what, clean, row) in &table {
-            print!("{what:<11} {:<24}", clean.name());
+            print!("{what:<11} {:<w$}", clean.name());
             for (_, caught) in row {
                 print!(" {:>9}", if *caught { "caught" } else { "missed" });
             }

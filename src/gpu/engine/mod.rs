@@ -7,13 +7,14 @@ use std::time::Instant;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 use half::f16;
 
 mod check;
 mod timing;
+mod tma;
 mod vendor;
 
 use crate::gpu::nvrtc::{Build, BuildError, Builder, Program};
@@ -100,6 +101,8 @@ struct Loaded {
     /// The manifest's launch at the last shape, kept so a launch in a timed
     /// batch costs no formula evaluation.
     geometry: Option<(Shape, crate::session::manifest::LaunchShape)>,
+    /// The tensor maps a TMA kernel reads (none for the others).
+    tma: Option<tma::TmaMaps>,
 }
 
 struct Buffers {
@@ -558,6 +561,8 @@ impl Engine {
                 "\n(no PTXAS report from NVRTC: registers, stack and static shared memory read from the driver; spills unknown)",
             );
         }
+        let tma = tma::TmaMaps::find(&module, &build.cubin, &self.stream)
+            .map_err(|e| EngineError::Invalid(format!("{variant}: {e}")))?;
         self.loaded.insert(
             key,
             Loaded {
@@ -565,6 +570,7 @@ impl Engine {
                 smem_bytes,
                 build: build.clone(),
                 geometry: None,
+                tma,
             },
         );
         Ok(build)
@@ -590,11 +596,15 @@ impl Engine {
                 g
             }
         };
-        let l = &self.loaded[&(*variant, shape.d)];
         let b = self
             .bufs
             .as_mut()
             .ok_or_else(|| EngineError::Invalid("no inputs".into()))?;
+        if let Some(maps) = l.tma.as_mut() {
+            let ptr = |x: &CudaSlice<f16>| x.device_ptr(&self.stream).0;
+            maps.write(&self.stream, shape, [ptr(&b.q), ptr(&b.k), ptr(&b.v)])?;
+        }
+        let l = &self.loaded[&(*variant, shape.d)];
         let cfg = LaunchConfig {
             // From the manifest: the bundled kernel puts heads in y and
             // batches in z, 65535 each (Shape::validate).

@@ -66,7 +66,7 @@ impl Manifest {
         Ok(tile)
     }
 
-    /// `64x64s2w4 (BLOCK_M x BLOCK_N s stages w warps; optional: k K/V split, g wgmma, q Q in smem, p producer)`.
+    /// `64x64s2w4 (BLOCK_M x BLOCK_N s stages w warps; optional: k K/V split, g wgmma, q Q in smem, p producer, t TMA loads, o ping-pong)`.
     pub fn tile_form(&self) -> String {
         let mut required = Vec::new();
         let mut optional = Vec::new();
