@@ -150,6 +150,14 @@ static_assert(!WS || (Q_SMEM && SPLIT == 1 && USE_CP_ASYNC && STAGES == 3),
               "WS (producer warpgroup) needs a three-stage Q_SMEM wgmma tile without a split");
 static_assert(!TMA || WS, "TMA loads are issued by the producer warpgroup (WS)");
 static_assert(!PINGPONG || (WS && WARPS == 8), "PINGPONG needs a WS tile with two consumer warpgroups");
+// The softmax's reductions for wgmma tiles that read Q from shared memory at
+// D = 128, where the tensor pipe is the limit (docs/perf-log.md, step 19):
+// row sums on the FMA pipe instead of mma.sync, the row maximum as a tree.
+// Elsewhere the measured-slower or unexplained cases keep the chain and the
+// mma.sync sums: at D = 64 the FADDs cost more issue slots than they save
+// and the tree cost 128x128s2w8gq its second CTA per SM; with Q in registers
+// and BLOCK_N 128 at D = 128 the FADD sums gave wrong causal results.
+#define ROWSUM_FADD (USE_WGMMA && Q_SMEM && HEAD_DIM >= 128)
 // WARPS counts the consumers; the producer warpgroup (WS) comes after them.
 #define CONSUMER_THREADS (WARPS * 32)
 // A producer warpgroup: registers are handed out per warpgroup (setmaxnreg).
@@ -574,9 +582,21 @@ __device__ __forceinline__ bool softmax_exp(float (&s)[MI][NB][4], float (&m_r)[
     for (int mi = 0; mi < MI; ++mi) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
+#if ROWSUM_FADD
+            // A tree, not a chain: log2(NB) dependent steps instead of NB.
+            float v[NB];
+#pragma unroll
+            for (int n = 0; n < NB; ++n) v[n] = fmaxf(s[mi][n][2 * h], s[mi][n][2 * h + 1]);
+#pragma unroll
+            for (int w = 1; w < NB; w *= 2)
+#pragma unroll
+                for (int n = 0; n + w < NB; n += 2 * w) v[n] = fmaxf(v[n], v[n + w]);
+            float mx = v[0];
+#else
             float mx = -INFINITY;
 #pragma unroll
             for (int n = 0; n < NB; ++n) mx = fmaxf(mx, fmaxf(s[mi][n][2 * h], s[mi][n][2 * h + 1]));
+#endif
             mx = fmaxf(mx, __shfl_xor_sync(FULL_MASK, mx, 1));
             mx = fmaxf(mx, __shfl_xor_sync(FULL_MASK, mx, 2));
             const float mx_scaled = mx * scale_log2;
@@ -611,19 +631,40 @@ __device__ __forceinline__ void rescale_o(float (&o)[MI][DB][4], float (&l_acc)[
 }
 
 #if USE_WGMMA
-// P as wgmma's A fragments (fp16, straight from the S registers), its row
-// sums added to l_acc by mma.sync against a column of ones: every column of
-// that accumulator holds its row's sum of the same fp16 P that meets V.
+// P as wgmma's A fragments (fp16, straight from the S registers), and its
+// row sums into l_acc: by mma.sync against a column of ones (every column of
+// that accumulator holds its row's sum of the fp16 P that meets V), or with
+// ROWSUM_FADD on the FMA pipe, this thread's part of rows g (l_acc[0][0])
+// and g + 8 (l_acc[0][2]), the quad's parts added once after the last tile.
 __device__ __forceinline__ void pack_p(const float (&s)[MI][NB][4], unsigned (&pa)[BLOCK_N / 16][4],
                                        float (&l_acc)[MI][4]) {
-    constexpr unsigned ONES = 0x3c003c00u;  // half2(1, 1)
+#if ROWSUM_FADD
+    float r0[NB], r1[NB];
+#pragma unroll
+    for (int n = 0; n < NB; ++n) {
+        r0[n] = s[0][n][0] + s[0][n][1];
+        r1[n] = s[0][n][2] + s[0][n][3];
+    }
+#pragma unroll
+    for (int w = 1; w < NB; w *= 2)
+#pragma unroll
+        for (int n = 0; n + w < NB; n += 2 * w) {
+            r0[n] += r0[n + w];
+            r1[n] += r1[n + w];
+        }
+    l_acc[0][0] += r0[0];
+    l_acc[0][2] += r1[0];
+#endif
 #pragma unroll
     for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
         pa[kk][0] = pack_half2(s[0][2 * kk][0], s[0][2 * kk][1]);
         pa[kk][1] = pack_half2(s[0][2 * kk][2], s[0][2 * kk][3]);
         pa[kk][2] = pack_half2(s[0][2 * kk + 1][0], s[0][2 * kk + 1][1]);
         pa[kk][3] = pack_half2(s[0][2 * kk + 1][2], s[0][2 * kk + 1][3]);
+#if !ROWSUM_FADD
+        constexpr unsigned ONES = 0x3c003c00u;  // half2(1, 1)
         mma_16816(l_acc[0], pa[kk], ONES, ONES);
+#endif
     }
 }
 
@@ -1026,6 +1067,14 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     for (int mi = 0; mi < MI; ++mi) {
         l_r[mi][0] = l_acc[mi][0];
         l_r[mi][1] = l_acc[mi][2];
+#if ROWSUM_FADD
+        // Each thread summed its part of the row: add the quad's.
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            l_r[mi][h] += __shfl_xor_sync(FULL_MASK, l_r[mi][h], 1);
+            l_r[mi][h] += __shfl_xor_sync(FULL_MASK, l_r[mi][h], 2);
+        }
+#endif
     }
 
 #if SPLIT > 1

@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c
+#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -893,4 +893,26 @@ if want round2c; then
     timeout -k 5 150 "$BIN" bench --shape $shape --causal --variants "cudnn,$old,$NEW" --warm-seconds 0.5 \
       --max-seconds 1 --telemetry-hz 0 --record "$OUT/r2c-${shape//,/x}c.jsonl" 2>&1 | tee "$LOGS/r2c-${shape//,/x}c.log" | tail -n +4 | head -9 | sed 's/^/  /'
   done
+fi
+
+# Issue 21, step 19 adopted, and where the kernel stands: every path (quick),
+# the wgmma tiles at D=128 (FADD row sums), sanitizers, every shape of the
+# issue with cuDNN, the best earlier tile and the tuned o tile in one call.
+if want round2f; then
+  say "selftest --quick"; selftest_run 150 --quick; cp "$LOGS/selftest.log" "$LOGS/selftest-quick.log"
+  say "selftest --variants (wgmma tiles, split and not)"
+  selftest_run 150 --variants "mma+async@128x128s3w8gqpto,mma+async@128x64s3w8gqpt,mma+async@64x64s2w8k2g,mma+async@64x64s2w4g,mma+async@128x128s2w8gq,mma+async@128x128s2w8g,mma+async@64x128s2w4g"
+  for tool in memcheck racecheck; do sanitize_run $tool mma+async@128x128s3w8gqpto 1,3,333,128 --causal & done; wait
+  for spec in "2,8,512,64|" "2,8,512,64|--causal" "4,16,4096,64|" "4,16,4096,64|--causal" "2,16,2048,128|" \
+              "1,32,8192,128|--causal" "1,16,16384,128|" "1,16,16384,128|--causal"; do
+    shape=${spec%|*}; flags=${spec#*|}
+    case $shape in 2,8,512,64) old="mma+async@64x128s2w8k2g";; *,64) old="mma+async@128x128s2w8gq";; *) old="mma+async@128x128s3w8gq";; esac
+    tag="${shape//,/x}$(echo "$flags" | tr -d ' -')"
+    say "bench $shape $flags"
+    timeout -k 5 150 "$BIN" bench --shape $shape $flags --variants "cudnn,$old,mma+async@128x128s3w8gqpto" --warm-seconds 0.5 \
+      --max-seconds 1 --telemetry-hz 0 --record "$OUT/r2f-$tag.jsonl" 2>&1 | tee "$LOGS/r2f-$tag.log" | tail -n +4 | head -4 | sed 's/^/  /'
+  done
+  say "gates mma+async@128x128s3w8gqpto at 2,16,2048,128"
+  timeout -k 5 120 "$BIN" gates --variant mma+async@128x128s3w8gqpto --shape 2,16,2048,128 --max-seconds 0.5 2>&1 \
+    | tee "$LOGS/gates-r2f.log" | grep -iE 'tensor pipe|gpu__time' | sed 's/^/  /'
 fi

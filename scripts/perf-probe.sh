@@ -8,7 +8,9 @@
 #            launch configuration and L2 traffic of SDPA's cuDNN kernel.
 #   exp:     `bench --kernels DIR` for each experimental copy in exp-kernels/.
 #   tiles:   extra tiles for the mma path ($TILES), timed beside $VARIANTS.
-# Usage: bash scripts/perf-probe.sh [scaling] [ncu] [ncusdpa] [exp] [tiles]   (default: all)
+#   race:    the bundled kernel against every exp-kernels/ copy in one bench
+#            call per shape, each copy's selftest first (see below).
+# Usage: bash scripts/perf-probe.sh [scaling] [ncu] [ncusdpa] [exp] [tiles] [race]   (default: all but race)
 set -u
 WANT=" ${*:-scaling ncu ncusdpa exp tiles} "
 BIN=${BIN:-.carry/attnscope}
@@ -65,7 +67,7 @@ PY
 if [[ $WANT == *" ncu "* ]] && command -v ncu >/dev/null; then
   for v in ${VARIANTS//,/ }; do
     say "ncu $v, $PROBE_SHAPE $PROBE_CAUSAL (hot L2, clocks left alone)"
-    f="$OUT/ncu-$(echo "$v" | tr '+@' '__')-${PROBE_SHAPE//,/x}"
+    f="$OUT/ncu-$(echo "$v" | tr '+@/:' '____')-${PROBE_SHAPE//,/x}"
     # cuDNN's kernels are named by its engine; the clock probe and L2 scrub are left out.
     ncu --clock-control none --cache-control none --metrics "$NCU_METRICS" -k 'regex:attention_fwd|sdpa|fmha|flash|cudnn' \
         --launch-skip 3 --launch-count 1 \
@@ -102,6 +104,27 @@ if [[ $WANT == *" exp "* ]]; then
     for shape in ${EXP_SHAPES:-"2,8,512,64" "2,8,512,64 --causal" "4,16,4096,64"}; do
       echo "  $shape  $(basename $dir): $("$BIN" bench --kernels "$dir" --shape $shape --variants "$VARIANTS" --max-seconds 1 --telemetry-hz 0 --json 2>"$OUT/exp-$(basename $dir).err" | p50)"
     done
+  done
+fi
+# race: the bundled kernel and every exp-kernels/*/ copy in ONE bench call per
+# shape (side by side, ÷ cuDNN), after each copy's selftest on $RACE_CHECK.
+#   RACE_VARIANT (one tile name), RACE_SHAPES, RACE_CHECK (comma list).
+if [[ $WANT == *" race "* ]]; then
+  V=${RACE_VARIANT:-mma+async@128x128s3w8gqpto}
+  dirs=(exp-kernels/*/)
+  list="cudnn,bundled:$V"
+  for dir in "${dirs[@]}"; do
+    dir=${dir%/}; [ -f "$dir/attention.cu" ] || continue
+    list="$list,$dir:$V"
+    say "selftest --kernels $dir --variants ${RACE_CHECK:-$V}"
+    timeout -k 5 200 "$BIN" selftest --kernels "$dir" --variants "${RACE_CHECK:-$V}" >"$OUT/race-selftest-$(basename $dir).log" 2>&1
+    echo "  rc=$? $(tail -1 "$OUT/race-selftest-$(basename $dir).log")"; grep '^FAIL' "$OUT/race-selftest-$(basename $dir).log" | head -5
+  done
+  for spec in ${RACE_SHAPES:-"2,16,2048,128|" "1,16,16384,128|" "4,16,4096,64|"}; do
+    shape=${spec%|*}; flags=${spec#*|}
+    say "race $shape $flags: $list"
+    timeout -k 5 150 "$BIN" bench --kernels "${dirs[0]%/}" --shape $shape $flags --variants "$list" --warm-seconds 0.5 \
+      --max-seconds 1 --telemetry-hz 0 --record "$OUT/race-${shape//,/x}.jsonl" 2>&1 | tee "$OUT/race-${shape//,/x}.log" | tail -n +4 | head -8 | sed 's/^/  /'
   done
 fi
 if [[ $WANT == *" tiles "* && -n "${TILES:-}" ]]; then

@@ -128,7 +128,7 @@ fn judge(
         ));
     }
     if kernel == KernelId::BUNDLED {
-        bad.extend(bundled_families(v, &b.families));
+        bad.extend(bundled_families(v, d, &b.families));
         if target == "sm_90a" && !wgmma_tile(v).0 {
             bad.push(format!("built for {target} without a wgmma tile"));
         }
@@ -152,13 +152,14 @@ fn wgmma_tile(v: &Variant) -> (bool, bool, bool) {
 }
 
 /// The instruction families each of the bundled kernel's toggles must bring.
-fn bundled_families(v: &Variant, families: &[String]) -> Vec<String> {
+fn bundled_families(v: &Variant, d: u32, families: &[String]) -> Vec<String> {
     let has = |f: &str| families.iter().any(|x| x == f);
     let (wgmma, q_smem, tma) = wgmma_tile(v);
     let mut bad = Vec::new();
     for (family, wanted) in [
         ("wmma", v.has("wmma") || v.has("pv")),
-        ("mma", v.has("mma")),
+        // q tiles at D = 128 sum P's rows on the FMA pipe: no mma.sync left.
+        ("mma", v.has("mma") && !(wgmma && q_smem && d == 128)),
         // Q fragments come by ldmatrix unless wgmma reads Q from shared memory.
         ("ldmatrix", v.has("mma") && !q_smem),
         ("wgmma", wgmma),

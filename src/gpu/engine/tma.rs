@@ -87,6 +87,8 @@ impl TmaMaps {
             };
             bytes.extend_from_slice(raw);
         }
+        // From pageable memory the copy returns once `bytes` is staged, so the
+        // Vec may go; the launch after it on `stream` sees the new maps.
         let mut dst = cuda(self.module.get_global("attn_tma", stream), "attn_tma")?;
         cuda(
             stream.memcpy_htod(&bytes, &mut dst),
