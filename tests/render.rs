@@ -294,6 +294,27 @@ fn variant_panel_names_the_split_and_the_wgmma_instruction() {
     }
 }
 
+/// Five flags do not fit the Variant panel by name: their tile tags do, at
+/// both sizes, instead of names cut in the middle.
+#[test]
+fn many_flags_show_as_their_tags() {
+    use attnscope::session::Shape;
+    use attnscope::session::event::{Event, VariantSelected};
+    let mut state = UiState::live(GateSet::default_set());
+    state.apply(&Stamped {
+        t_us: 1,
+        event: Event::VariantSelected(VariantSelected {
+            variant: "mma+async@128x128s3w8gqpto".parse().unwrap(),
+            shape: Shape::MISSION,
+        }),
+    });
+    for (w, h) in [(80, 24), (120, 40)] {
+        let screen = text(&draw(&state, w, h));
+        assert!(screen.contains("flags g q p t o"), "{w}x{h}:\n{screen}");
+        assert!(!screen.contains("ping-"), "{w}x{h}:\n{screen}");
+    }
+}
+
 /// What a new user sees first on a machine with no GPU: the banner saying
 /// why, the last frame after End, and `q` and `?` still in the key bar.
 #[test]

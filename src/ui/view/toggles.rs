@@ -83,18 +83,34 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             theme::value(),
         ),
     ])];
-    // Flag parameters by name on a line of their own (the tile line is full).
-    let flags: Vec<String> = manifest
+    // Flag parameters by name on a line of their own (the tile line is full);
+    // by their tile tags when the names do not fit (`g q p t o`), rather than
+    // names cut in the middle.
+    let flags: Vec<(String, String)> = manifest
         .iter()
         .filter(|_| !v.is_cudnn())
         .flat_map(|m| m.params.iter().enumerate())
         .filter(|(i, p)| p.flag && v.tile.0[*i] != 0)
-        .map(|(_, p)| p.label.clone())
+        .map(|(_, p)| (p.label.clone(), p.tag.clone()))
         .collect();
     if !flags.is_empty() {
+        let names = flags
+            .iter()
+            .map(|(l, _)| l.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let shown = if names.chars().count() <= (inner.width as usize).saturating_sub(7) {
+            names
+        } else {
+            fit(flags
+                .iter()
+                .map(|(_, t)| t.as_str())
+                .collect::<Vec<_>>()
+                .join(" "))
+        };
         rest.push(Line::from(vec![
             Span::styled(" flags ", theme::label()),
-            Span::styled(fit(flags.join(" ")), theme::value()),
+            Span::styled(shown, theme::value()),
         ]));
     }
     rest.extend([Line::from(vec![
