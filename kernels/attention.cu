@@ -153,10 +153,9 @@ static_assert(!PINGPONG || (WS && WARPS == 8), "PINGPONG needs a WS tile with tw
 // The softmax's reductions for wgmma tiles that read Q from shared memory at
 // D = 128, where the tensor pipe is the limit (docs/perf-log.md, step 19):
 // row sums on the FMA pipe instead of mma.sync, the row maximum as a tree.
-// Elsewhere the measured-slower or unexplained cases keep the chain and the
-// mma.sync sums: at D = 64 the FADDs cost more issue slots than they save
-// and the tree cost 128x128s2w8gq its second CTA per SM; with Q in registers
-// and BLOCK_N 128 at D = 128 the FADD sums gave wrong causal results.
+// Elsewhere the chain and the mma.sync sums stay: at D = 64 the FADDs cost
+// more issue slots than they save and the tree cost 128x128s2w8gq its second
+// CTA per SM; tiles with Q in registers were not measured with them.
 #define ROWSUM_FADD (USE_WGMMA && Q_SMEM && HEAD_DIM >= 128)
 // WARPS counts the consumers; the producer warpgroup (WS) comes after them.
 #define CONSUMER_THREADS (WARPS * 32)
@@ -951,7 +950,10 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     prefetch_kv(sK, sV, Kh, Vh, n_tiles, S);
 #endif
 
-    unsigned qf[MI][HEAD_DIM / 16][4];
+    // Defined on entry: the two-stage loop loads Q's fragments only at t = 0,
+    // and with an undefined entry value the compiler could treat them as dead
+    // around the loop; ptxas then put P in Q's registers (run 29).
+    unsigned qf[MI][HEAD_DIM / 16][4] = {};
     float o[MI][DB][4];
     float m_r[MI][2];  // running max of (score · scale_log2), rows g and g + 8
     // Row sums of P, by mma against a column of ones: every column of this
