@@ -244,6 +244,14 @@ __device__ __forceinline__ unsigned smem_addr(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
+// The 16-byte chunk cv of row r in a swizzled tile of ROWS rows (wgmma's
+// 128-byte swizzle): column blocks of 64 halves, ROWS rows each, chunk
+// c of row r stored at c ^ (r % 8).
+template <int ROWS>
+__device__ __forceinline__ half* swizzled(half* tile, int r, int cv) {
+    return tile + (cv / 8) * ROWS * 64 + r * 64 + ((cv % 8) ^ (r % 8)) * 8;
+}
+
 // Copies rows [row0, row0 + ROWS) of one head's Q, K or V into a tile,
 // zero-filling rows at or past S so partial tiles read zeros, never memory
 // outside the tensor.
@@ -267,7 +275,7 @@ __device__ __forceinline__ void load_rows(half* tile, const half* __restrict__ s
     const int cv = threadIdx.x % VEC_PER_ROW;
     const int c = cv * 8;
     const half* base = src + ((size_t)row0 + r0) * HEAD_DIM + c;
-    half* sbase = SWZ ? tile + (cv / 8) * ROWS * 64 + r0 * 64 + ((cv % 8) ^ (r0 % 8)) * 8 : tile + r0 * LDH + c;
+    half* sbase = SWZ ? swizzled<ROWS>(tile, r0, cv) : tile + r0 * LDH + c;
     if (row0 + ROWS <= S) {
 #pragma unroll
         for (int j = 0; j < (VECS + CONSUMER_THREADS - 1) / CONSUMER_THREADS; ++j) {
@@ -569,6 +577,18 @@ __device__ __forceinline__ void mask_scores(float (&s)[MI][NB][4], int key0, int
             }
 }
 
+// The next tile's scores, masked, become this tile's (the pipelined loops).
+__device__ __forceinline__ void take_next(float (&s)[MI][NB][4], float (&s_next)[MI][NB][4], int key0, int row0, int S,
+                                          int causal, int lane) {
+    mask_scores(s_next, key0, row0, S, causal, lane);
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int n = 0; n < NB; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) s[mi][n][e] = s_next[mi][n][e];
+}
+
 // The online softmax of one tile's scores, in registers (a row reduces over
 // its quad): s becomes P and alpha the factor O and the row sums must take.
 // The running max is raised only when a score passes it by 2^RESCALE_LOG2
@@ -738,6 +758,20 @@ __device__ __forceinline__ void mbar_wait(unsigned addr, unsigned parity) {
         : "memory");
 }
 
+// The stage protocol, in one place: tile t lives in stage t % STAGES, whose
+// full barrier sits at bars + 8 stage and empty barrier at bars + 8 (STAGES
+// + stage); it is the (t / STAGES)-th use of both.
+__device__ __forceinline__ unsigned full_bar(unsigned bars, int t) { return bars + (t % STAGES) * 8; }
+__device__ __forceinline__ unsigned empty_bar(unsigned bars, int t) { return bars + (STAGES + t % STAGES) * 8; }
+// Consumers: wait until tile t has landed; say its stage has been read.
+__device__ __forceinline__ void wait_tile(unsigned bars, int t) { mbar_wait(full_bar(bars, t), (t / STAGES) & 1); }
+__device__ __forceinline__ void release_tile(unsigned bars, int t) { mbar_arrive(empty_bar(bars, t)); }
+// The producer: wait until the consumers have released what tile t's stage
+// held (tile t - STAGES).
+__device__ __forceinline__ void wait_stage_free(unsigned bars, int t) {
+    if (t >= STAGES) mbar_wait(empty_bar(bars, t), (t / STAGES - 1) & 1);
+}
+
 // The producer warpgroup copies ROWS rows into a swizzled tile (the layout
 // load_rows<ROWS, true> writes), zero-filling rows at or past S. A thread
 // keeps one 16-byte column; its rows step by 128 / (HEAD_DIM / 8).
@@ -753,7 +787,7 @@ __device__ __forceinline__ void producer_load_rows(half* tile, const half* __res
         const int r = r0 + j * ROW_STEP;
         const bool valid = row0 + r < S;
         const half* g = valid ? src + ((size_t)row0 + r) * HEAD_DIM + cv * 8 : src;
-        half* d = tile + (cv / 8) * ROWS * 64 + r * 64 + ((cv % 8) ^ (r % 8)) * 8;
+        half* d = swizzled<ROWS>(tile, r, cv);
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(d)), "l"(g),
                      "r"(valid ? 16 : 0));
     }
@@ -768,14 +802,14 @@ __device__ __forceinline__ void produce(half* sQ, half* sK, half* sV, const half
                                        int q0, int n_tiles, int S, int lane) {
     for (int t = 0; t < n_tiles; ++t) {
         const int stage = t % STAGES;
-        if (t >= STAGES) mbar_wait(bars + (STAGES + stage) * 8, (t / STAGES - 1) & 1);
+        wait_stage_free(bars, t);
         if (t == 0) producer_load_rows<BLOCK_M>(sQ, Qh, q0, S, lane);
         producer_load_rows<KV_ROWS>(sK + stage * KV_TILE_HALVES, Kh, t * KV_ROWS, S, lane);
         producer_load_rows<KV_ROWS>(sV + stage * KV_TILE_HALVES, Vh, t * KV_ROWS, S, lane);
         cp_async_commit();
         cp_async_wait<0>();
         kv_visible_to_wgmma();
-        mbar_arrive(bars + stage * 8);
+        mbar_arrive(full_bar(bars, t));
     }
 }
 
@@ -814,8 +848,8 @@ __device__ __forceinline__ void produce_tma(half* sQ, half* sK, half* sV, unsign
     constexpr unsigned Q_TILE_BYTES = BLOCK_M * HEAD_DIM * 2;
     for (int t = 0; t < n_tiles; ++t) {
         const int stage = t % STAGES;
-        const unsigned full = bars + stage * 8;
-        if (t >= STAGES) mbar_wait(bars + (STAGES + stage) * 8, (t / STAGES - 1) & 1);
+        const unsigned full = full_bar(bars, t);
+        wait_stage_free(bars, t);
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(full),
                      "r"(2 * KV_TILE_BYTES + (t == 0 ? Q_TILE_BYTES : 0u))
                      : "memory");
@@ -849,7 +883,7 @@ __device__ __forceinline__ void consume_pingpong(float (&o)[MI][DB][4], float (&
     float s[MI][NB][4];
     float alpha[MI][2];
     unsigned pa[BLOCK_N / 16][4];
-    mbar_wait(bars, 0);
+    wait_tile(bars, 0);
     mma_qk(s, qf, tQ, sK, lane);
     mask_scores(s, 0, row0, S, causal, lane);
     softmax_exp(s, m_r, alpha, scale_log2);  // O and the row sums are still 0
@@ -858,7 +892,7 @@ __device__ __forceinline__ void consume_pingpong(float (&o)[MI][DB][4], float (&
     // each wait covers (a conditional Q·Kᵀ made it serialize the wgmmas).
     for (int t = 0; t + 1 < n_tiles; ++t) {
         const int next = (t + 1) % STAGES;
-        mbar_wait(bars + next * 8, ((t + 1) / STAGES) & 1);
+        wait_tile(bars, t + 1);
         turn_wait(wg);
         mma_qk<false>(s, qf, tQ, sK + next * KV_TILE_HALVES, lane);
         pv_issue(o, pa, sV + (t % STAGES) * KV_TILE_HALVES);
@@ -867,7 +901,7 @@ __device__ __forceinline__ void consume_pingpong(float (&o)[MI][DB][4], float (&
         mask_scores(s, (t + 1) * KV_ROWS, row0, S, causal, lane);
         const bool raised = softmax_exp(s, m_r, alpha, scale_log2);
         wgmma_wait<0>();
-        mbar_arrive(bars + (STAGES + t % STAGES) * 8);  // stage t is read
+        release_tile(bars, t);
         if (raised) rescale_o(o, l_acc, alpha);
         pack_p(s, pa, l_acc);
     }
@@ -916,13 +950,13 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     const int n_tiles = (kv_end + KV_ROWS - 1) / KV_ROWS;
 
 #if WS
-    // full[stage] at bars + 8 stage, empty[stage] at bars + 8 (STAGES + stage).
+    // Two mbarriers per stage after the tiles (full_bar, empty_bar).
     const unsigned bars = smem_addr(smem + TILE_BYTES);
     if (threadIdx.x == 0) {
 #pragma unroll
         for (int st = 0; st < STAGES; ++st) {
-            mbar_init(bars + st * 8, TMA ? 1 : 128);  // TMA: one arrival, then the bytes
-            mbar_init(bars + (STAGES + st) * 8, CONSUMER_THREADS);
+            mbar_init(full_bar(bars, st), TMA ? 1 : 128);  // TMA: one arrival, then the bytes
+            mbar_init(empty_bar(bars, st), CONSUMER_THREADS);
         }
 #if TMA
         // The copy engine completes the full barriers: it must see them made.
@@ -982,7 +1016,7 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
 #if PINGPONG
     consume_pingpong(o, l_acc, m_r, qf, tQ, sK, sV, bars, n_tiles, q0 + wrow, S, causal, scale_log2, warp / 4, lane);
 #else
-    mbar_wait(bars, 0);
+    wait_tile(bars, 0);
     float s[MI][NB][4];
     mma_qk(s, qf, tQ, sK, lane);
     mask_scores(s, 0, q0 + wrow, S, causal, lane);
@@ -991,21 +1025,13 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
         const int next = (t + 1) % STAGES;
         float s_next[MI][NB][4];
         if (more) {
-            mbar_wait(bars + next * 8, ((t + 1) / STAGES) & 1);
+            wait_tile(bars, t + 1);
             mma_qk<false>(s_next, qf, tQ, sK + next * KV_TILE_HALVES, lane);
         }
         softmax_pv(s, o, l_acc, m_r, sV + (t % STAGES) * KV_TILE_HALVES, scale_log2, lane);
         // P·V's wait covered every wgmma reading stage t.
-        mbar_arrive(bars + (STAGES + t % STAGES) * 8);
-        if (more) {
-            mask_scores(s_next, (t + 1) * KV_ROWS, q0 + wrow, S, causal, lane);
-#pragma unroll
-            for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-                for (int n = 0; n < NB; ++n)
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) s[mi][n][e] = s_next[mi][n][e];
-        }
+        release_tile(bars, t);
+        if (more) take_next(s, s_next, (t + 1) * KV_ROWS, q0 + wrow, S, causal, lane);
     }
 #endif  // PINGPONG
 #elif PIPELINE
@@ -1035,15 +1061,7 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
             mma_qk<false>(s_next, qf, tQ, sK + ((t + 1) % KV_STAGES) * KV_TILE_HALVES + key_off * KV_ROW_HALVES, lane);
         softmax_pv(s, o, l_acc, m_r, sV + (t % KV_STAGES) * KV_TILE_HALVES + key_off * KV_ROW_HALVES, scale_log2,
                    lane);
-        if (more) {
-            mask_scores(s_next, (t + 1) * KV_ROWS + key_off, q0 + wrow, S, causal, lane);
-#pragma unroll
-            for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-                for (int n = 0; n < NB; ++n)
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) s[mi][n][e] = s_next[mi][n][e];
-        }
+        if (more) take_next(s, s_next, (t + 1) * KV_ROWS + key_off, q0 + wrow, S, causal, lane);
         // Every warp is done with tile t before its stage is refilled.
         __syncthreads();
     }

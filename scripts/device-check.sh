@@ -40,6 +40,14 @@ sanitize_run() {
     --variants "$v" --launches 2 --timer events --telemetry-hz 0 >"$LOGS/san-$tool-$v-$shape.log" 2>&1
   echo "  $tool $v $shape rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/san-$tool-$v-$shape.log" | tail -1)"
 }
+# One bench call of issue 21's sections, 0.5 s warm, 1 s measured, recorded
+# to $OUT/PREFIX-TAG.jsonl and logged, the first LINES rows of its table
+# printed:   bench_r2 PREFIX TAG LINES BENCH-ARGS...
+bench_r2() {
+  local prefix=$1 tag=$2 lines=$3; shift 3
+  timeout -k 5 150 "$BIN" bench "$@" --warm-seconds 0.5 --max-seconds 1 --telemetry-hz 0 \
+    --record "$OUT/$prefix-$tag.jsonl" 2>&1 | tee "$LOGS/$prefix-$tag.log" | tail -n +4 | head -"$lines" | sed 's/^/  /'
+}
 # The full selftest into $LOGS/selftest.log, its exit code, failures and tally:
 #   selftest_run [TIME_LIMIT_SECONDS [selftest flags...]]   ("" for no limit)
 selftest_run() {
@@ -841,8 +849,7 @@ if want round2p; then
     case $shape in *,64) old="mma+async@64x128s2w8k2g,mma+async@128x128s2w8gq,mma+async@128x128s3w8gq";; *) old="mma+async@128x128s3w8gq,mma+async@128x64s3w8gq";; esac
     tag="${shape//,/x}${causal:+c}"
     say "bench $shape $causal back-to-back"
-    timeout -k 5 150 "$BIN" bench --shape $shape $causal --variants "cudnn,$old,$(echo $R2P | tr ' ' ',')" --warm-seconds 0.5 \
-      --max-seconds 1 --telemetry-hz 0 --record "$OUT/r2p-$tag.jsonl" 2>&1 | tee "$LOGS/r2p-$tag.log" | tail -n +4 | head -8 | sed 's/^/  /'
+    bench_r2 r2p "$tag" 8 --shape $shape $causal --variants "cudnn,$old,$(echo $R2P | tr ' ' ',')"
   done
   IFS=';' read -ra gates_specs <<<"$R2P_GATES"
   for spec in "${gates_specs[@]}"; do
@@ -867,8 +874,7 @@ if want round2o; then
     case $shape in *,64) old="mma+async@64x128s2w8k2g,mma+async@128x128s2w8gq";; *) old="mma+async@128x128s3w8gq";; esac
     tag="${shape//,/x}$(echo "$flags" | tr -d ' -')"
     say "bench $shape $flags"
-    timeout -k 5 150 "$BIN" bench --shape $shape $flags --variants "cudnn,$old,$NEW" --warm-seconds 0.5 \
-      --max-seconds 1 --telemetry-hz 0 --record "$OUT/r2o-$tag.jsonl" 2>&1 | tee "$LOGS/r2o-$tag.log" | tail -n +4 | head -9 | sed 's/^/  /'
+    bench_r2 r2o "$tag" 9 --shape $shape $flags --variants "cudnn,$old,$NEW"
   done
   for spec in "4,16,4096,64 mma+async@128x128s3w8gqpt" "2,16,2048,128 mma+async@128x128s3w8gqpt" "2,16,2048,128 mma+async@128x64s3w8gqpt"; do
     set -- $spec
@@ -890,8 +896,7 @@ if want round2c; then
   for shape in 4,16,4096,64 1,32,8192,128 1,16,16384,128 2,8,512,64; do
     case $shape in *,64) old="mma+async@64x128s2w8k2g,mma+async@128x128s2w8gq";; *) old="mma+async@128x128s3w8gq";; esac
     say "bench $shape --causal"
-    timeout -k 5 150 "$BIN" bench --shape $shape --causal --variants "cudnn,$old,$NEW" --warm-seconds 0.5 \
-      --max-seconds 1 --telemetry-hz 0 --record "$OUT/r2c-${shape//,/x}c.jsonl" 2>&1 | tee "$LOGS/r2c-${shape//,/x}c.log" | tail -n +4 | head -9 | sed 's/^/  /'
+    bench_r2 r2c "${shape//,/x}c" 9 --shape $shape --causal --variants "cudnn,$old,$NEW"
   done
 fi
 
@@ -909,8 +914,7 @@ if want round2f; then
     case $shape in 2,8,512,64) old="mma+async@64x128s2w8k2g";; *,64) old="mma+async@128x128s2w8gq";; *) old="mma+async@128x128s3w8gq";; esac
     tag="${shape//,/x}$(echo "$flags" | tr -d ' -')"
     say "bench $shape $flags"
-    timeout -k 5 150 "$BIN" bench --shape $shape $flags --variants "cudnn,$old,mma+async@128x128s3w8gqpto" --warm-seconds 0.5 \
-      --max-seconds 1 --telemetry-hz 0 --record "$OUT/r2f-$tag.jsonl" 2>&1 | tee "$LOGS/r2f-$tag.log" | tail -n +4 | head -4 | sed 's/^/  /'
+    bench_r2 r2f "$tag" 4 --shape $shape $flags --variants "cudnn,$old,mma+async@128x128s3w8gqpto"
   done
   say "gates mma+async@128x128s3w8gqpto at 2,16,2048,128"
   timeout -k 5 120 "$BIN" gates --variant mma+async@128x128s3w8gqpto --shape 2,16,2048,128 --max-seconds 0.5 2>&1 \

@@ -214,13 +214,18 @@ fn telemetry_panel_says_why_it_is_empty() {
 }
 
 fn live_with_variant() -> UiState {
+    live_with(attnscope::session::Variant::start())
+}
+
+/// Live mode with `variant` selected at the mission shape.
+fn live_with(variant: attnscope::session::Variant) -> UiState {
+    use attnscope::session::Shape;
     use attnscope::session::event::{Event, VariantSelected};
-    use attnscope::session::{Shape, Variant};
     let mut state = UiState::live(GateSet::default_set());
     state.apply(&Stamped {
         t_us: 1,
         event: Event::VariantSelected(VariantSelected {
-            variant: Variant::start(),
+            variant,
             shape: Shape::MISSION,
         }),
     });
@@ -298,16 +303,7 @@ fn variant_panel_names_the_split_and_the_wgmma_instruction() {
 /// both sizes, instead of names cut in the middle.
 #[test]
 fn many_flags_show_as_their_tags() {
-    use attnscope::session::Shape;
-    use attnscope::session::event::{Event, VariantSelected};
-    let mut state = UiState::live(GateSet::default_set());
-    state.apply(&Stamped {
-        t_us: 1,
-        event: Event::VariantSelected(VariantSelected {
-            variant: "mma+async@128x128s3w8gqpto".parse().unwrap(),
-            shape: Shape::MISSION,
-        }),
-    });
+    let state = live_with("mma+async@128x128s3w8gqpto".parse().unwrap());
     for (w, h) in [(80, 24), (120, 40)] {
         let screen = text(&draw(&state, w, h));
         assert!(screen.contains("flags g q p t o"), "{w}x{h}:\n{screen}");

@@ -84,6 +84,11 @@ fn cases(args: &SelftestArgs, cc: u32) -> Vec<Case> {
             }
         }
     };
+    // Named variants take the paths' shapes and nothing else.
+    if let Some(named) = &args.variants {
+        add(&named.0, &selftest_shapes(), &dists);
+        return out;
+    }
     let paths: Vec<Variant> = Variant::paths_of(kernel)
         .into_iter()
         .filter(|v| v.runs_on(cc))
@@ -93,10 +98,6 @@ fn cases(args: &SelftestArgs, cc: u32) -> Vec<Case> {
         .flat_map(|p| p.cycle_tiles(Some(cc)))
         .filter(|v| !v.default_tile())
         .collect();
-    if let Some(named) = &args.variants {
-        add(&named.0, &selftest_shapes(), &dists);
-        return out;
-    }
     let split_causal = shape("1,3,333,64", true);
     let d128 = shape("1,3,333,128", true);
     let rising = [Inputs::Rising];
