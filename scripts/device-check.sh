@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f
+#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -919,4 +919,49 @@ if want round2f; then
   say "gates mma+async@128x128s3w8gqpto at 2,16,2048,128"
   timeout -k 5 120 "$BIN" gates --variant mma+async@128x128s3w8gqpto --shape 2,16,2048,128 --max-seconds 0.5 2>&1 \
     | tee "$LOGS/gates-r2f.log" | grep -iE 'tensor pipe|gpu__time' | sed 's/^/  /'
+fi
+
+# Issue 21, step 20: persistent CTAs (r). The oracle on the r tiles (shapes
+# with more row blocks than SMs included), sanitizers where CTAs walk several
+# row blocks, the kernel before this step raced against this one (exp-kernels/
+# prev, when carried), and every shape of the issue with cuDNN, the o tile and
+# the r tiles in one call, both regimes where they differ most.
+R2R="mma+async@128x128s3w8gqptor,mma+async@128x64s3w8gqptor,mma+async@128x128s3w8gqptr,mma+async@128x128s3w8gqpto"
+R2R_OLD=${R2R_OLD:-"mma+async@128x128s3w8gqpto mma+async@64x128s2w8k2g"}
+if want round2r; then
+  say "selftest --variants $R2R"
+  selftest_run 170 --variants "$R2R"
+  if [ -d exp-kernels ]; then
+    for d in exp-kernels/*/; do
+      say "race the kernel before step 20 ($d) against this one: $R2R_OLD"
+      for spec in "2,16,2048,128|" "4,16,4096,64|" "2,8,512,64|"; do
+        shape=${spec%|*}; flags=${spec#*|}
+        list="cudnn"; for v in $R2R_OLD; do list="$list,bundled:$v,${d%/}:$v"; done
+        bench_r2 r2r-prev "${shape//,/x}" 6 --kernels "${d%/}" --shape $shape $flags --variants "$list"
+      done
+    done
+  fi
+  for spec in "2,8,512,64|" "2,8,512,64|--causal" "4,16,4096,64|" "4,16,4096,64|--causal" "2,16,2048,128|" \
+              "1,32,8192,128|--causal" "1,16,16384,128|" "1,16,16384,128|--causal" \
+              "2,16,2048,128|--regime isolated" "4,16,4096,64|--regime isolated"; do
+    shape=${spec%|*}; flags=${spec#*|}
+    case $shape in 2,8,512,64) old="mma+async@64x128s2w8k2g,";; *) old="";; esac
+    case $shape in *,64) r="mma+async@128x128s3w8gqptor,mma+async@128x64s3w8gqptor";; *) r="mma+async@128x128s3w8gqptor";; esac
+    tag="${shape//,/x}$(echo "$flags" | tr -d ' -')"
+    say "bench $shape $flags"
+    bench_r2 r2r "$tag" 5 --shape $shape $flags --variants "cudnn,${old}mma+async@128x128s3w8gqpto,$r"
+  done
+  for v in mma+async@128x128s3w8gqpto mma+async@128x128s3w8gqptor; do
+    say "gates $v at 2,16,2048,128"
+    timeout -k 5 120 "$BIN" gates --variant $v --shape 2,16,2048,128 --max-seconds 0.5 2>&1 \
+      | tee "$LOGS/gates-r2r-$v.log" | grep -iE 'tensor pipe|gpu__time' | sed 's/^/  /'
+  done
+  say "sanitizers on the r tiles (causal, partial tiles, several row blocks per CTA)"
+  for tool in memcheck racecheck synccheck; do
+    sanitize_run $tool mma+async@128x128s3w8gqptor 2,48,333,128 --causal &
+    sanitize_run $tool mma+async@128x64s3w8gqptor 4,64,333,64 --causal &
+  done | sort
+  wait
+  # The device returns a few files per call: the sessions travel as one.
+  (cd "$OUT" && tar czf r2r-sessions.tgz r2r-*.jsonl && rm -f r2r-*.jsonl)
 fi

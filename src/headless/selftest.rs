@@ -37,6 +37,13 @@ pub fn selftest_shapes() -> Vec<Shape> {
     ]
 }
 
+/// Shapes with more row blocks than an H100 has SMs, causal so blocks
+/// differ in work: a persistent tile's CTAs each walk several, handing Q and
+/// the K/V stages from one to the next.
+fn many_blocks_shapes() -> Vec<Shape> {
+    vec![shape("4,64,333,64", true), shape("2,48,333,128", true)]
+}
+
 /// Shapes for the quick subset.
 fn quick_shapes() -> Vec<Shape> {
     vec![
@@ -87,6 +94,7 @@ fn cases(args: &SelftestArgs, cc: u32) -> Vec<Case> {
     // Named variants take the paths' shapes and nothing else.
     if let Some(named) = &args.variants {
         add(&named.0, &selftest_shapes(), &dists);
+        add(&named.0, &many_blocks_shapes(), &dists);
         return out;
     }
     let paths: Vec<Variant> = Variant::paths_of(kernel)
@@ -106,6 +114,7 @@ fn cases(args: &SelftestArgs, cc: u32) -> Vec<Case> {
         add(&paths, &quick_shapes(), &three);
         add(&tiles, &[Shape::MISSION], &pick(&rising));
         add(&tiles, &[shape("2,4,512,128", true)], &pick(&rising));
+        add(&tiles, &many_blocks_shapes(), &pick(&rising));
         return out;
     }
     add(&paths, &selftest_shapes(), &dists);
@@ -131,6 +140,7 @@ fn cases(args: &SelftestArgs, cc: u32) -> Vec<Case> {
         &pick(&[Inputs::Uniform, Inputs::Rising, Inputs::Outliers]),
     );
     add(&tiles, &[d128], &pick(&[Inputs::Rising, Inputs::Large]));
+    add(&tiles, &many_blocks_shapes(), &pick(&rising));
     out
 }
 

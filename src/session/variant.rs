@@ -180,12 +180,13 @@ impl Variant {
     }
 
     /// Shared memory, threads and grid at a shape, from the manifest.
-    pub fn launch_shape(&self, shape: &Shape) -> Result<LaunchShape, String> {
+    pub fn launch_shape(&self, shape: &Shape, sms: u32) -> Result<LaunchShape, String> {
         let m = self.manifest().ok_or("cuDNN chooses its own launch")?;
         m.launch_shape(
             self.toggles.0,
             self.tile,
             (shape.b, shape.h, shape.s, shape.d),
+            sms,
         )
     }
 

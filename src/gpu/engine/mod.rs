@@ -13,6 +13,7 @@ use cudarc::nvrtc::Ptx;
 use half::f16;
 
 mod check;
+mod heads;
 mod timing;
 mod tma;
 mod vendor;
@@ -103,6 +104,8 @@ struct Loaded {
     geometry: Option<(Shape, crate::session::manifest::LaunchShape)>,
     /// The tensor maps a TMA kernel reads (none for the others).
     tma: Option<tma::TmaMaps>,
+    /// B·H, for a persistent kernel (none for the others).
+    heads: Option<heads::HeadCount>,
 }
 
 struct Buffers {
@@ -520,12 +523,15 @@ impl Engine {
         // The manifest says how the launch follows from the variant; a kernel
         // that states its own shared memory must agree with it.
         let smem_bytes = variant
-            .launch_shape(&Shape {
-                b: 1,
-                h: 1,
-                s: 1,
-                ..*shape
-            })
+            .launch_shape(
+                &Shape {
+                    b: 1,
+                    h: 1,
+                    s: 1,
+                    ..*shape
+                },
+                1,
+            )
             .map_err(EngineError::Invalid)?
             .smem_bytes;
         if crate::gpu::cubin::read_u32_symbol(&build.cubin, "attn_smem_bytes").is_some() {
@@ -570,6 +576,7 @@ impl Engine {
                 smem_bytes,
                 build: build.clone(),
                 geometry: None,
+                heads: heads::HeadCount::find(&module, &build.cubin),
                 tma,
             },
         );
@@ -591,7 +598,9 @@ impl Engine {
         let geometry = match l.geometry {
             Some((s, g)) if s == *shape => g,
             _ => {
-                let g = variant.launch_shape(shape).map_err(EngineError::Invalid)?;
+                let g = variant
+                    .launch_shape(shape, self.info.sm_count)
+                    .map_err(EngineError::Invalid)?;
                 l.geometry = Some((*shape, g));
                 g
             }
@@ -603,6 +612,9 @@ impl Engine {
         if let Some(maps) = l.tma.as_mut() {
             let ptr = |x: &CudaSlice<f16>| x.device_ptr(&self.stream).0;
             maps.write(&self.stream, shape, [ptr(&b.q), ptr(&b.k), ptr(&b.v)])?;
+        }
+        if let Some(heads) = l.heads.as_mut() {
+            heads.write(&self.stream, shape)?;
         }
         let l = &self.loaded[&(*variant, shape.d)];
         let cfg = LaunchConfig {

@@ -74,8 +74,9 @@ fn is_word(s: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
-/// Names a `[launch]` formula may read besides toggles, parameters and lets.
-const SHAPE_NAMES: [&str; 4] = ["HEAD_DIM", "B", "H", "S"];
+/// Names a `[launch]` formula may read besides toggles, parameters and lets:
+/// the shape and the GPU's multiprocessor count.
+const SHAPE_NAMES: [&str; 5] = ["HEAD_DIM", "B", "H", "S", "SMS"];
 
 pub fn parse(text: &str, file: &str) -> Result<Manifest, ManifestError> {
     let at = At { text, file };
@@ -151,7 +152,7 @@ pub fn parse(text: &str, file: &str) -> Result<Manifest, ManifestError> {
                     "{what} '{}' reads {unknown}, which is not {}",
                     s.get_ref(),
                     if known.len() > names.len() {
-                        "a toggle or parameter define, HEAD_DIM, B, H, S or an earlier let"
+                        "a toggle or parameter define, HEAD_DIM, B, H, S, SMS or an earlier let"
                     } else {
                         "a toggle or parameter define"
                     }
@@ -312,7 +313,7 @@ pub fn parse(text: &str, file: &str) -> Result<Manifest, ManifestError> {
     // Every formula must work for the base and the start at every head dim.
     for &d in &m.head_dims {
         for (bits, tile) in [(0, m.default_tile()), m.start] {
-            m.launch_shape(bits, tile, (1, 1, 1, d)).or_else(|e| {
+            m.launch_shape(bits, tile, (1, 1, 1, d), 1).or_else(|e| {
                 at.err(
                     raw.launch.span(),
                     format!("{} at HEAD_DIM={d}: {e}", m.variant_text(bits, tile)),
@@ -388,7 +389,7 @@ fn toggles(at: &At, raw: &Raw, base: &str) -> Result<Vec<Toggle>, ManifestError>
         if !is_ident(define) || !defines.insert(define.clone()) {
             return at.err(
                 r.define.span(),
-                format!("define '{define}' must be a C identifier used once (HEAD_DIM, B, H, S, TILE are attnscope's)"),
+                format!("define '{define}' must be a C identifier used once (HEAD_DIM, B, H, S, SMS, TILE are attnscope's)"),
             );
         }
         let key = match &r.key {
@@ -510,7 +511,7 @@ fn params(at: &At, raw: &Raw, toggles: &[Toggle]) -> Result<Vec<Param>, Manifest
         if !is_ident(define) || !defines.insert(define.clone()) {
             return at.err(
                 r.define.span(),
-                format!("define '{define}' must be a C identifier used once (HEAD_DIM, B, H, S, TILE are attnscope's)"),
+                format!("define '{define}' must be a C identifier used once (HEAD_DIM, B, H, S, SMS, TILE are attnscope's)"),
             );
         }
         let tag = r.tag.get_ref();

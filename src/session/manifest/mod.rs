@@ -389,12 +389,14 @@ impl Manifest {
         out
     }
 
-    /// Shared memory, threads and grid of a launch at `shape` (B, H, S, D).
+    /// Shared memory, threads and grid of a launch at `shape` (B, H, S, D)
+    /// on a GPU of `sms` multiprocessors.
     pub fn launch_shape(
         &self,
         bits: u64,
         tile: Tile,
         (b, h, s, d): (u32, u32, u32, u32),
+        sms: u32,
     ) -> Result<LaunchShape, String> {
         let mut env: BTreeMap<String, i64> = self
             .values(bits, tile)
@@ -405,6 +407,7 @@ impl Manifest {
         env.insert("B".into(), i64::from(b));
         env.insert("H".into(), i64::from(h));
         env.insert("S".into(), i64::from(s));
+        env.insert("SMS".into(), i64::from(sms));
         let what = |part: &str, e: String| format!("{}: [launch] {part}: {e}", self.file);
         for (name, e) in &self.launch.lets {
             let v = e
@@ -443,7 +446,7 @@ impl Manifest {
     /// Shared memory per block at head dimension `d`, or None when the
     /// manifest cannot say (its formula failed for this variant).
     pub fn smem_bytes(&self, bits: u64, tile: Tile, d: u32) -> Option<u32> {
-        self.launch_shape(bits, tile, (1, 1, 1, d))
+        self.launch_shape(bits, tile, (1, 1, 1, d), 1)
             .ok()
             .map(|l| l.smem_bytes)
     }

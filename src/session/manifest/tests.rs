@@ -25,14 +25,14 @@ fn the_bundled_manifest_loads() {
     assert_eq!(m.name, "attention");
     assert_eq!(m.entry, "attention_fwd");
     assert_eq!(m.toggles.len(), 7);
-    assert_eq!(m.params.len(), 10);
+    assert_eq!(m.params.len(), 11);
     assert_eq!(m.tile_text(m.default_tile()), "64x64s2w4");
     assert_eq!(m.variant_text(m.start.0, m.start.1), "wmma+pv+async");
     let keys: Vec<char> = m.toggles.iter().filter_map(|t| t.key).collect();
     assert_eq!(keys, ['w', 'p', 'M', 'c', 'F']);
     assert_eq!(
         m.tile_form(),
-        "64x64s2w4 (BLOCK_M x BLOCK_N s stages w warps; optional: k K/V split, g wgmma, q Q in smem, p producer, t TMA loads, o ping-pong)"
+        "64x64s2w4 (BLOCK_M x BLOCK_N s stages w warps; optional: k K/V split, g wgmma, q Q in smem, p producer, t TMA loads, o ping-pong, r persistent)"
     );
 }
 
@@ -60,12 +60,23 @@ fn defines_cover_every_toggle_and_parameter() {
 fn launch_follows_the_manifest() {
     let m = bundled();
     let (bits, tile) = m.parse_variant("mma+async@64x128s2w8k2g").unwrap();
-    let l = m.launch_shape(bits, tile, (2, 8, 513, 64)).unwrap();
+    let l = m.launch_shape(bits, tile, (2, 8, 513, 64), 132).unwrap();
     assert_eq!(l.threads, 256);
     assert_eq!(l.grid, (9, 8, 2));
     assert_eq!(
-        m.launch_shape(bits, tile, (1, 1, 1, 64)).unwrap().grid,
+        m.launch_shape(bits, tile, (1, 1, 1, 64), 1).unwrap().grid,
         (1, 1, 1)
+    );
+    // Persistent tiles: one CTA per SM, or one per row block when fewer.
+    let (bits, tile) = m.parse_variant("mma+async@128x128s3w8gqptor").unwrap();
+    let l = m.launch_shape(bits, tile, (2, 16, 2048, 128), 132).unwrap();
+    assert_eq!((l.threads, l.grid), (384, (132, 1, 1)));
+    let l = m.launch_shape(bits, tile, (1, 2, 333, 64), 132).unwrap();
+    assert_eq!(l.grid, (6, 1, 1));
+    assert_eq!(
+        m.check(bits, m.parse_tile("128x128s3w8gqpor").unwrap())
+            .unwrap_err(),
+        "r (persistent CTAs walking every row block) needs the TMA producer: add t, e.g. 128x128s3w8gqptor"
     );
 }
 
@@ -196,8 +207,8 @@ fn formulas_and_rules_are_checked_at_load() {
     ));
     assert!(e.message.contains("'=='"), "{e}");
     let e = refusal(&edited(
-        "grid = [\"ceil_div(S, BLOCK_M)\", \"H\", \"B\"]",
-        "grid = [\"H\", \"B\"]",
+        "\"PERSIST ? 1 : H\",\n    \"PERSIST ? 1 : B\",\n]",
+        "]",
     ));
     assert!(e.message.contains("three expressions"), "{e}");
     let e = refusal(&edited(
@@ -252,7 +263,7 @@ proptest! {
             for bits in m.paths() {
                 for tile in m.cycle_tiles(bits) {
                     let _ = m.variant_text(bits, tile);
-                    let _ = m.launch_shape(bits, tile, (1, 1, 17, m.head_dims[0]));
+                    let _ = m.launch_shape(bits, tile, (1, 1, 17, m.head_dims[0]), 132);
                 }
             }
         }
