@@ -39,12 +39,14 @@
 //                 columns, the 128-byte swizzle done by the copy engine),
 //                 completion counted in bytes on the stage's full mbarrier;
 //                 the tensor maps come from the host in attn_tma.
-//   PINGPONG      a tile option of WS tiles with two consumer warpgroups
-//                 (issue 21): they take turns at issuing their GEMMs (two
-//                 named barriers), and each runs its softmax while the
-//                 other's GEMMs run; within a warpgroup Q·Kᵀ of the next
-//                 tile and P·V of this one are issued together, the next
-//                 softmax running under P·V.
+//   PINGPONG      a tile option of WS tiles with two or three consumer
+//                 warpgroups (issue 21): they take turns at issuing their
+//                 GEMMs (a named barrier each, round robin), and each runs
+//                 its softmax while the others' GEMMs run; within a
+//                 warpgroup Q·Kᵀ of the next tile and P·V of this one are
+//                 issued together, the next softmax running under P·V.
+//                 Three (192-row tiles at D = 64, as FlashAttention-3 runs
+//                 there) get 160 registers each.
 //   PERSIST       a tile option of TMA tiles (issue 21): one CTA per SM
 //                 (the grid is min(SMs, row blocks)) walks the row blocks of
 //                 every head, so the producer loads the next block's Q and
@@ -157,7 +159,9 @@ static_assert(!Q_SMEM || USE_WGMMA, "Q_SMEM is a tile option of the wgmma path")
 static_assert(!WS || (Q_SMEM && SPLIT == 1 && USE_CP_ASYNC && STAGES == 3),
               "WS (producer warpgroup) needs a three-stage Q_SMEM wgmma tile without a split");
 static_assert(!TMA || WS, "TMA loads are issued by the producer warpgroup (WS)");
-static_assert(!PINGPONG || (WS && WARPS == 8), "PINGPONG needs a WS tile with two consumer warpgroups");
+static_assert(!PINGPONG || (WS && (WARPS == 8 || WARPS == 12)),
+              "PINGPONG needs a WS tile with two or three consumer warpgroups");
+static_assert(!(WS && WARPS == 12) || PINGPONG, "three consumer warpgroups fit 160 registers only in the ping-pong loop");
 static_assert(!PERSIST || TMA, "PERSIST (persistent CTAs) is a tile option of TMA tiles");
 // The softmax's reductions for wgmma tiles that read Q from shared memory at
 // D = 128, where the tensor pipe is the limit (docs/perf-log.md, step 19):
@@ -172,11 +176,11 @@ static_assert(!PERSIST || TMA, "PERSIST (persistent CTAs) is a tile option of TM
 #define THREADS (CONSUMER_THREADS + (WS ? 128 : 0))
 // Registers per thread after the hand-over; a TMA producer is one thread that
 // needs few. A warpgroup asking for more than the register file has left
-// would wait forever, hence at most two consumer warpgroups.
+// would wait forever: three consumer warpgroups (TMA only) get 160 each.
 #define PRODUCER_REGS (TMA ? 24 : 40)
-#define CONSUMER_REGS (TMA ? 240 : 232)
+#define CONSUMER_REGS (WARPS == 12 ? 160 : TMA ? 240 : 232)
 static_assert(!WS || CONSUMER_THREADS * CONSUMER_REGS + 128 * PRODUCER_REGS <= 65536,
-              "WS tiles have one or two consumer warpgroups (4 or 8 warps)");
+              "WS tiles have one or two consumer warpgroups (4 or 8 warps), or three with TMA (12)");
 #define FULL_MASK 0xffffffffu
 // K/V rows one pipeline stage holds: a sub-tile of BLOCK_N rows per group.
 #define KV_ROWS (BLOCK_N * SPLIT)
@@ -959,10 +963,13 @@ __device__ __forceinline__ void produce_tma(half* sQ, half* sK, half* sV, unsign
 
 #if PINGPONG
 // Warpgroup wg waits at named barrier 1 + wg for its turn at the tensor
-// cores and passes it to the other at 2 - wg (256 threads: one warpgroup
-// waits, the other arrives).
+// cores and passes it to the next, round robin (256 threads: one warpgroup
+// waits, the one before it arrives).
+#define CONSUMER_GROUPS (WARPS / 4)
 __device__ __forceinline__ void turn_wait(int wg) { asm volatile("bar.sync %0, 256;\n" ::"r"(1 + wg) : "memory"); }
-__device__ __forceinline__ void turn_pass(int wg) { asm volatile("bar.arrive %0, 256;\n" ::"r"(2 - wg) : "memory"); }
+__device__ __forceinline__ void turn_pass(int wg) {
+    asm volatile("bar.arrive %0, 256;\n" ::"r"(1 + (wg + 1) % CONSUMER_GROUPS) : "memory");
+}
 
 // A consumer warpgroup's loop. Each turn issues Q·Kᵀ of tile t + 1 and P·V
 // of tile t back to back and passes the turn on; the softmax of tile t + 1
@@ -973,9 +980,9 @@ __device__ __forceinline__ void consume_pingpong(float (&o)[MI][DB][4], float (&
                                                  const unsigned (&qf)[MI][HEAD_DIM / 16][4], const half* tQ, const half* sK, const half* sV, unsigned bars,
                                                  int u0, int n_tiles, int row0, int S, int causal, float scale_log2,
                                                  int wg, int lane) {
-    // Warpgroup 0 goes first: warpgroup 1 hands it the first turn. Every
-    // pass is matched by a wait (warpgroup 1 skips its last pass).
-    if (wg == 1) turn_pass(wg);
+    // Warpgroup 0 goes first: the last hands it the first turn. Every pass
+    // is matched by a wait (the last warpgroup skips its last pass).
+    if (wg == CONSUMER_GROUPS - 1) turn_pass(wg);
     float s[MI][NB][4];
     float alpha[MI][2];
     unsigned pa[BLOCK_N / 16][4];
@@ -1005,7 +1012,7 @@ __device__ __forceinline__ void consume_pingpong(float (&o)[MI][DB][4], float (&
     if (PERSIST) mbar_arrive(q_empty_bar(bars));
     turn_wait(wg);
     pv_issue(o, pa, sV + ((u0 + n_tiles - 1) % STAGES) * KV_TILE_HALVES);
-    if (wg == 0) turn_pass(wg);
+    if (wg != CONSUMER_GROUPS - 1) turn_pass(wg);
     wgmma_wait<0>();
     // Only a next row block reuses the stage.
     if (PERSIST) release_tile(bars, u0 + n_tiles - 1);

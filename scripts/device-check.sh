@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r
+#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -964,4 +964,37 @@ if want round2r; then
   wait
   # The device returns a few files per call: the sessions travel as one.
   (cd "$OUT" && tar czf r2r-sessions.tgz r2r-*.jsonl && rm -f r2r-*.jsonl)
+fi
+
+# Issue 21, step 21: three consumer warpgroups (192-row tiles, w12). The
+# oracle on them and its teeth in their loop (mutations), sanitizers, and the
+# D=64 shapes with cuDNN and the two-warpgroup tiles in one call.
+R2W="mma+async@192x128s3w12gqpto,mma+async@192x128s3w12gqptor,mma+async@192x64s3w12gqptor"
+if want round2w; then
+  say "selftest --variants $R2W"
+  selftest_run 200 --variants "$R2W"
+  say "selftest --mutations"
+  timeout -k 5 150 "$BIN" selftest --mutations >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"; sed 's/^/  /' "$LOGS/mutations.txt" | tail -16
+  for spec in "4,16,4096,64|" "4,16,4096,64|--causal" "4,16,4096,64|--regime isolated" "2,8,512,64|" "2,8,512,64|--causal" \
+              "2,16,2048,128|"; do
+    shape=${spec%|*}; flags=${spec#*|}
+    case $shape in
+      2,8,512,64) v="mma+async@64x128s2w8k2g,mma+async@128x128s3w8gqptor,mma+async@192x128s3w12gqpto";;
+      *,64) v="mma+async@128x128s3w8gqptor,mma+async@192x128s3w12gqpto,mma+async@192x128s3w12gqptor";;
+      *) v="mma+async@128x128s3w8gqptor,mma+async@192x64s3w12gqptor";;
+    esac
+    tag="${shape//,/x}$(echo "$flags" | tr -d ' -')"
+    say "bench $shape $flags"
+    bench_r2 r2w "$tag" 5 --shape $shape $flags --variants "cudnn,$v"
+  done
+  say "gates mma+async@192x128s3w12gqptor at 4,16,4096,64"
+  timeout -k 5 120 "$BIN" gates --variant mma+async@192x128s3w12gqptor --shape 4,16,4096,64 --max-seconds 0.5 2>&1 \
+    | tee "$LOGS/gates-r2w.log" | grep -iE 'tensor pipe|gpu__time' | sed 's/^/  /'
+  say "sanitizers on the w12 tiles (causal, partial tiles, several row blocks per CTA)"
+  for tool in memcheck racecheck synccheck; do
+    sanitize_run $tool mma+async@192x128s3w12gqptor 4,64,333,64 --causal &
+    sanitize_run $tool mma+async@192x64s3w12gqptor 2,48,333,128 --causal &
+  done | sort
+  wait
+  (cd "$OUT" && tar czf r2w-sessions.tgz r2w-*.jsonl && rm -f r2w-*.jsonl)
 fi

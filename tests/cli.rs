@@ -181,7 +181,7 @@ fn bundled_real_session_replays() {
 
 #[test]
 fn gpu_commands_validate_before_touching_the_gpu() {
-    let cases: [(&[&str], &str); 44] = [
+    let cases: [(&[&str], &str); 46] = [
         (
             &["bench", "--regime", "interleaved"],
             "interleaved needs two variants",
@@ -311,12 +311,20 @@ fn gpu_commands_validate_before_touching_the_gpu() {
             "p (a producer warpgroup handing stages over by mbarriers) needs a three-stage gq tile",
         ),
         (
-            &["bench", "--variants", "mma+async@192x64s3w12gqp"],
-            "p tiles have one or two consumer warpgroups (w4 or w8)",
+            &["bench", "--variants", "mma+async@192x64s3w12gqpo"],
+            "p tiles have one or two consumer warpgroups (w4, w8), or three with TMA loads (w12 with t)",
+        ),
+        (
+            &["bench", "--variants", "mma+async@192x64s3w12gqpt"],
+            "three consumer warpgroups fit their 160 registers only in the ping-pong loop: add o",
+        ),
+        (
+            &["bench", "--variants", "mma+async@256x64s3w16gqpto"],
+            "p tiles have one or two consumer warpgroups (w4, w8), or three with TMA loads (w12 with t)",
         ),
         (
             &["bench", "--variants", "mma+async@64x64s3w4gqpo"],
-            "o (two consumer warpgroups taking turns at the tensor cores) needs a p tile with two of them (w8)",
+            "o (consumer warpgroups taking turns at the tensor cores) needs a p tile with two or three of them (w8, w12)",
         ),
         (
             &["bench", "--variants", "mma+async@128x64s3w8gqt"],
