@@ -20,11 +20,11 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w
+#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w tune2 tour2
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
-want() { [[ "$SECTIONS" == *" all "* && "$1" != tour && "$1" != byoktour && "$1" != soak && "$1" != remotetour && "$1" != remotesoak ]] || [[ "$SECTIONS" == *" $1 "* ]]; }
+want() { [[ "$SECTIONS" == *" all "* && "$1" != tour && "$1" != tour2 && "$1" != byoktour && "$1" != soak && "$1" != remotetour && "$1" != remotesoak ]] || [[ "$SECTIONS" == *" $1 "* ]]; }
 BIN=${BIN:-.carry/attnscope}
 OUT=${OUT:-/tmp/attnscope-out}
 LOGS=$(mktemp -d)
@@ -997,4 +997,37 @@ if want round2w; then
   done | sort
   wait
   (cd "$OUT" && tar czf r2w-sessions.tgz r2w-*.jsonl && rm -f r2w-*.jsonl)
+fi
+
+# Issue 21's last steps. tune2: what `tune` picks among every tile (the new ones
+# included) at the issue's shapes. tour2: the final tour, recorded to
+# $OUT/tour2.jsonl: scalar and the seeds' toggles at B2 H8 S512 D64, then
+# B4 H16 S4096 D64 (s three times), the mma path and t through every tile of
+# rounds one and two to 192x128s3w12gqpto, isolated for a while, checks on
+# other inputs, cuDNN, and the race cuDNN vs that tile, interleaved.
+if want tune2; then
+  for spec in "2,16,2048,128|" "4,16,4096,64|" "4,16,4096,64|--causal"; do
+    shape=${spec%|*}; flags=${spec#*|}
+    say "tune mma+async at $shape $flags"
+    timeout -k 5 200 "$BIN" tune --shape $shape $flags --max-seconds 0.5 2>"$LOGS/tune2-${shape//,/x}$flags.err" \
+      | tee "$LOGS/tune2-${shape//,/x}$flags.log" | head -7 | sed 's/^/  /'
+  done
+fi
+if want tour2 && command -v script >/dev/null; then
+  say "tour2 (live, pty 120x40)"
+  ( sleep 4; printf g; sleep 2; for k in w p c; do printf "$k"; sleep 2; done; printf g; sleep 2
+    for i in 1 2 3; do printf s; sleep 1.5; done; sleep 2
+    printf M; sleep 2; for i in $(seq 34); do printf t; sleep 0.5; done; sleep 3; printf g; sleep 3
+    printf R; sleep 5; printf R; sleep 2; printf I; sleep 1; printf I; sleep 2
+    printf d; sleep 3; printf g; sleep 3; printf a; sleep 1; printf d; sleep 3; printf b; sleep 1
+    printf 'm'; sleep 1; printf 'x'; sleep 60 ) \
+    | TERM=xterm-256color script -qfec \
+      "stty cols 120 rows 40; exec $BIN live --variant scalar --record $OUT/tour2.jsonl --ab-seconds 8" /dev/null >"$LOGS/tour2-tty.log" 2>&1 &
+  sleep 105
+  pkill -TERM -x attnscope; sleep 3
+  pkill -KILL -x attnscope && say "  tour2 had to be SIGKILLed"
+  pkill -f 'sleep 60'; wait 2>/dev/null
+  say "  terminal restored: $(grep -c $'\e\[?1049l' "$LOGS/tour2-tty.log")"
+  "$BIN" replay "$OUT/tour2.jsonl" --summary | grep -vE '^\s+(l1tex|sm__|smsp|dram)' | head -70
+  gzip -f "$OUT/tour2.jsonl"
 fi

@@ -108,7 +108,9 @@ if [[ $WANT == *" exp "* ]]; then
 fi
 # race: the bundled kernel and every exp-kernels/*/ copy in ONE bench call per
 # shape (side by side, ÷ cuDNN), after each copy's selftest on $RACE_CHECK.
-#   RACE_VARIANT (one tile name), RACE_SHAPES, RACE_CHECK (comma list).
+#   RACE_VARIANT (one tile name), RACE_SHAPES ("SHAPE|FLAGS" specs separated
+#   by ';', e.g. "2,16,2048,128|;4,16,4096,64|--regime isolated"), RACE_CHECK
+#   (comma list).
 if [[ $WANT == *" race "* ]]; then
   V=${RACE_VARIANT:-mma+async@128x128s3w8gqpto}
   dirs=(exp-kernels/*/)
@@ -120,11 +122,13 @@ if [[ $WANT == *" race "* ]]; then
     timeout -k 5 200 "$BIN" selftest --kernels "$dir" --variants "${RACE_CHECK:-$V}" >"$OUT/race-selftest-$(basename $dir).log" 2>&1
     echo "  rc=$? $(tail -1 "$OUT/race-selftest-$(basename $dir).log")"; grep '^FAIL' "$OUT/race-selftest-$(basename $dir).log" | head -5
   done
-  for spec in ${RACE_SHAPES:-"2,16,2048,128|" "1,16,16384,128|" "4,16,4096,64|"}; do
+  IFS=';' read -ra race_specs <<<"${RACE_SHAPES:-2,16,2048,128|;1,16,16384,128|;4,16,4096,64|}"
+  for spec in "${race_specs[@]}"; do
     shape=${spec%|*}; flags=${spec#*|}
+    tag="${shape//,/x}$(echo "$flags" | tr -d ' -')"
     say "race $shape $flags: $list"
     timeout -k 5 150 "$BIN" bench --kernels "${dirs[0]%/}" --shape $shape $flags --variants "$list" --warm-seconds 0.5 \
-      --max-seconds 1 --telemetry-hz 0 --record "$OUT/race-${shape//,/x}.jsonl" 2>&1 | tee "$OUT/race-${shape//,/x}.log" | tail -n +4 | head -8 | sed 's/^/  /'
+      --max-seconds 1 --telemetry-hz 0 --record "$OUT/race-$tag.jsonl" 2>&1 | tee "$OUT/race-$tag.log" | tail -n +4 | head -8 | sed 's/^/  /'
   done
 fi
 if [[ $WANT == *" tiles "* && -n "${TILES:-}" ]]; then
