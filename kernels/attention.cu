@@ -809,7 +809,16 @@ __device__ __forceinline__ RowBlock row_block(int item, int S, int causal) {
     // is light.
     if (WS && causal) mb = n_m - 1 - mb;
 #endif
+#if TMA
+    // Causal: when S is not a multiple of BLOCK_M, the partial row block is
+    // the first (the lightest) rather than the last (the heaviest, which
+    // would compute a whole block's keys for a few rows): blocks end at S,
+    // the first starts before row 0; TMA reads those rows as zeros, every
+    // key is masked for them and they are not written.
+    rb.q0 = mb * BLOCK_M - (causal ? n_m * BLOCK_M - S : 0);
+#else
     rb.q0 = mb * BLOCK_M;
+#endif
     rb.kv_end = causal ? min(S, rb.q0 + BLOCK_M) : S;
     rb.n_tiles = (rb.kv_end + KV_ROWS - 1) / KV_ROWS;
     return rb;
@@ -1279,7 +1288,7 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
                 const float l = l_r[mi][h];
                 const float inv = l > 0.f ? 1.f / l : 0.f;
                 const int row = q0 + wrow + mi * 16 + g + h * 8;
-                if (row < S) {
+                if (row < S && (!TMA || row >= 0)) {
 #pragma unroll
                     for (int d = 0; d < DB; ++d)
                         *reinterpret_cast<unsigned*>(Oh + (size_t)row * HEAD_DIM + d * 8 + 2 * q) =

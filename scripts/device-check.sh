@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w tune2 tour2
+#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a tune2 tour2
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -1030,4 +1030,33 @@ if want tour2 && command -v script >/dev/null; then
   say "  terminal restored: $(grep -c $'\e\[?1049l' "$LOGS/tour2-tty.log")"
   "$BIN" replay "$OUT/tour2.jsonl" --summary | grep -vE '^\s+(l1tex|sm__|smsp|dram)' | head -70
   gzip -f "$OUT/tour2.jsonl"
+fi
+
+# Issue 21, step 23: causal row blocks aligned to end at S in TMA tiles (the
+# partial block first). The oracle on odd S, sanitizers where rows start
+# before 0, and the kernel before the step (exp-kernels/prev) raced against
+# this one in one call.
+R2A="mma+async@192x128s3w12gqptor,mma+async@192x128s3w12gqpto,mma+async@192x64s3w12gqptor,mma+async@128x128s3w8gqptor,mma+async@128x64s3w8gqpt"
+if want round2a; then
+  say "selftest --variants $R2A"
+  selftest_run 200 --variants "$R2A"
+  say "sanitizers (causal, S not a multiple of the block rows)"
+  for tool in memcheck racecheck synccheck; do
+    sanitize_run $tool mma+async@192x128s3w12gqptor 4,64,333,64 --causal &
+    sanitize_run $tool mma+async@128x128s3w8gqpto 1,3,333,128 --causal &
+  done | sort
+  wait
+  for spec in "4,16,4096,64|--causal" "4,16,4096,64|" "4,16,4096,64|--causal --regime isolated" "2,8,512,64|--causal" "1,32,8192,128|--causal"; do
+    shape=${spec%|*}; flags=${spec#*|}
+    case $shape in
+      *,128) vs="mma+async@128x128s3w8gqptor";;
+      2,8,512,64) vs="mma+async@128x128s3w8gqptor mma+async@192x128s3w12gqpto";;
+      *) vs="mma+async@192x128s3w12gqptor mma+async@192x128s3w12gqpto";;
+    esac
+    list="cudnn"; for v in $vs; do list="$list,bundled:$v"; [ -d exp-kernels/prev ] && list="$list,exp-kernels/prev:$v"; done
+    tag="${shape//,/x}$(echo "$flags" | tr -d ' -')"
+    say "bench $shape $flags"
+    bench_r2 r2a "$tag" 6 ${R2A_KERNELS:+--kernels $R2A_KERNELS} --shape $shape $flags --variants "$list"
+  done
+  (cd "$OUT" && tar czf r2a-sessions.tgz r2a-*.jsonl && rm -f r2a-*.jsonl)
 fi
