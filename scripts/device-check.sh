@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a tune2 tour2
+#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v tune2 tour2
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -1059,4 +1059,29 @@ if want round2a; then
     bench_r2 r2a "$tag" 6 ${R2A_KERNELS:+--kernels $R2A_KERNELS} --shape $shape $flags --variants "$list"
   done
   (cd "$OUT" && tar czf r2a-sessions.tgz r2a-*.jsonl && rm -f r2a-*.jsonl)
+fi
+
+# Issue 21, step 24 (reverted): K before V (v) in two-stage cp.async tiles,
+# from the kernel copy kept with run 38. The oracle, sanitizers, and each tile
+# with and without v in one call per shape.
+R2V="mma+async@64x128s2w8k2gv,mma+async@64x64s2w8k2gv,mma+async@64x128s2w4gv,mma+async@64x64s2w4v"
+R2V_KERNELS=${R2V_KERNELS:-docs/data/2026-11-24-h100/run38-kv-split/kernel}
+if want round2v; then
+  say "selftest --variants $R2V"
+  selftest_run 200 --kernels "$R2V_KERNELS" --variants "$R2V"
+  say "sanitizers on v tiles"
+  for tool in memcheck racecheck synccheck; do
+    sanitize_run $tool mma+async@64x128s2w8k2gv 1,3,333,64 --causal --kernels "$R2V_KERNELS" &
+    sanitize_run $tool mma+async@64x64s2w4v 1,3,333,128 --causal --kernels "$R2V_KERNELS" &
+  done | sort
+  wait
+  for spec in "2,8,512,64|" "2,8,512,64|--causal" "2,8,512,64|--regime isolated" "2,8,512,64|--causal --regime isolated" \
+              "2,8,2048,64|" "4,16,4096,64|"; do
+    shape=${spec%|*}; flags=${spec#*|}
+    list="cudnn"; for v in 64x128s2w8k2g 64x64s2w8k2g 64x128s2w4g; do list="$list,mma+async@$v,mma+async@${v}v"; done
+    tag="${shape//,/x}$(echo "$flags" | tr -d ' -')"
+    say "bench $shape $flags"
+    bench_r2 r2v "$tag" 8 --kernels "$R2V_KERNELS" --shape $shape $flags --variants "$list"
+  done
+  (cd "$OUT" && tar czf r2v-sessions.tgz r2v-*.jsonl && rm -f r2v-*.jsonl)
 fi
