@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v tune2 tour2
+#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final tune2 tour2
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -1084,4 +1084,30 @@ if want round2v; then
     bench_r2 r2v "$tag" 8 --kernels "$R2V_KERNELS" --shape $shape $flags --variants "$list"
   done
   (cd "$OUT" && tar czf r2v-sessions.tgz r2v-*.jsonl && rm -f r2v-*.jsonl)
+fi
+
+# Issue 21, where the kernel stands: `selftest --quick`, then every shape of
+# the issue with cuDNN and the best tile, timed by CUPTI back to back and
+# isolated, and by Nsight Compute (gpu__time_duration, clocks and caches left
+# alone, median of the last 7 of 9 launches) for both.
+if want round2final; then
+  say "selftest --quick"; selftest_run 150 --quick
+  for spec in "2,8,512,64||64x128s2w8k2g" "2,8,512,64|--causal|64x128s2w8k2g" "4,16,4096,64||192x128s3w12gqpto" \
+              "4,16,4096,64|--causal|192x128s3w12gqptor" "2,16,2048,128||128x128s3w8gqptor" \
+              "1,32,8192,128|--causal|128x128s3w8gqptor" "1,16,16384,128||128x128s3w8gqptor" \
+              "1,16,16384,128|--causal|128x128s3w8gqptor"; do
+    IFS='|' read -r shape flags tile <<<"$spec"
+    tag="${shape//,/x}$(echo "$flags" | tr -d ' -')"
+    for regime in back-to-back isolated; do
+      say "bench $shape $flags $regime"
+      bench_r2 fin "$tag-$regime" 3 --shape $shape $flags --regime $regime --variants "cudnn,mma+async@$tile"
+    done
+    for v in cudnn "mma+async@$tile"; do
+      f="$LOGS/fin-ncu-$tag-$(echo "$v" | tr -c 'a-z0-9' _).csv"
+      ncu --metrics gpu__time_duration.sum --clock-control none --cache-control none --launch-skip 2 --csv \
+        "$BIN" launch --variant "$v" --shape $shape $flags --count 9 >"$f" 2>&1
+      ncu_median "$f" "$(printf '%-26s %-28s' "$shape $flags" "$v")"
+    done
+  done
+  (cd "$OUT" && tar czf fin-sessions.tgz fin-*.jsonl && rm -f fin-*.jsonl)
 fi

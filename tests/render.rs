@@ -311,6 +311,44 @@ fn many_flags_show_as_their_tags() {
     }
 }
 
+/// A long shape fits the Variant panel whole (the label goes, then the
+/// spaces) instead of losing its head dimension or `causal`.
+#[test]
+fn long_shapes_fit_the_variant_panel() {
+    use attnscope::session::Shape;
+    use attnscope::session::event::{Event, VariantSelected};
+    for (shape, causal, w, h, want) in [
+        ("4,16,4096,64", false, 80, 24, "│ B4 H16 S4096 D64"),
+        ("4,16,4096,64", true, 80, 24, "│ B4H16S4096D64 causal"),
+        ("4,16,4096,64", false, 120, 40, "│ shape B4 H16 S4096 D64"),
+        ("4,16,4096,64", true, 120, 40, "│ B4 H16 S4096 D64 causal"),
+        ("16,32,16384,128", false, 80, 24, "│ B16 H32 S16384 D128"),
+        (
+            "16,32,16384,128",
+            true,
+            120,
+            40,
+            "│ B16H32S16384D128 causal",
+        ),
+        ("2,8,512,64", true, 80, 24, "│ B2 H8 S512 D64 causal│"),
+        ("2,8,512,64", false, 80, 24, "│ shape B2 H8 S512 D64"),
+    ] {
+        let mut state = live_with_variant();
+        state.apply(&Stamped {
+            t_us: 2,
+            event: Event::VariantSelected(VariantSelected {
+                variant: "mma+async@192x128s3w12gqpto".parse().unwrap(),
+                shape: Shape {
+                    causal,
+                    ..shape.parse().unwrap()
+                },
+            }),
+        });
+        let screen = text(&draw(&state, w, h));
+        assert!(screen.contains(want), "{w}x{h} {want}:\n{screen}");
+    }
+}
+
 /// What a new user sees first on a machine with no GPU: the banner saying
 /// why, the last frame after End, and `q` and `?` still in the key bar.
 #[test]

@@ -198,8 +198,8 @@ fn run_replay_tui(
 
 /// The newest session shipped in `sessions/` (beside the binary or the
 /// working directory) that was recorded with the bundled kernel, a full tour
-/// at the mission shape first: the demo a machine without a GPU opens on.
-/// Sessions of other kernels (rowwarp's) replay when named.
+/// first: the demo a machine without a GPU opens on. Sessions of other
+/// kernels (rowwarp's) replay when named.
 fn bundled_session() -> Option<PathBuf> {
     let mut roots = vec![PathBuf::from("sessions")];
     roots.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sessions"));
@@ -211,11 +211,15 @@ fn bundled_session() -> Option<PathBuf> {
             .collect();
         files.sort();
         files.retain(|p| of_the_bundled_kernel(p));
-        // The full tours at the mission shape are named for it; other
-        // sessions (the remote tour) replay when named.
+        // The full tours: round one's at the mission shape are named for it,
+        // later ones `_tour`; other sessions (the remote tour) replay when
+        // named. Names start with the UTC time, so the last is the newest.
         let tours: Vec<&PathBuf> = files
             .iter()
-            .filter(|p| p.to_string_lossy().ends_with("_b2h8s512d64.jsonl"))
+            .filter(|p| {
+                let name = p.to_string_lossy();
+                name.ends_with("_b2h8s512d64.jsonl") || name.ends_with("_tour.jsonl")
+            })
             .collect();
         tours.last().map(|p| (*p).clone()).or_else(|| files.pop())
     })
@@ -314,4 +318,19 @@ pub fn live(args: LiveArgs) -> i32 {
         session.display()
     );
     run_replay_tui(&session, 1.0, OnCorrupt::Skip, gates, Some(banner))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_demo_is_the_newest_tour_of_the_bundled_kernel() {
+        let demo = bundled_session().expect("sessions/ ships tours");
+        assert!(
+            demo.ends_with("sessions/20261124-045903_H100_tour.jsonl"),
+            "{}",
+            demo.display()
+        );
+    }
 }

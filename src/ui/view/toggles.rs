@@ -113,10 +113,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             Span::styled(shown, theme::value()),
         ]));
     }
-    rest.extend([Line::from(vec![
-        Span::styled(" shape ", theme::label()),
-        Span::styled(key.shape.to_string(), theme::value()),
-    ])]);
+    rest.push(shape_line(&key.shape, inner.width as usize));
     let lines_ref = &mut rest;
     let regime = match &state.mode {
         Mode::Live { regime, .. } => crate::session::event::regime_name(Some(*regime)),
@@ -168,6 +165,33 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     }
     lines.extend(rest);
     Paragraph::new(lines).render(inner, buf);
+}
+
+/// The shape, whole where the panel allows: with its label, else without
+/// it, else with the dimensions run together (`B4H16S4096D64 causal`), and
+/// only then cut.
+fn shape_line(shape: &crate::session::Shape, width: usize) -> Line<'static> {
+    let full = shape.to_string();
+    if full.chars().count() + 7 <= width {
+        return Line::from(vec![
+            Span::styled(" shape ", theme::label()),
+            Span::styled(full, theme::value()),
+        ]);
+    }
+    let dense = format!(
+        "B{}H{}S{}D{}{}",
+        shape.b,
+        shape.h,
+        shape.s,
+        shape.d,
+        if shape.causal { " causal" } else { "" }
+    );
+    let shown = if full.chars().count() < width {
+        full
+    } else {
+        crate::metrics::format::fit_middle(&dense, width.saturating_sub(1))
+    };
+    Line::from(Span::styled(format!(" {shown}"), theme::value()))
 }
 
 /// A tile for reading: `64×128 s2 w8 k2` (flags go on their own line).
