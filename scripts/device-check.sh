@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final tune2 tour2
+#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k tune2 tour2
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -1110,4 +1110,34 @@ if want round2final; then
     done
   done
   (cd "$OUT" && tar czf fin-sessions.tgz fin-*.jsonl && rm -f fin-*.jsonl)
+fi
+
+# Issue 21, step 25 (reverted): persistent ping-pong tiles chain their row
+# blocks (the next block's first Q·Kᵀ in the turn of this block's last P·V),
+# from the kernel copy kept with run 41 (R2K_KERNELS). The oracle and its
+# teeth (mutations), sanitizers where CTAs walk many blocks, and the bundled
+# kernel (`bundled:` rows) raced against it in one call per shape.
+R2K="mma+async@128x128s3w8gqptor,mma+async@192x128s3w12gqptor,mma+async@128x64s3w8gqptor,mma+async@192x64s3w12gqptor"
+R2K_KERNELS=${R2K_KERNELS:-docs/data/2026-11-24-h100/run41-chained-b/kernel}
+if want round2k; then
+  say "selftest --variants $R2K"
+  selftest_run 200 --kernels "$R2K_KERNELS" --variants "$R2K"
+  say "selftest --mutations"
+  timeout -k 5 150 "$BIN" selftest --kernels "$R2K_KERNELS" --mutations >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"; grep -E "192x128s3w12gqptor|every planted" "$LOGS/mutations.txt" | sed 's/^/  /'
+  say "sanitizers on the chained tiles"
+  for tool in memcheck racecheck synccheck; do
+    sanitize_run $tool mma+async@128x128s3w8gqptor 2,48,333,128 --causal --kernels "$R2K_KERNELS" &
+    sanitize_run $tool mma+async@192x128s3w12gqptor 4,64,333,64 --kernels "$R2K_KERNELS" &
+  done | sort
+  wait
+  IFS=';' read -ra r2k_specs <<<"${R2K_SHAPES:-2,16,2048,128|;2,16,2048,128|--regime isolated;1,16,16384,128|;1,32,8192,128|--causal;1,16,16384,128|--causal;4,16,4096,64|;4,16,4096,64|--causal}"
+  for spec in "${r2k_specs[@]}"; do
+    shape=${spec%|*}; flags=${spec#*|}
+    case $shape in *,128) vs="mma+async@128x128s3w8gqptor";; *) vs="mma+async@192x128s3w12gqptor";; esac
+    list="cudnn"; for v in $vs; do list="$list,$v,bundled:$v"; done
+    tag="${shape//,/x}$(echo "$flags" | tr -d ' -')"
+    say "bench $shape $flags"
+    bench_r2 r2k "$tag" 4 --kernels "$R2K_KERNELS" --shape $shape $flags --variants "$list"
+  done
+  (cd "$OUT" && tar czf r2k-sessions.tgz r2k-*.jsonl && rm -f r2k-*.jsonl)
 fi
