@@ -941,15 +941,16 @@ __device__ __forceinline__ void produce_tma(half* sQ, half* sK, half* sV, unsign
     constexpr unsigned KV_TILE_BYTES = KV_ROWS * HEAD_DIM * 2;
     constexpr unsigned Q_TILE_BYTES = BLOCK_M * HEAD_DIM * 2;
     const unsigned q_full = q_full_bar(bars);
+    const auto load_q = [&](const RowBlock& rb) {
+        mbar_expect_tx(q_full, Q_TILE_BYTES);
+        tma_load_rows<BLOCK_M>(sQ, 0, rb.q0, rb.bh, q_full);
+    };
     int u0 = 0;  // tiles of earlier row blocks
     for (int kb = 0, item = item_of(0, causal); item < n_items(S); item = item_of(++kb, causal)) {
         const RowBlock rb = row_block(item, S, causal);
         // The first Q goes first; a later one waits until the consumers are
         // done with the last, so this block's first K/V go ahead of it.
-        if (kb == 0) {
-            mbar_expect_tx(q_full, Q_TILE_BYTES);
-            tma_load_rows<BLOCK_M>(sQ, 0, rb.q0, rb.bh, q_full);
-        }
+        if (kb == 0) load_q(rb);
         for (int t = 0; t < rb.n_tiles; ++t) {
             const int u = u0 + t;
             const int stage = u % STAGES;
@@ -960,8 +961,7 @@ __device__ __forceinline__ void produce_tma(half* sQ, half* sK, half* sV, unsign
             tma_load_rows<KV_ROWS>(sV + stage * KV_TILE_HALVES, 2, t * KV_ROWS, rb.bh, full);
             if (t == 0 && kb > 0) {
                 mbar_wait(q_empty_bar(bars), (kb - 1) & 1);
-                mbar_expect_tx(q_full, Q_TILE_BYTES);
-                tma_load_rows<BLOCK_M>(sQ, 0, rb.q0, rb.bh, q_full);
+                load_q(rb);
             }
         }
         u0 += rb.n_tiles;

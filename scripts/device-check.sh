@@ -40,6 +40,18 @@ sanitize_run() {
     --variants "$v" --launches 2 --timer events --telemetry-hz 0 >"$LOGS/san-$tool-$v-$shape.log" 2>&1
   echo "  $tool $v $shape rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/san-$tool-$v-$shape.log" | tail -1)"
 }
+# memcheck, racecheck and synccheck of one variant at one shape, in parallel:
+#   sanitize_three VARIANT SHAPE [bench flags...]
+sanitize_three() {
+  local tool
+  for tool in memcheck racecheck synccheck; do sanitize_run "$tool" "$@" & done
+  wait
+}
+# A file-name tag for a shape and its flags: 4x16x4096x64causal.
+spec_tag() { echo "${1//,/x}$(echo "$2" | tr -d ' -')"; }
+# The device returns a few files per call: a section's sessions travel as
+# one archive, $OUT/PREFIX-sessions.tgz.
+pack_sessions() { (cd "$OUT" && tar czf "$1-sessions.tgz" "$1"-*.jsonl && rm -f "$1"-*.jsonl); }
 # One bench call of issue 21's sections, 0.5 s warm, 1 s measured, recorded
 # to $OUT/PREFIX-TAG.jsonl and logged, the first LINES rows of its table
 # printed:   bench_r2 PREFIX TAG LINES BENCH-ARGS...
@@ -872,7 +884,7 @@ if want round2o; then
               "2,16,2048,128|--regime isolated" "4,16,4096,64|--regime isolated"; do
     shape=${spec%|*}; flags=${spec#*|}
     case $shape in *,64) old="mma+async@64x128s2w8k2g,mma+async@128x128s2w8gq";; *) old="mma+async@128x128s3w8gq";; esac
-    tag="${shape//,/x}$(echo "$flags" | tr -d ' -')"
+    tag=$(spec_tag "$shape" "$flags")
     say "bench $shape $flags"
     bench_r2 r2o "$tag" 9 --shape $shape $flags --variants "cudnn,$old,$NEW"
   done
@@ -912,7 +924,7 @@ if want round2f; then
               "1,32,8192,128|--causal" "1,16,16384,128|" "1,16,16384,128|--causal"; do
     shape=${spec%|*}; flags=${spec#*|}
     case $shape in 2,8,512,64) old="mma+async@64x128s2w8k2g";; *,64) old="mma+async@128x128s2w8gq";; *) old="mma+async@128x128s3w8gq";; esac
-    tag="${shape//,/x}$(echo "$flags" | tr -d ' -')"
+    tag=$(spec_tag "$shape" "$flags")
     say "bench $shape $flags"
     bench_r2 r2f "$tag" 4 --shape $shape $flags --variants "cudnn,$old,mma+async@128x128s3w8gqpto"
   done
@@ -947,7 +959,7 @@ if want round2r; then
     shape=${spec%|*}; flags=${spec#*|}
     case $shape in 2,8,512,64) old="mma+async@64x128s2w8k2g,";; *) old="";; esac
     case $shape in *,64) r="mma+async@128x128s3w8gqptor,mma+async@128x64s3w8gqptor";; *) r="mma+async@128x128s3w8gqptor";; esac
-    tag="${shape//,/x}$(echo "$flags" | tr -d ' -')"
+    tag=$(spec_tag "$shape" "$flags")
     say "bench $shape $flags"
     bench_r2 r2r "$tag" 5 --shape $shape $flags --variants "cudnn,${old}mma+async@128x128s3w8gqpto,$r"
   done
@@ -957,13 +969,9 @@ if want round2r; then
       | tee "$LOGS/gates-r2r-$v.log" | grep -iE 'tensor pipe|gpu__time' | sed 's/^/  /'
   done
   say "sanitizers on the r tiles (causal, partial tiles, several row blocks per CTA)"
-  for tool in memcheck racecheck synccheck; do
-    sanitize_run $tool mma+async@128x128s3w8gqptor 2,48,333,128 --causal &
-    sanitize_run $tool mma+async@128x64s3w8gqptor 4,64,333,64 --causal &
-  done | sort
-  wait
-  # The device returns a few files per call: the sessions travel as one.
-  (cd "$OUT" && tar czf r2r-sessions.tgz r2r-*.jsonl && rm -f r2r-*.jsonl)
+  { sanitize_three mma+async@128x128s3w8gqptor 2,48,333,128 --causal &
+    sanitize_three mma+async@128x64s3w8gqptor 4,64,333,64 --causal & wait; } | sort
+  pack_sessions r2r
 fi
 
 # Issue 21, step 21: three consumer warpgroups (192-row tiles, w12). The
@@ -983,7 +991,7 @@ if want round2w; then
       *,64) v="mma+async@128x128s3w8gqptor,mma+async@192x128s3w12gqpto,mma+async@192x128s3w12gqptor";;
       *) v="mma+async@128x128s3w8gqptor,mma+async@192x64s3w12gqptor";;
     esac
-    tag="${shape//,/x}$(echo "$flags" | tr -d ' -')"
+    tag=$(spec_tag "$shape" "$flags")
     say "bench $shape $flags"
     bench_r2 r2w "$tag" 5 --shape $shape $flags --variants "cudnn,$v"
   done
@@ -991,12 +999,9 @@ if want round2w; then
   timeout -k 5 120 "$BIN" gates --variant mma+async@192x128s3w12gqptor --shape 4,16,4096,64 --max-seconds 0.5 2>&1 \
     | tee "$LOGS/gates-r2w.log" | grep -iE 'tensor pipe|gpu__time' | sed 's/^/  /'
   say "sanitizers on the w12 tiles (causal, partial tiles, several row blocks per CTA)"
-  for tool in memcheck racecheck synccheck; do
-    sanitize_run $tool mma+async@192x128s3w12gqptor 4,64,333,64 --causal &
-    sanitize_run $tool mma+async@192x64s3w12gqptor 2,48,333,128 --causal &
-  done | sort
-  wait
-  (cd "$OUT" && tar czf r2w-sessions.tgz r2w-*.jsonl && rm -f r2w-*.jsonl)
+  { sanitize_three mma+async@192x128s3w12gqptor 4,64,333,64 --causal &
+    sanitize_three mma+async@192x64s3w12gqptor 2,48,333,128 --causal & wait; } | sort
+  pack_sessions r2w
 fi
 
 # Issue 21's last steps. tune2: what `tune` picks among every tile (the new ones
@@ -1041,11 +1046,8 @@ if want round2a; then
   say "selftest --variants $R2A"
   selftest_run 200 --variants "$R2A"
   say "sanitizers (causal, S not a multiple of the block rows)"
-  for tool in memcheck racecheck synccheck; do
-    sanitize_run $tool mma+async@192x128s3w12gqptor 4,64,333,64 --causal &
-    sanitize_run $tool mma+async@128x128s3w8gqpto 1,3,333,128 --causal &
-  done | sort
-  wait
+  { sanitize_three mma+async@192x128s3w12gqptor 4,64,333,64 --causal &
+    sanitize_three mma+async@128x128s3w8gqpto 1,3,333,128 --causal & wait; } | sort
   for spec in "4,16,4096,64|--causal" "4,16,4096,64|" "4,16,4096,64|--causal --regime isolated" "2,8,512,64|--causal" "1,32,8192,128|--causal"; do
     shape=${spec%|*}; flags=${spec#*|}
     case $shape in
@@ -1054,11 +1056,11 @@ if want round2a; then
       *) vs="mma+async@192x128s3w12gqptor mma+async@192x128s3w12gqpto";;
     esac
     list="cudnn"; for v in $vs; do list="$list,bundled:$v"; [ -d exp-kernels/prev ] && list="$list,exp-kernels/prev:$v"; done
-    tag="${shape//,/x}$(echo "$flags" | tr -d ' -')"
+    tag=$(spec_tag "$shape" "$flags")
     say "bench $shape $flags"
     bench_r2 r2a "$tag" 6 ${R2A_KERNELS:+--kernels $R2A_KERNELS} --shape $shape $flags --variants "$list"
   done
-  (cd "$OUT" && tar czf r2a-sessions.tgz r2a-*.jsonl && rm -f r2a-*.jsonl)
+  pack_sessions r2a
 fi
 
 # Issue 21, step 24 (reverted): K before V (v) in two-stage cp.async tiles,
@@ -1070,20 +1072,17 @@ if want round2v; then
   say "selftest --variants $R2V"
   selftest_run 200 --kernels "$R2V_KERNELS" --variants "$R2V"
   say "sanitizers on v tiles"
-  for tool in memcheck racecheck synccheck; do
-    sanitize_run $tool mma+async@64x128s2w8k2gv 1,3,333,64 --causal --kernels "$R2V_KERNELS" &
-    sanitize_run $tool mma+async@64x64s2w4v 1,3,333,128 --causal --kernels "$R2V_KERNELS" &
-  done | sort
-  wait
+  { sanitize_three mma+async@64x128s2w8k2gv 1,3,333,64 --causal --kernels "$R2V_KERNELS" &
+    sanitize_three mma+async@64x64s2w4v 1,3,333,128 --causal --kernels "$R2V_KERNELS" & wait; } | sort
   for spec in "2,8,512,64|" "2,8,512,64|--causal" "2,8,512,64|--regime isolated" "2,8,512,64|--causal --regime isolated" \
               "2,8,2048,64|" "4,16,4096,64|"; do
     shape=${spec%|*}; flags=${spec#*|}
     list="cudnn"; for v in 64x128s2w8k2g 64x64s2w8k2g 64x128s2w4g; do list="$list,mma+async@$v,mma+async@${v}v"; done
-    tag="${shape//,/x}$(echo "$flags" | tr -d ' -')"
+    tag=$(spec_tag "$shape" "$flags")
     say "bench $shape $flags"
     bench_r2 r2v "$tag" 8 --kernels "$R2V_KERNELS" --shape $shape $flags --variants "$list"
   done
-  (cd "$OUT" && tar czf r2v-sessions.tgz r2v-*.jsonl && rm -f r2v-*.jsonl)
+  pack_sessions r2v
 fi
 
 # Issue 21, where the kernel stands: `selftest --quick`, then every shape of
@@ -1097,7 +1096,7 @@ if want round2final; then
               "1,32,8192,128|--causal|128x128s3w8gqptor" "1,16,16384,128||128x128s3w8gqptor" \
               "1,16,16384,128|--causal|128x128s3w8gqptor"; do
     IFS='|' read -r shape flags tile <<<"$spec"
-    tag="${shape//,/x}$(echo "$flags" | tr -d ' -')"
+    tag=$(spec_tag "$shape" "$flags")
     for regime in back-to-back isolated; do
       say "bench $shape $flags $regime"
       bench_r2 fin "$tag-$regime" 3 --shape $shape $flags --regime $regime --variants "cudnn,mma+async@$tile"
@@ -1109,7 +1108,7 @@ if want round2final; then
       ncu_median "$f" "$(printf '%-26s %-28s' "$shape $flags" "$v")"
     done
   done
-  (cd "$OUT" && tar czf fin-sessions.tgz fin-*.jsonl && rm -f fin-*.jsonl)
+  pack_sessions fin
 fi
 
 # Issue 21, step 25 (reverted): persistent ping-pong tiles chain their row
@@ -1125,19 +1124,16 @@ if want round2k; then
   say "selftest --mutations"
   timeout -k 5 150 "$BIN" selftest --kernels "$R2K_KERNELS" --mutations >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"; grep -E "192x128s3w12gqptor|every planted" "$LOGS/mutations.txt" | sed 's/^/  /'
   say "sanitizers on the chained tiles"
-  for tool in memcheck racecheck synccheck; do
-    sanitize_run $tool mma+async@128x128s3w8gqptor 2,48,333,128 --causal --kernels "$R2K_KERNELS" &
-    sanitize_run $tool mma+async@192x128s3w12gqptor 4,64,333,64 --kernels "$R2K_KERNELS" &
-  done | sort
-  wait
+  { sanitize_three mma+async@128x128s3w8gqptor 2,48,333,128 --causal --kernels "$R2K_KERNELS" &
+    sanitize_three mma+async@192x128s3w12gqptor 4,64,333,64 --kernels "$R2K_KERNELS" & wait; } | sort
   IFS=';' read -ra r2k_specs <<<"${R2K_SHAPES:-2,16,2048,128|;2,16,2048,128|--regime isolated;1,16,16384,128|;1,32,8192,128|--causal;1,16,16384,128|--causal;4,16,4096,64|;4,16,4096,64|--causal}"
   for spec in "${r2k_specs[@]}"; do
     shape=${spec%|*}; flags=${spec#*|}
     case $shape in *,128) vs="mma+async@128x128s3w8gqptor";; *) vs="mma+async@192x128s3w12gqptor";; esac
     list="cudnn"; for v in $vs; do list="$list,$v,bundled:$v"; done
-    tag="${shape//,/x}$(echo "$flags" | tr -d ' -')"
+    tag=$(spec_tag "$shape" "$flags")
     say "bench $shape $flags"
     bench_r2 r2k "$tag" 4 --kernels "$R2K_KERNELS" --shape $shape $flags --variants "$list"
   done
-  (cd "$OUT" && tar czf r2k-sessions.tgz r2k-*.jsonl && rm -f r2k-*.jsonl)
+  pack_sessions r2k
 fi
