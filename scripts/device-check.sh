@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k tune2 tour2
+#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x tune2 tour2
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -74,12 +74,18 @@ ncu_median() {
 import csv, sys, statistics
 rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
 hdr = rows[0] if rows else []
-vals = []
+by = {}
 if "Metric Value" in hdr:
     i, k = hdr.index("Metric Value"), hdr.index("Kernel Name")
-    vals = [float(r[i].replace(",", "")) for r in rows[1:] if "l2_scrub" not in r[k] and "clock_probe" not in r[k]]
+    n = hdr.index("Metric Name") if "Metric Name" in hdr else None
+    for r in rows[1:]:
+        if "l2_scrub" not in r[k] and "clock_probe" not in r[k]:
+            by.setdefault(r[n] if n is not None else "gpu__time_duration.sum", []).append(float(r[i].replace(",", "")))
+vals = by.pop("gpu__time_duration.sum", [])
 med = statistics.median(vals) / 1e3 if vals else float("nan")
-print(f"  ncu {sys.argv[2]}  kernels {len(vals):2}  median {med:.3f} µs")
+# Any other metric in the CSV (a percentage, say) as its median too.
+more = "".join(f"  {m.split('.')[0]} {statistics.median(v):.1f}" for m, v in sorted(by.items()))
+print(f"  ncu {sys.argv[2]}  kernels {len(vals):2}  median {med:.3f} µs{more}")
 PY
 }
 trap 'tar czf "$OUT/logs.tgz" -C "$LOGS" . 2>/dev/null' EXIT
@@ -1136,4 +1142,44 @@ if want round2k; then
     bench_r2 r2k "$tag" 4 --kernels "$R2K_KERNELS" --shape $shape $flags --variants "$list"
   done
   pack_sessions r2k
+fi
+
+# Issue 21, step 26 (reverted): 176-key tiles at D=128 (x176, two stages,
+# ping-pong, as FlashAttention-3 runs there), from the kernel copy kept with
+# run 44 (R2X_KERNELS). The oracle (and its teeth, R2X_MUTATIONS=1),
+# sanitizers at partial key tiles, and cuDNN, the bundled kernel's 128-key
+# tile (`bundled:`) and the x176 tiles in one call per shape; with
+# exp-kernels/prev (run 43's joint K/V hand-over: the copy with KV_BARS 0) its
+# x176r as well. ncu and the tensor pipe at B2 H16 S2048 D128.
+R2X="mma+async@128x176s2w8gqpto,mma+async@128x176s2w8gqptor"
+R2X_KERNELS=${R2X_KERNELS:-docs/data/2026-11-24-h100/run44-x176-kv/kernel}
+if want round2x; then
+  say "selftest --variants $R2X"
+  selftest_run 200 --kernels "$R2X_KERNELS" --variants "$R2X"
+  if [ -n "${R2X_MUTATIONS:-}" ]; then
+    say "selftest --mutations"
+    timeout -k 5 200 "$BIN" selftest --kernels "$R2X_KERNELS" --mutations >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"; grep -E "128x176|every planted|missed" "$LOGS/mutations.txt" | sed 's/^/  /'
+  fi
+  say "sanitizers on the x176 tiles (partial key tiles, causal, several row blocks per CTA)"
+  { sanitize_three mma+async@128x176s2w8gqptor 2,48,333,128 --causal --kernels "$R2X_KERNELS" &
+    sanitize_three mma+async@128x176s2w8gqpto 2,16,333,128 --kernels "$R2X_KERNELS" &
+    sanitize_three mma+async@128x176s2w8gqptor 4,64,333,64 --kernels "$R2X_KERNELS" & wait; } | sort
+  IFS=';' read -ra r2x_specs <<<"${R2X_SHAPES:-2,16,2048,128|;2,16,2048,128|--regime isolated;1,16,16384,128|;1,16,16384,128|--regime isolated;1,32,8192,128|--causal;1,16,16384,128|--causal;4,16,4096,64|}"
+  for spec in "${r2x_specs[@]}"; do
+    shape=${spec%|*}; flags=${spec#*|}
+    case $shape in *,128) old="mma+async@128x128s3w8gqptor";; *) old="mma+async@192x128s3w12gqpto";; esac
+    list="cudnn,bundled:$old,$R2X"
+    [ -d exp-kernels/prev ] && list="$list,exp-kernels/prev:mma+async@128x176s2w8gqptor"
+    tag=$(spec_tag "$shape" "$flags")
+    say "bench $shape $flags"
+    bench_r2 r2x "$tag" 6 --kernels "$R2X_KERNELS" --shape $shape $flags --variants "$list"
+  done
+  for v in cudnn bundled:mma+async@128x128s3w8gqptor mma+async@128x176s2w8gqptor mma+async@128x176s2w8gqpto; do
+    f="$LOGS/r2x-ncu-$(echo "$v" | tr -c 'a-z0-9' _).csv"
+    ncu --metrics gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \
+      --clock-control none --cache-control none --launch-skip 2 --csv \
+      "$BIN" launch --kernels "$R2X_KERNELS" --variant "$v" --shape 2,16,2048,128 --count 9 >"$f" 2>&1
+    ncu_median "$f" "$(printf '%-28s' "$v")"
+  done
+  pack_sessions r2x
 fi

@@ -225,8 +225,11 @@ fn bundled_session() -> Option<PathBuf> {
     })
 }
 
-/// Whether a session's header names the bundled kernel as its primary one
-/// (sessions from before kernel manifests all do).
+/// Whether a session's header names the bundled kernel as its primary one,
+/// at whichever version it was recorded (replay reads the recorded manifest,
+/// so a tour outlives edits to kernels/attention.toml); a kernel from a
+/// folder (`--kernels DIR`) records its folder. Sessions from before kernel
+/// manifests all ran the bundled kernel.
 fn of_the_bundled_kernel(path: &std::path::Path) -> bool {
     use std::io::BufRead;
     let Ok(file) = std::fs::File::open(path) else {
@@ -244,7 +247,7 @@ fn of_the_bundled_kernel(path: &std::path::Path) -> bool {
             .kernels
             .iter()
             .find(|k| k.label.is_empty())
-            .is_none_or(|k| k.manifest == crate::session::manifest::BUNDLED_TOML),
+            .is_none_or(|k| k.dir.is_none()),
         _ => false,
     }
 }
@@ -332,5 +335,17 @@ mod tests {
             "{}",
             demo.display()
         );
+    }
+
+    #[test]
+    fn a_session_of_a_kernel_folder_is_not_the_bundled_kernels() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions");
+        assert!(!of_the_bundled_kernel(
+            &dir.join("20261123-165521_H100_rowwarp-vs-bundled.jsonl")
+        ));
+        assert!(of_the_bundled_kernel(
+            &dir.join("20261123-180803_H100_remote-tour.jsonl")
+        ));
+        assert!(!of_the_bundled_kernel(&dir.join("no-such-session.jsonl")));
     }
 }
