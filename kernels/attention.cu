@@ -648,6 +648,26 @@ __device__ __forceinline__ bool softmax_exp(float (&s)[MI][NB][4], float (&m_r)[
     return __any_sync(FULL_MASK, raised);
 }
 
+// A row's O in the accumulator layout spreads each 8-column block over the
+// quad, 4 bytes a lane. Across four blocks the quad transposes it (two
+// shuffle rounds) so that lane q holds block q whole: one 16-byte store
+// instead of four 4-byte ones, a quarter of the store instructions and of the
+// L1 store wavefronts (docs/perf-log.md, step 27). a[j]: this lane's half2 of
+// block j; the result is block q, columns 0-7.
+__device__ __forceinline__ uint4 quad_transpose(const unsigned (&a)[4], int q) {
+    const bool b = q & 1, p = q & 2;
+    // Round 1, lanes q and q ^ 1: the even lane keeps blocks 0 and 2, the odd
+    // one blocks 1 and 3, each then holding 4 columns (4 (q / 2) on) of both.
+    const unsigned r0 = __shfl_xor_sync(FULL_MASK, b ? a[0] : a[1], 1);
+    const unsigned r1 = __shfl_xor_sync(FULL_MASK, b ? a[2] : a[3], 1);
+    const unsigned c0lo = b ? r0 : a[0], c0hi = b ? a[1] : r0;  // block b
+    const unsigned c1lo = b ? r1 : a[2], c1hi = b ? a[3] : r1;  // block 2 + b
+    // Round 2, lanes q and q ^ 2: lane q takes block q's other 4 columns.
+    const unsigned u0 = __shfl_xor_sync(FULL_MASK, p ? c0lo : c1lo, 2);
+    const unsigned u1 = __shfl_xor_sync(FULL_MASK, p ? c0hi : c1hi, 2);
+    return p ? make_uint4(u0, u1, c1lo, c1hi) : make_uint4(c0lo, c0hi, u0, u1);
+}
+
 // O and the row sums onto a raised maximum (O must not be in flight).
 __device__ __forceinline__ void rescale_o(float (&o)[MI][DB][4], float (&l_acc)[MI][4], const float (&alpha)[MI][2]) {
 #pragma unroll
@@ -1288,11 +1308,17 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
                 const float l = l_r[mi][h];
                 const float inv = l > 0.f ? 1.f / l : 0.f;
                 const int row = q0 + wrow + mi * 16 + g + h * 8;
-                if (row < S && (!TMA || row >= 0)) {
+                // A quad holds the same row: every lane takes part in the
+                // transpose, only rows that exist are written.
+                const bool valid = row < S && (!TMA || row >= 0);
 #pragma unroll
-                    for (int d = 0; d < DB; ++d)
-                        *reinterpret_cast<unsigned*>(Oh + (size_t)row * HEAD_DIM + d * 8 + 2 * q) =
-                            pack_half2(o[mi][d][2 * h] * inv, o[mi][d][2 * h + 1] * inv);
+                for (int k = 0; k < DB / 4; ++k) {
+                    unsigned a[4];
+#pragma unroll
+                    for (int j = 0; j < 4; ++j)
+                        a[j] = pack_half2(o[mi][4 * k + j][2 * h] * inv, o[mi][4 * k + j][2 * h + 1] * inv);
+                    const uint4 v = quad_transpose(a, q);
+                    if (valid) *reinterpret_cast<uint4*>(Oh + (size_t)row * HEAD_DIM + (4 * k + q) * 8) = v;
                 }
             }
         }

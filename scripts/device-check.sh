@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x tune2 tour2
+#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e tune2 tour2
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -1142,6 +1142,40 @@ if want round2k; then
     bench_r2 r2k "$tag" 4 --kernels "$R2K_KERNELS" --shape $shape $flags --variants "$list"
   done
   pack_sessions r2k
+fi
+
+# Issue 21, step 27: the mma path's O stores, 16 bytes a lane after a quad
+# transpose. The oracle on tiles of every shape of the epilogue (16 and 32
+# rows a warp, split, wgmma, TMA with rows before 0), sanitizers, and the
+# kernel before the change (exp-kernels/prev) raced in one call per shape.
+R2E="mma,mma+async@32x64s2w4k2,mma+async@64x128s2w8k2g,mma+async@64x64s2w4g,mma+async@128x128s3w8gqptor,mma+async@192x128s3w12gqpto,mma+async@192x128s3w12gqptor"
+if want round2e; then
+  say "selftest --variants $R2E"
+  selftest_run 200 --variants "$R2E"
+  say "sanitizers (partial row blocks, causal rows before 0)"
+  { sanitize_three mma+async@64x128s2w8k2g 2,8,333,64 --causal &
+    sanitize_three mma+async@128x128s3w8gqptor 2,48,333,128 --causal & wait; } | sort
+  IFS=';' read -ra r2e_specs <<<"${R2E_SHAPES:-2,8,512,64||64x128s2w8k2g;2,8,512,64|--causal|64x128s2w8k2g;2,8,512,64|--regime isolated|64x128s2w8k2g;2,16,2048,128||128x128s3w8gqptor;2,16,2048,128|--regime isolated|128x128s3w8gqptor;4,16,4096,64||192x128s3w12gqpto;1,16,16384,128||128x128s3w8gqptor}"
+  for spec in "${r2e_specs[@]}"; do
+    IFS='|' read -r shape flags tile <<<"$spec"
+    list="cudnn,mma+async@$tile"
+    [ -d exp-kernels/prev ] && list="$list,exp-kernels/prev:mma+async@$tile"
+    tag=$(spec_tag "$shape" "$flags")
+    say "bench $shape $flags"
+    bench_r2 r2e "$tag" 4 --shape $shape $flags --variants "$list"
+  done
+  for spec in "2,8,512,64|64x128s2w8k2g" "2,16,2048,128|128x128s3w8gqptor"; do
+    IFS='|' read -r shape tile <<<"$spec"
+    for k in "" exp-kernels/prev; do
+      [ -n "$k" ] && [ ! -d "$k" ] && continue
+      f="$LOGS/r2e-ncu-${shape//,/x}-${k:+prev}.csv"
+      ncu --metrics gpu__time_duration.sum,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio \
+        --clock-control none --cache-control none --launch-skip 2 --csv \
+        "$BIN" launch ${k:+--kernels $k} --variant "mma+async@$tile" --shape $shape --count 9 >"$f" 2>&1
+      ncu_median "$f" "$(printf '%-16s %-24s %s' "$shape" "$tile" "${k:-this}")"
+    done
+  done
+  pack_sessions r2e
 fi
 
 # Issue 21, step 26 (reverted): 176-key tiles at D=128 (x176, two stages,
