@@ -1144,10 +1144,12 @@ if want round2k; then
   pack_sessions r2k
 fi
 
-# Issue 21, step 27: the mma path's O stores, 16 bytes a lane after a quad
-# transpose. The oracle on tiles of every shape of the epilogue (16 and 32
-# rows a warp, split, wgmma, TMA with rows before 0), sanitizers, and the
-# kernel before the change (exp-kernels/prev) raced in one call per shape.
+# Issue 21, steps 27 and 28, changes to code every mma tile runs (27: O
+# stored 16 bytes a lane after a quad transpose; 28: wgmma descriptors as a
+# base plus constants). The oracle on tiles of every form (16 and 32 rows a
+# warp, split, wgmma, TMA with rows before 0, three warpgroups), sanitizers,
+# and the kernel before the change (exp-kernels/prev) raced in one call per
+# shape; ncu on both with the stalls the steps aim at and the tensor pipe.
 R2E="mma,mma+async@32x64s2w4k2,mma+async@64x128s2w8k2g,mma+async@64x64s2w4g,mma+async@128x128s3w8gqptor,mma+async@192x128s3w12gqpto,mma+async@192x128s3w12gqptor"
 if want round2e; then
   say "selftest --variants $R2E"
@@ -1169,7 +1171,7 @@ if want round2e; then
     for k in "" exp-kernels/prev; do
       [ -n "$k" ] && [ ! -d "$k" ] && continue
       f="$LOGS/r2e-ncu-${shape//,/x}-${k:+prev}.csv"
-      ncu --metrics gpu__time_duration.sum,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio \
+      ncu --metrics gpu__time_duration.sum,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \
         --clock-control none --cache-control none --launch-skip 2 --csv \
         "$BIN" launch ${k:+--kernels $k} --variant "mma+async@$tile" --shape $shape --count 9 >"$f" 2>&1
       ncu_median "$f" "$(printf '%-16s %-24s %s' "$shape" "$tile" "${k:-this}")"
