@@ -163,13 +163,13 @@ static_assert(!PINGPONG || (WS && (WARPS == 8 || WARPS == 12)),
               "PINGPONG needs a WS tile with two or three consumer warpgroups");
 static_assert(!(WS && WARPS == 12) || PINGPONG, "three consumer warpgroups fit 160 registers only in the ping-pong loop");
 static_assert(!PERSIST || TMA, "PERSIST (persistent CTAs) is a tile option of TMA tiles");
-// The softmax's reductions for wgmma tiles that read Q from shared memory at
-// D = 128, where the tensor pipe is the limit (docs/perf-log.md, step 19):
-// row sums on the FMA pipe instead of mma.sync, the row maximum as a tree.
-// Elsewhere the chain and the mma.sync sums stay: at D = 64 the FADDs cost
-// more issue slots than they save and the tree cost 128x128s2w8gq its second
-// CTA per SM; tiles with Q in registers were not measured with them.
-#define ROWSUM_FADD (USE_WGMMA && Q_SMEM && HEAD_DIM >= 128)
+// The softmax's reductions for wgmma tiles (docs/perf-log.md, steps 19 and
+// 29): row sums on the FMA pipe instead of a chain of mma.syncs that P·V
+// waits behind, the row maximum as a tree. Not for tiles that read Q from
+// shared memory at D = 64: there two warpgroups' softmax fills the issue
+// slots, the FADDs cost more than they save and the tree cost 128x128s2w8gq
+// its second CTA per SM.
+#define ROWSUM_FADD (USE_WGMMA && (!Q_SMEM || HEAD_DIM >= 128))
 // WARPS counts the consumers; the producer warpgroup (WS) comes after them.
 #define CONSUMER_THREADS (WARPS * 32)
 // A producer warpgroup: registers are handed out per warpgroup (setmaxnreg).
