@@ -883,7 +883,7 @@ fi
 # the isolated regime, step 16's counters alone (pt), and what tune picks.
 NEW="mma+async@128x128s3w8gqpto,mma+async@128x64s3w8gqpto,mma+async@128x128s3w8gqpt,mma+async@128x64s3w8gqpt"
 if want round2o; then
-  say "selftest --quick"; selftest_run 150 --quick
+  say "selftest --quick"; selftest_run 300 --quick
   say "selftest --mutations"
   timeout -k 5 150 "$BIN" selftest --mutations >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"; sed 's/^/  /' "$LOGS/mutations.txt" | tail -14
   for spec in "4,16,4096,64|--causal" "1,32,8192,128|--causal" "1,16,16384,128|--causal" "2,8,512,64|--causal" \
@@ -922,7 +922,7 @@ fi
 # the wgmma tiles at D=128 (FADD row sums), sanitizers, every shape of the
 # issue with cuDNN, the best earlier tile and the tuned o tile in one call.
 if want round2f; then
-  say "selftest --quick"; selftest_run 150 --quick; cp "$LOGS/selftest.log" "$LOGS/selftest-quick.log"
+  say "selftest --quick"; selftest_run 300 --quick; cp "$LOGS/selftest.log" "$LOGS/selftest-quick.log"
   say "selftest --variants (wgmma tiles, split and not)"
   selftest_run 150 --variants "mma+async@128x128s3w8gqpto,mma+async@128x64s3w8gqpt,mma+async@64x64s2w8k2g,mma+async@64x64s2w4g,mma+async@128x128s2w8gq,mma+async@128x128s2w8g,mma+async@64x128s2w4g"
   for tool in memcheck racecheck; do sanitize_run $tool mma+async@128x128s3w8gqpto 1,3,333,128 --causal & done; wait
@@ -1096,7 +1096,7 @@ fi
 # isolated, and by Nsight Compute (gpu__time_duration, clocks and caches left
 # alone, median of the last 7 of 9 launches) for both.
 if want round2final; then
-  say "selftest --quick"; selftest_run 150 --quick
+  say "selftest --quick"; selftest_run 300 --quick
   for spec in "2,8,512,64||64x128s2w8k2g" "2,8,512,64|--causal|64x128s2w8k2g" "4,16,4096,64||192x128s3w12gqpto" \
               "4,16,4096,64|--causal|192x128s3w12gqptor" "2,16,2048,128||128x128s3w8gqptor" \
               "1,32,8192,128|--causal|128x128s3w8gqptor" "1,16,16384,128||128x128s3w8gqptor" \

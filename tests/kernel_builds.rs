@@ -158,8 +158,9 @@ fn bundled_families(v: &Variant, d: u32, families: &[String]) -> Vec<String> {
     let mut bad = Vec::new();
     for (family, wanted) in [
         ("wmma", v.has("wmma") || v.has("pv")),
-        // q tiles at D = 128 sum P's rows on the FMA pipe: no mma.sync left.
-        ("mma", v.has("mma") && !(wgmma && q_smem && d == 128)),
+        // wgmma tiles sum P's rows on the FMA pipe (all but the q tiles at
+        // D = 64): no mma.sync left.
+        ("mma", v.has("mma") && !(wgmma && (!q_smem || d == 128))),
         // Q fragments come by ldmatrix unless wgmma reads Q from shared memory.
         ("ldmatrix", v.has("mma") && !q_smem),
         ("wgmma", wgmma),
