@@ -209,7 +209,13 @@ static_assert(!WS || CONSUMER_THREADS * CONSUMER_REGS + 128 * PRODUCER_REGS <= 6
 #define KV_ROW_HALVES 64
 #define KV_TILE_HALVES (KV_ROWS * HEAD_DIM)
 // Q read by wgmma from shared memory is stored like K (swizzled, unpadded).
-#define SQ_BYTES ALIGN1024(BLOCK_M * (Q_SMEM ? HEAD_DIM : LDH) * 2)
+// Persistent tiles at D = 64 load the next row block's Q into a second buffer
+// while this block runs (docs/perf-log.md, step 31); with one buffer the next
+// Q can only start once the last Q·Kᵀ of this block has landed. At D = 128
+// three stages leave no room for it.
+#define Q_BUFS (PERSIST && HEAD_DIM == 64 ? 2 : 1)
+#define SQ_TILE_BYTES ALIGN1024(BLOCK_M * (Q_SMEM ? HEAD_DIM : LDH) * 2)
+#define SQ_BYTES (SQ_TILE_BYTES * Q_BUFS)
 #define SKV_BYTES ALIGN1024(KV_STAGES * KV_TILE_HALVES * 2)
 #define SMEM_SLACK 1024  // the dynamic window is aligned up to 1024 at run time
 #else
@@ -226,8 +232,9 @@ static_assert(!WS || CONSUMER_THREADS * CONSUMER_REGS + 128 * PRODUCER_REGS <= 6
 #define MERGE_REGS (ROWS_PER_WARP / 16 * (HEAD_DIM / 8 * 4 + 4))
 #define MERGE_BYTES ((SPLIT - 1) * (WARPS / SPLIT) * 32 * MERGE_REGS * 4)
 #define TILE_BYTES (SQ_BYTES + 2 * SKV_BYTES)
-// WS: a full and an empty mbarrier per stage, after the tiles.
-#define BAR_BYTES (WS ? 64 : 0)
+// WS: a full and an empty mbarrier per stage, then a pair per Q buffer, after
+// the tiles.
+#define BAR_BYTES (WS ? (Q_BUFS == 2 ? 128 : 64) : 0)
 #define SMEM_BYTES ((TILE_BYTES > MERGE_BYTES ? TILE_BYTES : MERGE_BYTES) + BAR_BYTES + SMEM_SLACK)
 #else
 #define SS_BYTES ALIGN128(BLOCK_M * LDS * 4)
@@ -876,12 +883,14 @@ __device__ __forceinline__ void release_tile(unsigned bars, int t) { mbar_arrive
 __device__ __forceinline__ void wait_stage_free(unsigned bars, int t) {
     if (t >= STAGES) mbar_wait(empty_bar(bars, t), (t / STAGES - 1) & 1);
 }
-// TMA: Q has its own pair after the stages'. Full: the k-th row block's Q
-// has landed (its k-th completion); empty: every Q·Kᵀ of that row block has
-// (with PERSIST the producer then loads the next block's Q).
-__device__ __forceinline__ unsigned q_full_bar(unsigned bars) { return bars + 16 * STAGES; }
-__device__ __forceinline__ unsigned q_empty_bar(unsigned bars) { return bars + 16 * STAGES + 8; }
-static_assert(16 * STAGES + 16 <= BAR_BYTES, "the mbarriers fit their shared memory");
+// TMA: each Q buffer has its own pair after the stages'. Row block kb (the
+// CTA's kb-th) uses buffer kb % Q_BUFS. Full: its Q has landed; empty: every
+// Q·Kᵀ of it has (with PERSIST the producer then loads a later block's Q).
+// Both complete once per use of the buffer: parity (kb / Q_BUFS) & 1.
+__device__ __forceinline__ unsigned q_full_bar(unsigned bars, int kb) { return bars + 16 * STAGES + 16 * (kb % Q_BUFS); }
+__device__ __forceinline__ unsigned q_empty_bar(unsigned bars, int kb) { return q_full_bar(bars, kb) + 8; }
+__device__ __forceinline__ unsigned q_parity(int kb) { return (kb / Q_BUFS) & 1; }
+static_assert(16 * STAGES + 16 * Q_BUFS <= BAR_BYTES, "the mbarriers fit their shared memory");
 __device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes) {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
@@ -960,17 +969,26 @@ __device__ __forceinline__ void tma_load_rows(half* tile, int which, int row0, i
 __device__ __forceinline__ void produce_tma(half* sQ, half* sK, half* sV, unsigned bars, int S, int causal) {
     constexpr unsigned KV_TILE_BYTES = KV_ROWS * HEAD_DIM * 2;
     constexpr unsigned Q_TILE_BYTES = BLOCK_M * HEAD_DIM * 2;
-    const unsigned q_full = q_full_bar(bars);
-    const auto load_q = [&](const RowBlock& rb) {
+    // Row block kb's Q into its buffer.
+    const auto load_q = [&](int kb, const RowBlock& rb) {
+        const unsigned q_full = q_full_bar(bars, kb);
         mbar_expect_tx(q_full, Q_TILE_BYTES);
-        tma_load_rows<BLOCK_M>(sQ, 0, rb.q0, rb.bh, q_full);
+        tma_load_rows<BLOCK_M>(sQ + (kb % Q_BUFS) * (SQ_TILE_BYTES / 2), 0, rb.q0, rb.bh, q_full);
     };
     int u0 = 0;  // tiles of earlier row blocks
     for (int kb = 0, item = item_of(0, causal); item < n_items(S); item = item_of(++kb, causal)) {
         const RowBlock rb = row_block(item, S, causal);
-        // The first Q goes first; a later one waits until the consumers are
-        // done with the last, so this block's first K/V go ahead of it.
-        if (kb == 0) load_q(rb);
+        // The first Q (with two buffers the first two) goes first. A later
+        // one waits until the consumers are done with the Q it replaces, so
+        // this block's first K/V go ahead of it. With one buffer that is
+        // this block's Q, replacing the last block's; with two, the next
+        // block's, replacing the last block's, so it loads while this block
+        // runs.
+        if (kb == 0) {
+            load_q(0, rb);
+            const int next = item_of(1, causal);
+            if (Q_BUFS == 2 && next < n_items(S)) load_q(1, row_block(next, S, causal));
+        }
         for (int t = 0; t < rb.n_tiles; ++t) {
             const int u = u0 + t;
             const int stage = u % STAGES;
@@ -980,8 +998,12 @@ __device__ __forceinline__ void produce_tma(half* sQ, half* sK, half* sV, unsign
             tma_load_rows<KV_ROWS>(sK + stage * KV_TILE_HALVES, 1, t * KV_ROWS, rb.bh, full);
             tma_load_rows<KV_ROWS>(sV + stage * KV_TILE_HALVES, 2, t * KV_ROWS, rb.bh, full);
             if (t == 0 && kb > 0) {
-                mbar_wait(q_empty_bar(bars), (kb - 1) & 1);
-                load_q(rb);
+                const int kq = kb - 1 + Q_BUFS;  // the block whose Q replaces block kb - 1's
+                const int item_q = Q_BUFS == 1 ? item : item_of(kq, causal);
+                if (item_q < n_items(S)) {
+                    mbar_wait(q_empty_bar(bars, kb - 1), q_parity(kb - 1));
+                    load_q(kq, Q_BUFS == 1 ? rb : row_block(item_q, S, causal));
+                }
             }
         }
         u0 += rb.n_tiles;
@@ -1007,8 +1029,8 @@ __device__ __forceinline__ void turn_pass(int wg) {
 // Q is read from shared memory (Q_SMEM): qf is not.
 __device__ __forceinline__ void consume_pingpong(float (&o)[MI][DB][4], float (&l_acc)[MI][4], float (&m_r)[MI][2],
                                                  const unsigned (&qf)[MI][HEAD_DIM / 16][4], const half* tQ, const half* sK, const half* sV, unsigned bars,
-                                                 int u0, int n_tiles, int row0, int S, int causal, float scale_log2,
-                                                 int wg, int lane) {
+                                                 int u0, int kb, int n_tiles, int row0, int S, int causal,
+                                                 float scale_log2, int wg, int lane) {
     // Warpgroup 0 goes first: the last hands it the first turn. Every pass
     // is matched by a wait (the last warpgroup skips its last pass).
     if (wg == CONSUMER_GROUPS - 1) turn_pass(wg);
@@ -1038,7 +1060,7 @@ __device__ __forceinline__ void consume_pingpong(float (&o)[MI][DB][4], float (&
         pack_p(s, pa, l_acc);
     }
     // Every Q·Kᵀ of this row block has landed.
-    if (PERSIST) mbar_arrive(q_empty_bar(bars));
+    if (PERSIST) mbar_arrive(q_empty_bar(bars, kb));
     turn_wait(wg);
     pv_issue(o, pa, sV + ((u0 + n_tiles - 1) % STAGES) * KV_TILE_HALVES);
     if (wg != CONSUMER_GROUPS - 1) turn_pass(wg);
@@ -1080,8 +1102,11 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
             mbar_init(empty_bar(bars, st), CONSUMER_THREADS);
         }
 #if TMA
-        mbar_init(q_full_bar(bars), 1);
-        mbar_init(q_empty_bar(bars), CONSUMER_THREADS);
+#pragma unroll
+        for (int qb = 0; qb < Q_BUFS; ++qb) {
+            mbar_init(q_full_bar(bars, qb), 1);
+            mbar_init(q_empty_bar(bars, qb), CONSUMER_THREADS);
+        }
         // The copy engine completes the full barriers: it must see them made.
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 #endif
@@ -1152,17 +1177,17 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
 
         const int key_off = group * BLOCK_N;  // this group's rows within a stage
         // This warpgroup's 64 rows of the swizzled Q tile (Q_SMEM).
-        const half* tQ = sQ + wrow / 64 * 64 * 64;
+        const half* tQ = sQ + (kb % Q_BUFS) * (SQ_TILE_BYTES / 2) + wrow / 64 * 64 * 64;
 #if WS
         // The consumers: the three-stage pipeline below, stages taken and given
         // back through the mbarriers instead of block barriers.
         (void)key_off;  // no split
 #if TMA
-        mbar_wait(q_full_bar(bars), kb & 1);
+        mbar_wait(q_full_bar(bars, kb), q_parity(kb));
 #endif
 #if PINGPONG
-        consume_pingpong(o, l_acc, m_r, qf, tQ, sK, sV, bars, u0, n_tiles, q0 + wrow, S, causal, scale_log2, warp / 4,
-                         lane);
+        consume_pingpong(o, l_acc, m_r, qf, tQ, sK, sV, bars, u0, kb, n_tiles, q0 + wrow, S, causal, scale_log2,
+                         warp / 4, lane);
 #else
         wait_tile(bars, u0);
         float s[MI][NB][4];
@@ -1181,7 +1206,7 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
             release_tile(bars, u);
             if (more) take_next(s, s_next, (t + 1) * KV_ROWS, q0 + wrow, S, causal, lane);
         }
-        if (PERSIST) mbar_arrive(q_empty_bar(bars));  // every Q·Kᵀ has landed
+        if (PERSIST) mbar_arrive(q_empty_bar(bars, kb));  // every Q·Kᵀ has landed
 #endif  // PINGPONG
 #elif PIPELINE
         // Software-pipelined: while a warp runs the softmax and P·V of tile t,

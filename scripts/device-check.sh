@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e tune2 tour2
+#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e round2q tune2 tour2
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -1142,6 +1142,37 @@ if want round2k; then
     bench_r2 r2k "$tag" 4 --kernels "$R2K_KERNELS" --shape $shape $flags --variants "$list"
   done
   pack_sessions r2k
+fi
+
+# Issue 21, step 31: persistent tiles keep a second Q buffer (D=64, and
+# two-stage D=128 tiles with K and V handed over separately), so the next row
+# block's Q loads while this one runs; from the kernel measured in run 52
+# (R2Q_KERNELS; the bundled kernel kept the D=64 part). The oracle on every
+# persistent tile and the two-stage ones, sanitizers where CTAs walk many
+# blocks, and the kernel before it (exp-kernels/prev) raced in one call per
+# shape.
+R2Q="mma+async@128x128s2w8gqptor,mma+async@128x128s2w8gqpto,mma+async@128x128s3w8gqptor,mma+async@192x128s3w12gqptor,mma+async@128x64s3w8gqptor,mma+async@192x64s3w12gqptor"
+R2Q_KERNELS=${R2Q_KERNELS:-docs/data/2026-11-24-h100/run52-qbufs/kernel}
+if want round2q; then
+  say "selftest --variants $R2Q"
+  selftest_run 250 --kernels "$R2Q_KERNELS" --variants "$R2Q"
+  say "sanitizers (several row blocks per CTA, both Q buffers, causal)"
+  { sanitize_three mma+async@128x128s2w8gqptor 2,48,333,128 --causal --kernels "$R2Q_KERNELS" &
+    sanitize_three mma+async@192x128s3w12gqptor 4,64,333,64 --causal --kernels "$R2Q_KERNELS" & wait; } | sort
+  IFS=';' read -ra r2q_specs <<<"${R2Q_SHAPES:-2,16,2048,128|;2,16,2048,128|--regime isolated;1,16,16384,128|;1,32,8192,128|--causal;4,16,4096,64|--causal;4,16,4096,64|--causal --regime isolated}"
+  for spec in "${r2q_specs[@]}"; do
+    shape=${spec%|*}; flags=${spec#*|}
+    case $shape in
+      *,128) vs="mma+async@128x128s3w8gqptor"; new="mma+async@128x128s2w8gqptor";;
+      *) vs="mma+async@192x128s3w12gqptor"; new="";;
+    esac
+    list="cudnn,$vs${new:+,$new}"
+    [ -d exp-kernels/prev ] && list="$list,exp-kernels/prev:$vs"
+    tag=$(spec_tag "$shape" "$flags")
+    say "bench $shape $flags"
+    bench_r2 r2q "$tag" 5 --kernels "$R2Q_KERNELS" --shape $shape $flags --variants "$list"
+  done
+  pack_sessions r2q
 fi
 
 # Issue 21, steps 27 and 28, changes to code every mma tile runs (27: O
