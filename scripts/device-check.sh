@@ -1096,11 +1096,9 @@ fi
 # isolated, and by Nsight Compute (gpu__time_duration, clocks and caches left
 # alone, median of the last 7 of 9 launches) for both.
 if want round2final; then
-  say "selftest --quick"; selftest_run 300 --quick
-  for spec in "2,8,512,64||64x128s2w8k2g" "2,8,512,64|--causal|64x128s2w8k2g" "4,16,4096,64||192x128s3w12gqpto" \
-              "4,16,4096,64|--causal|192x128s3w12gqptor" "2,16,2048,128||128x128s3w8gqptor" \
-              "1,32,8192,128|--causal|128x128s3w8gqptor" "1,16,16384,128||128x128s3w8gqptor" \
-              "1,16,16384,128|--causal|128x128s3w8gqptor"; do
+  [ -z "${R2F_NO_SELFTEST:-}" ] && { say "selftest --quick"; selftest_run 300 --quick; }
+  IFS=';' read -ra fin_specs <<<"${R2F_SPECS:-2,8,512,64||64x128s2w8k2g;2,8,512,64|--causal|64x128s2w8k2g;4,16,4096,64||192x128s3w12gqpto;4,16,4096,64|--causal|192x128s3w12gqptor;2,16,2048,128||128x128s3w8gqptor;1,32,8192,128|--causal|128x128s3w8gqptor;1,16,16384,128||128x128s3w8gqptor;1,16,16384,128|--causal|128x128s3w8gqptor}"
+  for spec in "${fin_specs[@]}"; do
     IFS='|' read -r shape flags tile <<<"$spec"
     tag=$(spec_tag "$shape" "$flags")
     for regime in back-to-back isolated; do
