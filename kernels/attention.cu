@@ -52,6 +52,12 @@
 //                 every head, so the producer loads the next block's Q and
 //                 K/V while the consumers finish and store this one; B·H
 //                 comes from the host in attn_heads.
+//   Q_REGS        a tile option of PERSIST tiles (issue 21, step 32): each
+//                 consumer copies its Q rows from the swizzled tile into
+//                 registers (ldmatrix) once the Q has landed and Q·Kᵀ takes
+//                 A from them, so the Q buffer is free for the next row
+//                 block's Q at the start of this one, not at its end: a
+//                 second Q buffer without its shared memory (D = 128).
 // Each warp owns 16 query rows (WMMA's M); the mma path also allows 32, and
 // splits each K/V tile over SPLIT groups of warps (merged at the end), so
 // WARPS = BLOCK_M / ROWS_PER_WARP * SPLIT.
@@ -110,6 +116,9 @@
 #ifndef PERSIST
 #define PERSIST 0
 #endif
+#ifndef Q_REGS
+#define Q_REGS 0
+#endif
 // Test-only: one store far out of bounds, so the GPU reports an illegal
 // address (attnscope's fault-injection variant, `+fault`).
 #ifndef INJECT_FAULT
@@ -163,6 +172,7 @@ static_assert(!PINGPONG || (WS && (WARPS == 8 || WARPS == 12)),
               "PINGPONG needs a WS tile with two or three consumer warpgroups");
 static_assert(!(WS && WARPS == 12) || PINGPONG, "three consumer warpgroups fit 160 registers only in the ping-pong loop");
 static_assert(!PERSIST || TMA, "PERSIST (persistent CTAs) is a tile option of TMA tiles");
+static_assert(!Q_REGS || PERSIST, "Q_REGS (Q copied to registers) is a tile option of PERSIST tiles");
 // The softmax's reductions for wgmma tiles (docs/perf-log.md, steps 19 and
 // 29): row sums on the FMA pipe instead of a chain of mma.syncs that P·V
 // waits behind, the row maximum as a tree. Not for tiles that read Q from
@@ -544,7 +554,7 @@ __device__ __forceinline__ void mma_qk(float (&s)[MI][NB][4], const unsigned (&q
 #pragma unroll
     for (int k = 0; k < HEAD_DIM / 16; ++k) {
         const unsigned long long kd = wgmma_desc(tK + (k / 4) * KV_ROWS * 64 + (k % 4) * 16, 16);
-#if Q_SMEM
+#if Q_SMEM && !Q_REGS
         wgmma_ss<0>(d, wgmma_desc(tQ + (k / 4) * BLOCK_M * 64 + (k % 4) * 16, 16), kd, k > 0);
 #else
         wgmma_rs<0>(d, qf[0][k], kd, k > 0);
@@ -1061,8 +1071,8 @@ __device__ __forceinline__ void consume_pingpong(float (&o)[MI][DB][4], float (&
         if (raised) rescale_o(o, l_acc, alpha);
         pack_p(s, pa, l_acc);
     }
-    // Every Q·Kᵀ of this row block has landed.
-    if (PERSIST) mbar_arrive(q_empty_bar(bars, kb));
+    // Every Q·Kᵀ of this row block has landed (Q_REGS: Q was released on entry).
+    if (PERSIST && !Q_REGS) mbar_arrive(q_empty_bar(bars, kb));
     turn_wait(wg);
     pv_issue(o, pa, sV + ((u0 + n_tiles - 1) % STAGES) * KV_TILE_HALVES);
     if (wg != CONSUMER_GROUPS - 1) turn_pass(wg);
@@ -1187,6 +1197,15 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
 #if TMA
         mbar_wait(q_full_bar(bars, kb), q_parity(kb));
 #endif
+#if Q_REGS
+        // This warp's 16 Q rows as A fragments out of the swizzled tile (16 of
+        // D is two 16-byte chunks), then the buffer goes back to the producer.
+#pragma unroll
+        for (int k = 0; k < HEAD_DIM / 16; ++k)
+            ldmatrix_x4(qf[0][k], swizzled<BLOCK_M>(sQ + (kb % Q_BUFS) * (SQ_TILE_BYTES / 2), wrow + lane % 16,
+                                                    2 * k + lane / 16));
+        mbar_arrive(q_empty_bar(bars, kb));
+#endif
 #if PINGPONG
         consume_pingpong(o, l_acc, m_r, qf, tQ, sK, sV, bars, u0, kb, n_tiles, q0 + wrow, S, causal, scale_log2,
                          warp / 4, lane);
@@ -1208,7 +1227,7 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
             release_tile(bars, u);
             if (more) take_next(s, s_next, (t + 1) * KV_ROWS, q0 + wrow, S, causal, lane);
         }
-        if (PERSIST) mbar_arrive(q_empty_bar(bars, kb));  // every Q·Kᵀ has landed
+        if (PERSIST && !Q_REGS) mbar_arrive(q_empty_bar(bars, kb));  // every Q·Kᵀ has landed
 #endif  // PINGPONG
 #elif PIPELINE
         // Software-pipelined: while a warp runs the softmax and P·V of tile t,

@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e round2q tune2 tour2
+#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e round2q round2qr tune2 tour2
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -1014,8 +1014,9 @@ fi
 # included) at the issue's shapes. tour2: the final tour, recorded to
 # $OUT/tour2.jsonl: scalar and the seeds' toggles at B2 H8 S512 D64, then
 # B4 H16 S4096 D64 (s three times), the mma path and t through every tile of
-# rounds one and two to 192x128s3w12gqpto, isolated for a while, checks on
-# other inputs, cuDNN, and the race cuDNN vs that tile, interleaved.
+# rounds one and two to 192x128s3w12gqptor (what tune picks there), isolated
+# for a while, checks on other inputs, cuDNN, and the race cuDNN vs that
+# tile, interleaved.
 if want tune2; then
   for spec in "2,16,2048,128|" "4,16,4096,64|" "4,16,4096,64|--causal"; do
     shape=${spec%|*}; flags=${spec#*|}
@@ -1026,15 +1027,18 @@ if want tune2; then
 fi
 if want tour2 && command -v script >/dev/null; then
   say "tour2 (live, pty 120x40)"
+  # Keys come on a clock: a fresh machine builds each tile for about 0.7 s,
+  # slower than t comes, so the 20 s after the tiles let the queue drain
+  # before g, R and the race (run 58 raced cuDNN against itself without).
   ( sleep 4; printf g; sleep 2; for k in w p c; do printf "$k"; sleep 2; done; printf g; sleep 2
     for i in 1 2 3; do printf s; sleep 1.5; done; sleep 2
-    printf M; sleep 2; for i in $(seq 34); do printf t; sleep 0.5; done; sleep 3; printf g; sleep 3
+    printf M; sleep 2; for i in $(seq 36); do printf t; sleep 0.5; done; sleep 20; printf g; sleep 3
     printf R; sleep 5; printf R; sleep 2; printf I; sleep 1; printf I; sleep 2
     printf d; sleep 3; printf g; sleep 3; printf a; sleep 1; printf d; sleep 3; printf b; sleep 1
     printf 'm'; sleep 1; printf 'x'; sleep 60 ) \
     | TERM=xterm-256color script -qfec \
       "stty cols 120 rows 40; exec $BIN live --variant scalar --record $OUT/tour2.jsonl --ab-seconds 8" /dev/null >"$LOGS/tour2-tty.log" 2>&1 &
-  sleep 105
+  sleep 125
   pkill -TERM -x attnscope; sleep 3
   pkill -KILL -x attnscope && say "  tour2 had to be SIGKILLed"
   pkill -f 'sleep 60'; wait 2>/dev/null
@@ -1097,7 +1101,7 @@ fi
 # alone, median of the last 7 of 9 launches) for both.
 if want round2final; then
   [ -z "${R2F_NO_SELFTEST:-}" ] && { say "selftest --quick"; selftest_run 300 --quick; }
-  IFS=';' read -ra fin_specs <<<"${R2F_SPECS:-2,8,512,64||64x128s2w8k2g;2,8,512,64|--causal|64x128s2w8k2g;4,16,4096,64||192x128s3w12gqpto;4,16,4096,64|--causal|192x128s3w12gqptor;2,16,2048,128||128x128s3w8gqptor;1,32,8192,128|--causal|128x128s3w8gqptor;1,16,16384,128||128x128s3w8gqptor;1,16,16384,128|--causal|128x128s3w8gqptor}"
+  IFS=';' read -ra fin_specs <<<"${R2F_SPECS:-2,8,512,64||64x128s2w8k2g;2,8,512,64|--causal|64x128s2w8k2g;4,16,4096,64||192x128s3w12gqptor;4,16,4096,64|--causal|192x128s3w12gqptor;2,16,2048,128||128x128s3w8gqptora;1,32,8192,128|--causal|128x128s3w8gqptora;1,16,16384,128||128x128s3w8gqptora;1,16,16384,128|--causal|128x128s3w8gqptora}"
   for spec in "${fin_specs[@]}"; do
     IFS='|' read -r shape flags tile <<<"$spec"
     tag=$(spec_tag "$shape" "$flags")
@@ -1171,6 +1175,38 @@ if want round2q; then
     bench_r2 r2q "$tag" 5 --kernels "$R2Q_KERNELS" --shape $shape $flags --variants "$list"
   done
   pack_sessions r2q
+fi
+
+# Issue 21, step 32: persistent tiles copy Q into registers and free its
+# buffer at the start of a row block (`a`), so the next block's Q loads under
+# this one at D=128 too. The oracle on the `a` tiles and its teeth
+# (mutations, planted in 128x128s3w8gqptora too), sanitizers where CTAs walk
+# many blocks, cuDNN and the tile without `a` in one call per shape, and ncu
+# on both at B2 H16 S2048 D128.
+R2QR="mma+async@128x128s3w8gqptora,mma+async@128x64s3w8gqptora,mma+async@192x64s3w12gqptora"
+if want round2qr; then
+  say "selftest --variants $R2QR"
+  selftest_run 200 --variants "$R2QR"
+  say "selftest --mutations"
+  timeout -k 5 200 "$BIN" selftest --mutations >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"; grep -E "gqptora|every planted|missed" "$LOGS/mutations.txt" | sed 's/^/  /'
+  say "sanitizers (several row blocks per CTA, causal)"
+  { sanitize_three mma+async@128x128s3w8gqptora 2,48,333,128 --causal &
+    sanitize_three mma+async@128x64s3w8gqptora 4,64,333,64 --causal & wait; } | sort
+  IFS=';' read -ra r2qr_specs <<<"${R2QR_SHAPES:-2,16,2048,128|;2,16,2048,128|--regime isolated;1,32,8192,128|--causal;1,16,16384,128|;1,16,16384,128|--causal}"
+  for spec in "${r2qr_specs[@]}"; do
+    shape=${spec%|*}; flags=${spec#*|}
+    tag=$(spec_tag "$shape" "$flags")
+    say "bench $shape $flags"
+    bench_r2 r2qr "$tag" 4 --shape $shape $flags --variants "cudnn,mma+async@128x128s3w8gqptor,mma+async@128x128s3w8gqptora"
+  done
+  for v in cudnn mma+async@128x128s3w8gqptor mma+async@128x128s3w8gqptora; do
+    f="$LOGS/r2qr-ncu-$(echo "$v" | tr -c 'a-z0-9' _).csv"
+    ncu --metrics gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio \
+      --clock-control none --cache-control none --launch-skip 2 --csv \
+      "$BIN" launch --variant "$v" --shape 2,16,2048,128 --count 9 >"$f" 2>&1
+    ncu_median "$f" "$(printf '%-28s' "$v")"
+  done
+  pack_sessions r2qr
 fi
 
 # Issue 21, steps 27 and 28, changes to code every mma tile runs (27: O

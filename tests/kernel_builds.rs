@@ -155,6 +155,8 @@ fn wgmma_tile(v: &Variant) -> (bool, bool, bool) {
 fn bundled_families(v: &Variant, d: u32, families: &[String]) -> Vec<String> {
     let has = |f: &str| families.iter().any(|x| x == f);
     let (wgmma, q_smem, tma) = wgmma_tile(v);
+    // `a` tiles copy Q out of shared memory into registers (ldmatrix).
+    let q_regs = v.tile_text().contains('a');
     let mut bad = Vec::new();
     for (family, wanted) in [
         ("wmma", v.has("wmma") || v.has("pv")),
@@ -162,7 +164,7 @@ fn bundled_families(v: &Variant, d: u32, families: &[String]) -> Vec<String> {
         // D = 64): no mma.sync left.
         ("mma", v.has("mma") && !(wgmma && (!q_smem || d == 128))),
         // Q fragments come by ldmatrix unless wgmma reads Q from shared memory.
-        ("ldmatrix", v.has("mma") && !q_smem),
+        ("ldmatrix", v.has("mma") && (!q_smem || q_regs)),
         ("wgmma", wgmma),
         // TMA tiles load by the copy engine instead.
         ("cp.async", v.has("async") && !tma),

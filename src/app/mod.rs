@@ -331,7 +331,7 @@ mod tests {
     fn the_demo_is_the_newest_tour_of_the_bundled_kernel() {
         let demo = bundled_session().expect("sessions/ ships tours");
         assert!(
-            demo.ends_with("sessions/20261124-072225_H100_tour.jsonl"),
+            demo.ends_with("sessions/20261125-034401_H100_tour.jsonl"),
             "{}",
             demo.display()
         );
