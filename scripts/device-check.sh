@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e round2q round2qr tune2 tour2
+#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e round2q round2qr round2m tune2 tour2
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -1207,6 +1207,46 @@ if want round2qr; then
     ncu_median "$f" "$(printf '%-28s' "$v")"
   done
   pack_sessions r2qr
+fi
+
+# Issue 21, step 33 (reverted): CTA pairs (a cluster of two adjacent row
+# blocks) share each K/V tile by TMA multicast, each loading half its rows
+# (`m`), from the kernel copy kept with run 60 (R2M_KERNELS: run 61's, with
+# the cluster barrier before exit). The oracle on the `m` tiles and its teeth
+# (mutations planted in 64x128s2w8k2gm too), sanitizers with an odd number
+# of row blocks (the pair's second CTA past S) and with stages refilled,
+# cuDNN and the tiles without `m` in one call per shape, and ncu with L2
+# traffic at S512.
+R2M="mma+async@64x128s2w8k2gm,mma+async@64x64s2w8k2gm,mma+async@64x64s2w4gm"
+R2M_KERNELS=${R2M_KERNELS:-docs/data/2026-11-25-h100/run60-mcast/kernel}
+if want round2m; then
+  say "selftest --variants $R2M"
+  selftest_run 200 --kernels "$R2M_KERNELS" --variants "$R2M"
+  say "selftest --mutations"
+  timeout -k 5 200 "$BIN" selftest --kernels "$R2M_KERNELS" --mutations >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"; grep -E "gm |every planted|missed" "$LOGS/mutations.txt" | sed 's/^/  /'
+  say "sanitizers (odd row blocks, causal; stages refilled)"
+  { sanitize_three mma+async@64x128s2w8k2gm 2,8,300,64 --causal --kernels "$R2M_KERNELS" &
+    sanitize_three mma+async@64x128s2w8k2gm 1,4,1100,64 --kernels "$R2M_KERNELS" &
+    sanitize_three mma+async@64x64s2w4gm 2,8,300,128 --causal --kernels "$R2M_KERNELS" & wait; } | sort
+  IFS=';' read -ra r2m_specs <<<"${R2M_SHAPES:-2,8,512,64|;2,8,512,64|--regime isolated;2,8,512,64|--causal;2,8,512,64|--causal --regime isolated;2,8,2048,64|;2,16,1024,128|}"
+  for spec in "${r2m_specs[@]}"; do
+    shape=${spec%|*}; flags=${spec#*|}
+    case $shape in
+      *,128) vs="mma+async@64x64s2w4g,mma+async@64x64s2w4gm";;
+      *) vs="mma+async@64x128s2w8k2g,mma+async@64x128s2w8k2gm,mma+async@64x64s2w8k2g,mma+async@64x64s2w8k2gm";;
+    esac
+    tag=$(spec_tag "$shape" "$flags")
+    say "bench $shape $flags"
+    bench_r2 r2m "$tag" 6 --kernels "$R2M_KERNELS" --shape $shape $flags --variants "cudnn,$vs"
+  done
+  for v in cudnn mma+async@64x128s2w8k2g mma+async@64x128s2w8k2gm; do
+    f="$LOGS/r2m-ncu-$(echo "$v" | tr -c 'a-z0-9' _).csv"
+    ncu --metrics gpu__time_duration.sum,lts__t_bytes.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,sm__cycles_active.avg \
+      --clock-control none --cache-control none --launch-skip 2 --csv \
+      "$BIN" launch --kernels "$R2M_KERNELS" --variant "$v" --shape 2,8,512,64 --count 9 >"$f" 2>&1
+    ncu_median "$f" "$(printf '%-28s' "$v")"
+  done
+  pack_sessions r2m
 fi
 
 # Issue 21, steps 27 and 28, changes to code every mma tile runs (27: O

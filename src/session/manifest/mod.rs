@@ -22,7 +22,7 @@ pub const BUNDLED_TOML: &str = include_str!("../../../kernels/attention.toml");
 /// At most this many toggles (a variant keeps them as bits of a u64).
 pub const MAX_TOGGLES: usize = 64;
 /// At most this many tile parameters (a variant keeps them in an array).
-pub const MAX_PARAMS: usize = 12;
+pub const MAX_PARAMS: usize = 16;
 
 /// Keys attnscope itself binds in live mode; a toggle may not take one.
 /// (`ui::keymap`'s test keeps this list equal to its table.)

@@ -176,6 +176,41 @@ fn a_toggle_that_excludes_itself_is_refused() {
     assert_eq!(e.line, Some(line_of(&text, "excludes = [\"wmma\"]")), "{e}");
 }
 
+/// The bundled manifest with `n` more flag parameters (tags za, zb, …).
+fn with_extra_flags(n: usize) -> String {
+    let extra: String = (0..n)
+        .map(|i| {
+            format!(
+                "[[param]]\nname = \"extra{i}\"\ndefine = \"EXTRA{i}\"\ntag = \"z{}\"\nflag = true\nlabel = \"extra {i}\"\n\n",
+                char::from(b'a' + i as u8)
+            )
+        })
+        .collect();
+    edited(
+        "# Rules a variant must keep",
+        &format!("{extra}# Rules a variant must keep"),
+    )
+}
+
+#[test]
+fn a_manifest_may_have_up_to_max_params_tile_parameters() {
+    let room = MAX_PARAMS - bundled().params.len();
+    let m = Manifest::parse(&with_extra_flags(room), "k.toml").unwrap();
+    assert_eq!(m.params.len(), MAX_PARAMS);
+    let text = with_extra_flags(room + 1);
+    let e = refusal(&text);
+    assert!(
+        e.message
+            .contains(&format!("more than {MAX_PARAMS} tile parameters")),
+        "{e}"
+    );
+    assert_eq!(
+        e.line,
+        Some(line_of(&text, &format!("name = \"extra{room}\"")) - 1),
+        "{e}"
+    );
+}
+
 #[test]
 fn values_out_of_range_are_refused() {
     let e = refusal(&edited("default = 64\nvalues", "default = 48\nvalues"));
