@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e round2q round2qr round2m tune2 tour2
+#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e round2q round2qr round2m round2m1 tune2 tour2
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -1247,6 +1247,29 @@ if want round2m; then
     ncu_median "$f" "$(printf '%-28s' "$v")"
   done
   pack_sessions r2m
+fi
+
+# Issue 21, step 33's control (run 62): the same K/V loads by TMA without the
+# cluster (one CTA loads whole tiles, no multicast), from the kernel copy in
+# R2M1_KERNELS: the oracle on the three `m` tiles of that copy, and cuDNN,
+# the bundled cp.async tile and the copy's TMA one at B2 H8 S512 D64 in
+# three regimes, ncu on the two.
+R2M1_KERNELS=${R2M1_KERNELS:-docs/data/2026-11-25-h100/run62-tma-single/kernel}
+if want round2m1; then
+  say "selftest --variants $R2M (single-CTA TMA)"
+  selftest_run 200 --kernels "$R2M1_KERNELS" --variants "$R2M"
+  for flags in "" "--regime isolated" "--causal"; do
+    say "bench 2,8,512,64 $flags"
+    bench_r2 r2m1 "$(spec_tag 2,8,512,64 "$flags")" 4 --kernels "$R2M1_KERNELS" --shape 2,8,512,64 $flags \
+      --variants "cudnn,bundled:mma+async@64x128s2w8k2g,mma+async@64x128s2w8k2gm"
+  done
+  for v in bundled:mma+async@64x128s2w8k2g mma+async@64x128s2w8k2gm; do
+    f="$LOGS/r2m1-ncu-$(echo "$v" | tr -c 'a-z0-9' _).csv"
+    ncu --metrics gpu__time_duration.sum --clock-control none --cache-control none --launch-skip 2 --csv \
+      "$BIN" launch --kernels "$R2M1_KERNELS" --variant "$v" --shape 2,8,512,64 --count 9 >"$f" 2>&1
+    ncu_median "$f" "$(printf '%-34s' "$v")"
+  done
+  pack_sessions r2m1
 fi
 
 # Issue 21, steps 27 and 28, changes to code every mma tile runs (27: O
