@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e round2q round2qr round2m round2m1 tune2 tour2
+#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e round2q round2qr round2m round2m1 round2b tune2 tour2
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -1270,6 +1270,39 @@ if want round2m1; then
     ncu_median "$f" "$(printf '%-34s' "$v")"
   done
   pack_sessions r2m1
+fi
+
+# Issue 21, step 34 (reverted): both split groups merge and store half of D
+# each, from the kernel copy kept with run 63 (R2B_KERNELS). The oracle on
+# split tiles of every form (mma and wgmma, 16 and 32 rows a warp, D=64 and
+# 128) and the planted merge bug, sanitizers on a split tile with partial
+# tiles, and the bundled kernel (`bundled:` rows, the merge by group 0 alone)
+# raced against it in one call per shape; ncu on both at S512.
+R2B="mma+async@64x128s2w8k2g,mma+async@64x64s2w8k2g,mma+async@64x64s2w8k2,mma+async@32x64s2w4k2,mma+async@128x64s2w8k2,mma+async@64x32s2w16k4g"
+R2B_KERNELS=${R2B_KERNELS:-docs/data/2026-11-25-h100/run63-merge-both/kernel}
+if want round2b; then
+  say "selftest --variants $R2B"
+  selftest_run 250 --kernels "$R2B_KERNELS" --variants "$R2B"
+  say "selftest --mutations"
+  timeout -k 5 200 "$BIN" selftest --kernels "$R2B_KERNELS" --mutations >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"; grep -E "mutmerge|every planted" "$LOGS/mutations.txt" | sed 's/^/  /'
+  say "sanitizers (split tiles, partial row and key tiles)"
+  { sanitize_three mma+async@64x128s2w8k2g 2,8,333,64 --causal --kernels "$R2B_KERNELS" &
+    sanitize_three mma+async@64x64s2w8k2 1,4,333,128 --kernels "$R2B_KERNELS" & wait; } | sort
+  IFS=';' read -ra r2b_specs <<<"${R2B_SHAPES:-2,8,512,64|;2,8,512,64|--regime isolated;2,8,512,64|--causal;2,8,512,64|--causal --regime isolated;2,8,2048,64|}"
+  for spec in "${r2b_specs[@]}"; do
+    shape=${spec%|*}; flags=${spec#*|}
+    tag=$(spec_tag "$shape" "$flags")
+    say "bench $shape $flags"
+    bench_r2 r2b "$tag" 4 --kernels "$R2B_KERNELS" --shape $shape $flags \
+      --variants "cudnn,mma+async@64x128s2w8k2g,bundled:mma+async@64x128s2w8k2g"
+  done
+  for v in mma+async@64x128s2w8k2g bundled:mma+async@64x128s2w8k2g; do
+    f="$LOGS/r2b-ncu-$(echo "$v" | tr -c 'a-z0-9' _).csv"
+    ncu --metrics gpu__time_duration.sum --clock-control none --cache-control none --launch-skip 2 --csv \
+      "$BIN" launch --kernels "$R2B_KERNELS" --variant "$v" --shape 2,8,512,64 --count 9 >"$f" 2>&1
+    ncu_median "$f" "$(printf '%-34s' "$v")"
+  done
+  pack_sessions r2b
 fi
 
 # Issue 21, steps 27 and 28, changes to code every mma tile runs (27: O
