@@ -970,7 +970,7 @@ struct __align__(64) TensorMap {
 extern "C" {
 __constant__ TensorMap attn_tma[3];
 // MCAST: each CTA of the pair copies half a K/V tile's rows.
-__constant__ int attn_tma_rows[3] = {BLOCK_M, KV_ROWS, KV_ROWS};
+__constant__ int attn_tma_rows[3] = {BLOCK_M, KV_ROWS / (MCAST ? 2 : 1), KV_ROWS / (MCAST ? 2 : 1)};
 }
 
 // ROWS rows of head bh from row0 on into a swizzled tile, 64 columns per
@@ -1039,20 +1039,22 @@ __device__ __forceinline__ void produce_tma(half* sQ, half* sK, half* sV, unsign
 // The CTA's rank in its pair (cluster dims 2 x 1 x 1: blocks 2i and 2i + 1).
 __device__ __forceinline__ unsigned cluster_rank() {
     unsigned r;
-    r = 0;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
     return r;
 }
 // Every thread of both CTAs meets here. Relaxed: a release arrive is a
 // GPU-wide MEMBAR here, and what it would order is ordered already: the
 // barriers' init by fence.mbarrier_init, a stage's reads by the wgmma wait
 // that returned their products.
-__device__ __forceinline__ void cluster_sync() { __syncthreads(); }
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.aligned;\n" ::: "memory");
+}
 // K/V tile t of head bh into stage t % STAGES of both CTAs: this CTA copies
 // rows [rank·KV_ROWS/2, (rank + 1)·KV_ROWS/2), which land at the same offsets
 // in the pair's shared memory and count on both CTAs' full barrier (expecting
 // the whole tile's bytes, both halves).
 __device__ __forceinline__ void mcast_load_kv(half* sK, half* sV, int t, int bh, unsigned rank, unsigned bars) {
-    constexpr int HALF = KV_ROWS;
+    constexpr int HALF = KV_ROWS / 2;
     static_assert(HALF % 8 == 0, "a half tile is whole 8-row swizzle blocks");
     const unsigned full = full_bar(bars, t);
     mbar_expect_tx(full, 2 * KV_ROWS * HEAD_DIM * 2);
@@ -1063,9 +1065,10 @@ __device__ __forceinline__ void mcast_load_kv(half* sK, half* sV, int t, int bh,
 #pragma unroll
         for (int cb = 0; cb < HEAD_DIM / 64; ++cb)
             asm volatile(
-                "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
-                " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(smem_addr(tile + cb * KV_ROWS * 64)),
-                "l"(&attn_tma[which]), "r"(cb * 64), "r"(t * KV_ROWS + (int)rank * HALF), "r"(bh), "r"(full)
+                "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(smem_addr(tile + cb * KV_ROWS * 64)),
+                "l"(&attn_tma[which]), "r"(cb * 64), "r"(t * KV_ROWS + (int)rank * HALF), "r"(bh), "r"(full),
+                "h"((unsigned short)3)
                 : "memory");
     }
 }
@@ -1130,7 +1133,7 @@ __device__ __forceinline__ void consume_pingpong(float (&o)[MI][DB][4], float (&
 }
 #endif
 
-#if 0
+#if MCAST
 #define CLUSTER_DIMS __cluster_dims__(2, 1, 1)
 #else
 #define CLUSTER_DIMS
@@ -1297,20 +1300,18 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
             // The peer's copy engine completes them too.
             asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
         }
-        // The copy engine sees the barriers made.
+        // Both CTAs' barriers exist before either copies into them.
         cluster_sync();
         if (threadIdx.x == 0)
             for (int t = 0; t < STAGES && t < n_pair; ++t) mcast_load_kv(sK, sV, t, rb.bh, rank, bars);
         cp_async_wait<0>();  // Q
         __syncthreads();
-        if (!Q_SMEM) load_q_fragments(qf, sQ, wrow, lane);
-        // Diagnostic: every preloaded tile landed, then 50 us more.
-        for (int t = 0; t < STAGES && t < n_pair; ++t) wait_tile(bars, t);
-        __nanosleep(50000);
-        __syncthreads();
         for (int t = 0; t < n_pair; ++t) {
             const int stage = t % STAGES;
             const int key0 = t * KV_ROWS + key_off;
+            // As in the cp.async loop: loaded at t = 0 inside the loop (run 65:
+            // loaded before it, ptxas put P in Q's registers).
+            if (t == 0 && !Q_SMEM) load_q_fragments(qf, sQ, wrow, lane);
             wait_tile(bars, t);
             if (key0 < rb.kv_end) {  // warp-uniform: the pair's earlier row block may stop sooner
                 float s[MI][NB][4];
