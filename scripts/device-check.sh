@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e round2q round2qr round2m round2m1 round2b tune2 tour2
+#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e round2q round2qr round2m round2m1 round2b s512tiles tune2 tour2
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -1304,6 +1304,27 @@ if want round2b; then
     ncu_median "$f" "$(printf '%-34s' "$v")"
   done
   pack_sessions r2b
+fi
+
+# Issue 21, B2 H8 S512 D64: tiles outside the tune list against the one tune
+# picks, no kernel change (S512_TILES). The oracle on them, cuDNN and the
+# tiles in one call per regime, and ncu on each.
+S512_TILES=${S512_TILES:-64x128s2w8k2g,64x128s3w8k2g,64x128s3w4g,64x64s3w8k2g}
+if want s512tiles; then
+  list=""; for t in ${S512_TILES//,/ }; do list="$list,mma+async@$t"; done; list=${list#,}
+  say "selftest --variants $list"
+  selftest_run 200 --variants "$list"
+  for flags in "" "--regime isolated" "--causal" "--causal --regime isolated"; do
+    say "bench 2,8,512,64 $flags"
+    bench_r2 s512 "$(spec_tag 2,8,512,64 "$flags")" 6 --shape 2,8,512,64 $flags --variants "cudnn,$list"
+  done
+  for v in cudnn ${list//,/ }; do
+    f="$LOGS/s512-ncu-$(echo "$v" | tr -c 'a-z0-9' _).csv"
+    ncu --metrics gpu__time_duration.sum --clock-control none --cache-control none --launch-skip 2 --csv \
+      "$BIN" launch --variant "$v" --shape 2,8,512,64 --count 9 >"$f" 2>&1
+    ncu_median "$f" "$(printf '%-28s' "$v")"
+  done
+  pack_sessions s512
 fi
 
 # Issue 21, steps 27 and 28, changes to code every mma tile runs (27: O
