@@ -1213,7 +1213,8 @@ fi
 # blocks) share each K/V tile by TMA multicast, each loading half its rows
 # (`m`), from the kernel copy kept with run 65 (R2M_KERNELS: run 61's, with
 # the cluster barrier before exit, and Q's fragments loaded inside the loop,
-# the fix run 65 found; run 60/kernel is the one runs 60 and 61 measured). The oracle on the `m` tiles and its teeth
+# the fix run 65 found; run60-mcast/kernel.patch undoes the fix, giving the
+# kernel runs 60 and 61 measured). The oracle on the `m` tiles and its teeth
 # (mutations planted in 64x128s2w8k2gm too), sanitizers with an odd number
 # of row blocks (the pair's second CTA past S) and with stages refilled,
 # cuDNN and the tiles without `m` in one call per shape, and ncu with L2
@@ -1252,9 +1253,10 @@ fi
 
 # Issue 21, step 33's control (run 62): the same K/V loads by TMA without the
 # cluster (one CTA loads whole tiles, no multicast), from the kernel copy in
-# R2M1_KERNELS (run 65's, with the fix; run 62/kernel is the one measured): the oracle on the three `m` tiles of that copy, and cuDNN,
-# the bundled cp.async tile and the copy's TMA one at B2 H8 S512 D64 in
-# three regimes, ncu on the two.
+# R2M1_KERNELS (run 65's, with the fix; run62-tma-single/kernel.patch undoes
+# it, giving the kernel run 62 measured): the oracle on the three `m` tiles of
+# that copy, and cuDNN, the bundled cp.async tile and the copy's TMA one at
+# B2 H8 S512 D64 in three regimes, ncu on the two.
 R2M1_KERNELS=${R2M1_KERNELS:-docs/data/2026-11-25-h100/run65-qf-fix/kernel-tma}
 if want round2m1; then
   say "selftest --variants $R2M (single-CTA TMA)"
