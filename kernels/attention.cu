@@ -279,8 +279,8 @@ __device__ __forceinline__ unsigned smem_addr(const void* p) {
 // The 16-byte chunk cv of row r in a swizzled tile of ROWS rows (wgmma's
 // 128-byte swizzle): column blocks of 64 halves, ROWS rows each, chunk
 // c of row r stored at c ^ (r % 8).
-template <int ROWS>
-__device__ __forceinline__ half* swizzled(half* tile, int r, int cv) {
+template <int ROWS, typename H>
+__device__ __forceinline__ H* swizzled(H* tile, int r, int cv) {
     return tile + (cv / 8) * ROWS * 64 + r * 64 + ((cv % 8) ^ (r % 8)) * 8;
 }
 
@@ -528,14 +528,20 @@ __device__ __forceinline__ void wgmma_ss(float (&d)[64], unsigned long long desc
 }
 #endif  // USE_WGMMA
 
-// This warp's Q rows as A fragments, once (Q never changes).
+// This warp's Q rows as A fragments, once (Q never changes), from the
+// padded Q tile, or with Q_SMEM (Q_REGS) from the swizzled one, where 16 of D
+// are two 16-byte chunks.
 __device__ __forceinline__ void load_q_fragments(unsigned (&qf)[MI][HEAD_DIM / 16][4], const half* sQ, int wrow,
                                                  int lane) {
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
         for (int k = 0; k < HEAD_DIM / 16; ++k)
+#if Q_SMEM
+            ldmatrix_x4(qf[mi][k], swizzled<BLOCK_M>(sQ, wrow + mi * 16 + lane % 16, 2 * k + lane / 16));
+#else
             ldmatrix_x4(qf[mi][k], sQ + (wrow + mi * 16 + (lane % 16)) * LDH + k * 16 + (lane / 16) * 8);
+#endif
 }
 
 // S = Q·Kᵀ for BLOCK_N keys at tK: one ldmatrix.x4 gives an 8-key block's B
@@ -1188,8 +1194,10 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
         }
 
         const int key_off = group * BLOCK_N;  // this group's rows within a stage
-        // This warpgroup's 64 rows of the swizzled Q tile (Q_SMEM).
-        const half* tQ = sQ + (kb % Q_BUFS) * (SQ_TILE_BYTES / 2) + wrow / 64 * 64 * 64;
+        // This row block's Q buffer, and this warpgroup's 64 rows of it
+        // (Q_SMEM: swizzled).
+        const half* sQb = sQ + (kb % Q_BUFS) * (SQ_TILE_BYTES / 2);
+        const half* tQ = sQb + wrow / 64 * 64 * 64;
 #if WS
         // The consumers: the three-stage pipeline below, stages taken and given
         // back through the mbarriers instead of block barriers.
@@ -1198,12 +1206,8 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
         mbar_wait(q_full_bar(bars, kb), q_parity(kb));
 #endif
 #if Q_REGS
-        // This warp's 16 Q rows as A fragments out of the swizzled tile (16 of
-        // D is two 16-byte chunks), then the buffer goes back to the producer.
-#pragma unroll
-        for (int k = 0; k < HEAD_DIM / 16; ++k)
-            ldmatrix_x4(qf[0][k], swizzled<BLOCK_M>(sQ + (kb % Q_BUFS) * (SQ_TILE_BYTES / 2), wrow + lane % 16,
-                                                    2 * k + lane / 16));
+        // Q into registers, then the buffer goes back to the producer.
+        load_q_fragments(qf, sQb, wrow, lane);
         mbar_arrive(q_empty_bar(bars, kb));
 #endif
 #if PINGPONG
