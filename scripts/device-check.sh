@@ -88,6 +88,15 @@ more = "".join(f"  {m.split('.')[0]} {statistics.median(v):.1f}" for m, v in sor
 print(f"  ncu {sys.argv[2]}  kernels {len(vals):2}  median {med:.3f} µs{more}")
 PY
 }
+# Nsight Compute's gpu__time_duration (and the medians of METRICS' others) for
+# `launch` ARGS, clocks and caches left alone, launches 3–9 of 9; the CSV in
+# FILE, one line printed:   ncu_launch FILE LABEL METRICS LAUNCH-ARGS...
+ncu_launch() {
+  local f=$1 label=$2 metrics=$3; shift 3
+  ncu --metrics "$metrics" --clock-control none --cache-control none --launch-skip 2 --csv \
+    "$BIN" launch "$@" --count 9 >"$f" 2>&1
+  ncu_median "$f" "$label"
+}
 trap 'tar czf "$OUT/logs.tgz" -C "$LOGS" . 2>/dev/null' EXIT
 CUDNN_DIR=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))' 2>/dev/null)
 if [ -n "$CUDNN_DIR" ]; then
@@ -1111,9 +1120,8 @@ if want round2final; then
     done
     for v in cudnn "mma+async@$tile"; do
       f="$LOGS/fin-ncu-$tag-$(echo "$v" | tr -c 'a-z0-9' _).csv"
-      ncu --metrics gpu__time_duration.sum --clock-control none --cache-control none --launch-skip 2 --csv \
-        "$BIN" launch --variant "$v" --shape $shape $flags --count 9 >"$f" 2>&1
-      ncu_median "$f" "$(printf '%-26s %-28s' "$shape $flags" "$v")"
+      ncu_launch "$f" "$(printf '%-26s %-28s' "$shape $flags" "$v")" gpu__time_duration.sum \
+        --variant "$v" --shape $shape $flags
     done
   done
   pack_sessions fin
@@ -1201,10 +1209,8 @@ if want round2qr; then
   done
   for v in cudnn mma+async@128x128s3w8gqptor mma+async@128x128s3w8gqptora; do
     f="$LOGS/r2qr-ncu-$(echo "$v" | tr -c 'a-z0-9' _).csv"
-    ncu --metrics gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio \
-      --clock-control none --cache-control none --launch-skip 2 --csv \
-      "$BIN" launch --variant "$v" --shape 2,16,2048,128 --count 9 >"$f" 2>&1
-    ncu_median "$f" "$(printf '%-28s' "$v")"
+    ncu_launch "$f" "$(printf '%-28s' "$v")" gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio \
+      --variant "$v" --shape 2,16,2048,128
   done
   pack_sessions r2qr
 fi
@@ -1243,10 +1249,8 @@ if want round2m; then
   done
   for v in cudnn mma+async@64x128s2w8k2g mma+async@64x128s2w8k2gm; do
     f="$LOGS/r2m-ncu-$(echo "$v" | tr -c 'a-z0-9' _).csv"
-    ncu --metrics gpu__time_duration.sum,lts__t_bytes.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,sm__cycles_active.avg \
-      --clock-control none --cache-control none --launch-skip 2 --csv \
-      "$BIN" launch --kernels "$R2M_KERNELS" --variant "$v" --shape 2,8,512,64 --count 9 >"$f" 2>&1
-    ncu_median "$f" "$(printf '%-28s' "$v")"
+    ncu_launch "$f" "$(printf '%-28s' "$v")" gpu__time_duration.sum,lts__t_bytes.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,sm__cycles_active.avg \
+      --kernels "$R2M_KERNELS" --variant "$v" --shape 2,8,512,64
   done
   pack_sessions r2m
 fi
@@ -1268,9 +1272,8 @@ if want round2m1; then
   done
   for v in bundled:mma+async@64x128s2w8k2g mma+async@64x128s2w8k2gm; do
     f="$LOGS/r2m1-ncu-$(echo "$v" | tr -c 'a-z0-9' _).csv"
-    ncu --metrics gpu__time_duration.sum --clock-control none --cache-control none --launch-skip 2 --csv \
-      "$BIN" launch --kernels "$R2M1_KERNELS" --variant "$v" --shape 2,8,512,64 --count 9 >"$f" 2>&1
-    ncu_median "$f" "$(printf '%-34s' "$v")"
+    ncu_launch "$f" "$(printf '%-34s' "$v")" gpu__time_duration.sum \
+      --kernels "$R2M1_KERNELS" --variant "$v" --shape 2,8,512,64
   done
   pack_sessions r2m1
 fi
@@ -1301,9 +1304,8 @@ if want round2b; then
   done
   for v in mma+async@64x128s2w8k2g bundled:mma+async@64x128s2w8k2g; do
     f="$LOGS/r2b-ncu-$(echo "$v" | tr -c 'a-z0-9' _).csv"
-    ncu --metrics gpu__time_duration.sum --clock-control none --cache-control none --launch-skip 2 --csv \
-      "$BIN" launch --kernels "$R2B_KERNELS" --variant "$v" --shape 2,8,512,64 --count 9 >"$f" 2>&1
-    ncu_median "$f" "$(printf '%-34s' "$v")"
+    ncu_launch "$f" "$(printf '%-34s' "$v")" gpu__time_duration.sum \
+      --kernels "$R2B_KERNELS" --variant "$v" --shape 2,8,512,64
   done
   pack_sessions r2b
 fi
@@ -1322,9 +1324,8 @@ if want s512tiles; then
   done
   for v in cudnn ${list//,/ }; do
     f="$LOGS/s512-ncu-$(echo "$v" | tr -c 'a-z0-9' _).csv"
-    ncu --metrics gpu__time_duration.sum --clock-control none --cache-control none --launch-skip 2 --csv \
-      "$BIN" launch --variant "$v" --shape 2,8,512,64 --count 9 >"$f" 2>&1
-    ncu_median "$f" "$(printf '%-28s' "$v")"
+    ncu_launch "$f" "$(printf '%-28s' "$v")" gpu__time_duration.sum \
+      --variant "$v" --shape 2,8,512,64
   done
   pack_sessions s512
 fi
@@ -1356,10 +1357,8 @@ if want round2e; then
     for k in "" exp-kernels/prev; do
       [ -n "$k" ] && [ ! -d "$k" ] && continue
       f="$LOGS/r2e-ncu-${shape//,/x}-${k:+prev}.csv"
-      ncu --metrics gpu__time_duration.sum,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \
-        --clock-control none --cache-control none --launch-skip 2 --csv \
-        "$BIN" launch ${k:+--kernels $k} --variant "mma+async@$tile" --shape $shape --count 9 >"$f" 2>&1
-      ncu_median "$f" "$(printf '%-16s %-24s %s' "$shape" "$tile" "${k:-this}")"
+      ncu_launch "$f" "$(printf '%-16s %-24s %s' "$shape" "$tile" "${k:-this}")" gpu__time_duration.sum,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \
+        ${k:+--kernels $k} --variant "mma+async@$tile" --shape $shape
     done
   done
   pack_sessions r2e
@@ -1397,10 +1396,8 @@ if want round2x; then
   done
   for v in cudnn bundled:mma+async@128x128s3w8gqptor mma+async@128x176s2w8gqptor mma+async@128x176s2w8gqpto; do
     f="$LOGS/r2x-ncu-$(echo "$v" | tr -c 'a-z0-9' _).csv"
-    ncu --metrics gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \
-      --clock-control none --cache-control none --launch-skip 2 --csv \
-      "$BIN" launch --kernels "$R2X_KERNELS" --variant "$v" --shape 2,16,2048,128 --count 9 >"$f" 2>&1
-    ncu_median "$f" "$(printf '%-28s' "$v")"
+    ncu_launch "$f" "$(printf '%-28s' "$v")" gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \
+      --kernels "$R2X_KERNELS" --variant "$v" --shape 2,16,2048,128
   done
   pack_sessions r2x
 fi
