@@ -47,6 +47,15 @@
 //                 issued together, the next softmax running under P·V.
 //                 Three (192-row tiles at D = 64, as FlashAttention-3 runs
 //                 there) get 160 registers each.
+//   STAGGER       a tile option of two-stage split tiles (issue 21, step 36):
+//                 after the first stage (Q and tile 0, every thread, one
+//                 block barrier) each group loads its own rows of the next
+//                 stage and waits at its own named barrier, and group k
+//                 issues its first Q·Kᵀ only once group k - 1's has landed,
+//                 so one group's softmax runs under the other's GEMMs
+//                 instead of all groups meeting at block barriers twice a
+//                 tile. The merge then gets shared memory of its own: a
+//                 group may finish while another still reads its tiles.
 //   PERSIST       a tile option of TMA tiles (issue 21): one CTA per SM
 //                 (the grid is min(SMs, row blocks)) walks the row blocks of
 //                 every head, so the producer loads the next block's Q and
@@ -119,6 +128,9 @@
 #ifndef Q_REGS
 #define Q_REGS 0
 #endif
+#ifndef STAGGER
+#define STAGGER 0
+#endif
 // Test-only: one store far out of bounds, so the GPU reports an illegal
 // address (attnscope's fault-injection variant, `+fault`).
 #ifndef INJECT_FAULT
@@ -173,6 +185,9 @@ static_assert(!PINGPONG || (WS && (WARPS == 8 || WARPS == 12)),
 static_assert(!(WS && WARPS == 12) || PINGPONG, "three consumer warpgroups fit 160 registers only in the ping-pong loop");
 static_assert(!PERSIST || TMA, "PERSIST (persistent CTAs) is a tile option of TMA tiles");
 static_assert(!Q_REGS || PERSIST, "Q_REGS (Q copied to registers) is a tile option of PERSIST tiles");
+// Named barriers 1 to SPLIT (0 is the block's) and SPLIT - 1 mbarriers.
+static_assert(!STAGGER || (SPLIT > 1 && SPLIT <= 8 && USE_CP_ASYNC && STAGES == 2 && !WS),
+              "STAGGER (split groups apart) is a tile option of two-stage tiles split 2 to 8 ways, with cp.async");
 // The softmax's reductions for wgmma tiles (docs/perf-log.md, steps 19 and
 // 29): row sums on the FMA pipe instead of a chain of mma.syncs that P·V
 // waits behind, the row maximum as a tree. Not for tiles that read Q from
@@ -247,7 +262,12 @@ static_assert(!WS || CONSUMER_THREADS * CONSUMER_REGS + 128 * PRODUCER_REGS <= 6
 // WS: a full and an empty mbarrier per stage, then a pair per Q buffer, after
 // the tiles.
 #define BAR_BYTES (WS ? (Q_BUFS == 2 ? 128 : 64) : 0)
-#define SMEM_BYTES ((TILE_BYTES > MERGE_BYTES ? TILE_BYTES : MERGE_BYTES) + BAR_BYTES + SMEM_SLACK)
+// STAGGER: after the tiles, not over them, then the stagger's mbarriers.
+#define MERGE_AT (STAGGER ? TILE_BYTES : 0)
+#define STAGGER_BYTES (STAGGER ? 64 : 0)
+#define SMEM_BYTES                                                                                             \
+    ((STAGGER ? TILE_BYTES + MERGE_BYTES : TILE_BYTES > MERGE_BYTES ? TILE_BYTES : MERGE_BYTES) + STAGGER_BYTES + \
+     BAR_BYTES + SMEM_SLACK)
 #else
 #define SS_BYTES ALIGN128(BLOCK_M * LDS * 4)
 #if USE_WMMA_PV
@@ -294,24 +314,28 @@ __device__ __forceinline__ H* swizzled(H* tile, int r, int cv) {
 // address is the thread's base plus a constant: one instruction per 16 bytes.
 // SWZ writes the wgmma layout (KV_SWIZZLE): a pass covers a multiple of 8
 // rows, so a thread's swizzled chunk is the same on every pass.
-template <int ROWS, bool SWZ = false>
-__device__ __forceinline__ void load_rows(half* tile, const half* __restrict__ src, int row0, int S) {
+// NT threads load (tid: this one's index among them); a swizzled tile's
+// column blocks hold TILE_ROWS rows (a split group fills its BLOCK_N rows of
+// a stage's KV_ROWS, from the stage's row key_off on).
+template <int ROWS, bool SWZ = false, int NT = CONSUMER_THREADS, int TILE_ROWS = ROWS>
+__device__ __forceinline__ void load_rows(half* tile, const half* __restrict__ src, int row0, int S,
+                                          unsigned tid = threadIdx.x) {
     constexpr int VEC_PER_ROW = HEAD_DIM / 8;  // 16-byte vectors
     constexpr int VECS = ROWS * VEC_PER_ROW;
     // The consumers load (with WS the producer warpgroup has its own loader).
-    constexpr int ROW_STEP = CONSUMER_THREADS / VEC_PER_ROW;  // rows one pass of the block covers
-    constexpr int LD = SWZ ? 64 : LDH;                         // halves from one row to the next
-    static_assert(CONSUMER_THREADS % VEC_PER_ROW == 0, "a pass of the block covers whole rows");
+    constexpr int ROW_STEP = NT / VEC_PER_ROW;  // rows one pass of the block covers
+    constexpr int LD = SWZ ? 64 : LDH;          // halves from one row to the next
+    static_assert(NT % VEC_PER_ROW == 0, "a pass of the block covers whole rows");
     static_assert(!SWZ || ROW_STEP % 8 == 0, "a swizzled pass covers whole 8-row blocks");
-    const int r0 = threadIdx.x / VEC_PER_ROW;
-    const int cv = threadIdx.x % VEC_PER_ROW;
+    const int r0 = tid / VEC_PER_ROW;
+    const int cv = tid % VEC_PER_ROW;
     const int c = cv * 8;
     const half* base = src + ((size_t)row0 + r0) * HEAD_DIM + c;
-    half* sbase = SWZ ? swizzled<ROWS>(tile, r0, cv) : tile + r0 * LDH + c;
+    half* sbase = SWZ ? swizzled<TILE_ROWS>(tile, r0, cv) : tile + r0 * LDH + c;
     if (row0 + ROWS <= S) {
 #pragma unroll
-        for (int j = 0; j < (VECS + CONSUMER_THREADS - 1) / CONSUMER_THREADS; ++j) {
-            if (VECS % CONSUMER_THREADS != 0 && r0 + j * ROW_STEP >= ROWS) break;
+        for (int j = 0; j < (VECS + NT - 1) / NT; ++j) {
+            if (VECS % NT != 0 && r0 + j * ROW_STEP >= ROWS) break;
             const half* g = base + j * ROW_STEP * HEAD_DIM;
             half* s = sbase + j * ROW_STEP * LD;
 #if USE_CP_ASYNC
@@ -323,9 +347,9 @@ __device__ __forceinline__ void load_rows(half* tile, const half* __restrict__ s
         return;
     }
 #pragma unroll
-    for (int j = 0; j < (VECS + CONSUMER_THREADS - 1) / CONSUMER_THREADS; ++j) {
+    for (int j = 0; j < (VECS + NT - 1) / NT; ++j) {
         const int r = r0 + j * ROW_STEP;
-        if (VECS % CONSUMER_THREADS != 0 && r >= ROWS) break;
+        if (VECS % NT != 0 && r >= ROWS) break;
         const bool valid = row0 + r < S;
         const half* g = valid ? base + j * ROW_STEP * HEAD_DIM : src;
         half* s = sbase + j * ROW_STEP * LD;
@@ -1030,6 +1054,28 @@ __device__ __forceinline__ void produce_tma(half* sQ, half* sK, half* sV, unsign
 #endif
 #endif
 
+#if STAGGER
+// Group k > 0 of a split tile issues its first Q·Kᵀ once group k - 1's has
+// landed: mbarrier k - 1 after the merge area, each of group k - 1's threads
+// arriving once. Named barriers met from two places (bar.arrive after Q·Kᵀ,
+// bar.sync before it) made racecheck report hazards at the merge (run 74),
+// and bar.sync in both places is not aligned (synccheck, run 75).
+// test_wait, not try_wait: sm_80 runs i tiles too.
+__device__ __forceinline__ unsigned stagger_bar(const unsigned char* smem, int k) {
+    return smem_addr(smem + MERGE_AT + MERGE_BYTES) + 8 * (k - 1);
+}
+__device__ __forceinline__ void stagger_arrive(unsigned bar) {
+    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void stagger_wait(unsigned bar) {
+    asm volatile(
+        "{\n.reg .pred done;\nSTAGGER_WAIT:\n"
+        "mbarrier.test_wait.parity.shared::cta.b64 done, [%0], 0;\n"
+        "@!done bra STAGGER_WAIT;\n}\n" ::"r"(bar)
+        : "memory");
+}
+#endif
+
 #if PINGPONG
 // Warpgroup wg waits at named barrier 1 + wg for its turn at the tensor
 // cores and passes it to the next, round robin (256 threads: one warpgroup
@@ -1170,6 +1216,14 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
         cp_async_commit();
         prefetch_kv(sK, sV, Kh, Vh, n_tiles, S);
 #endif
+#if STAGGER
+        // Made before anyone uses them: the first tile's block barrier.
+        if (threadIdx.x == 0)
+            for (int k = 1; k < SPLIT; ++k)
+                asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(stagger_bar(smem, k)),
+                             "r"(WARPS / SPLIT * 32)
+                             : "memory");
+#endif
 
         // Defined on entry: the two-stage loop loads Q's fragments only at t = 0,
         // and with an undefined entry value the compiler could treat them as dead
@@ -1264,6 +1318,44 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
             // Every warp is done with tile t before its stage is refilled.
             __syncthreads();
         }
+#elif STAGGER
+        constexpr int GROUP_THREADS = WARPS_PER_GROUP * 32;
+        const unsigned gtid = threadIdx.x % GROUP_THREADS;
+        for (int t = 0; t < n_tiles; ++t) {
+            // This group's rows of tile t + 1, into the stage tile t - 1 held.
+            if (t + 1 < n_tiles) {
+                const int st = (t + 1) % KV_STAGES;
+                const int r0 = (t + 1) * KV_ROWS + key_off;
+                load_rows<BLOCK_N, KV_SWIZZLE, GROUP_THREADS, KV_ROWS>(
+                    sK + st * KV_TILE_HALVES + key_off * KV_ROW_HALVES, Kh, r0, S, gtid);
+                load_rows<BLOCK_N, KV_SWIZZLE, GROUP_THREADS, KV_ROWS>(
+                    sV + st * KV_TILE_HALVES + key_off * KV_ROW_HALVES, Vh, r0, S, gtid);
+            }
+            cp_async_commit();
+            cp_async_wait<1>();
+            kv_visible_to_wgmma();
+            // Tile 0 and Q came by every thread; later tiles by the group.
+            if (t == 0)
+                __syncthreads();
+            else
+                asm volatile("bar.sync %0, %1;\n" ::"r"(1 + group), "n"(GROUP_THREADS) : "memory");
+            if (t == 0 && !Q_SMEM) load_q_fragments(qf, sQ, wrow, lane);
+            const int stage = t % KV_STAGES;
+            const int key0 = t * KV_ROWS + key_off;
+            // Group k > 0 waits for group k - 1's first Q·Kᵀ (or its having none).
+            if (t == 0 && group > 0) stagger_wait(stagger_bar(smem, group));
+            if (key0 < rb.kv_end) {  // warp-uniform: a causal tail may leave a group nothing
+                float s[MI][NB][4];
+                mma_qk(s, qf, tQ, sK + stage * KV_TILE_HALVES + key_off * KV_ROW_HALVES, lane);
+                if (t == 0 && group + 1 < SPLIT) stagger_arrive(stagger_bar(smem, group + 1));
+                mask_scores(s, key0, q0 + wrow, S, causal, lane);
+                softmax_pv(s, o, l_acc, m_r, sV + stage * KV_TILE_HALVES + key_off * KV_ROW_HALVES, scale_log2, lane);
+            } else if (t == 0 && group + 1 < SPLIT) {
+                stagger_arrive(stagger_bar(smem, group + 1));
+            }
+            // The group is done with its rows of this stage before it refills them.
+            asm volatile("bar.sync %0, %1;\n" ::"r"(1 + group), "n"(GROUP_THREADS) : "memory");
+        }
 #else
         for (int t = 0; t < n_tiles; ++t) {
             fetch_kv(sK, sV, Kh, Vh, t, n_tiles, S);
@@ -1301,7 +1393,7 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
         // the same lane of the matching warp of group 0 (same rows, same columns;
         // the row sums are already whole in every lane).
         {
-            float* merge = reinterpret_cast<float*>(smem);
+            float* merge = reinterpret_cast<float*>(smem + MERGE_AT);
             const int wi = warp % WARPS_PER_GROUP;
             if (group > 0) {
                 float* dst = merge + (((group - 1) * WARPS_PER_GROUP + wi) * MERGE_REGS) * 32 + lane;

@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e round2q round2qr round2m round2m1 round2b s512tiles tune2 tour2
+#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e round2q round2qr round2m round2m1 round2b round2d round2i round2irace s512tiles tune2 tour2
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -1110,7 +1110,7 @@ fi
 # alone, median of the last 7 of 9 launches) for both.
 if want round2final; then
   [ -z "${R2F_NO_SELFTEST:-}" ] && { say "selftest --quick"; selftest_run 300 --quick; }
-  IFS=';' read -ra fin_specs <<<"${R2F_SPECS:-2,8,512,64||64x128s2w8k2g;2,8,512,64|--causal|64x128s2w8k2g;4,16,4096,64||192x128s3w12gqptor;4,16,4096,64|--causal|192x128s3w12gqptor;2,16,2048,128||128x128s3w8gqptora;1,32,8192,128|--causal|128x128s3w8gqptora;1,16,16384,128||128x128s3w8gqptora;1,16,16384,128|--causal|128x128s3w8gqptora}"
+  IFS=';' read -ra fin_specs <<<"${R2F_SPECS:-2,8,512,64||64x128s2w8k2gi;2,8,512,64|--causal|64x128s2w8k2gi;4,16,4096,64||192x128s3w12gqptor;4,16,4096,64|--causal|192x128s3w12gqptor;2,16,2048,128||128x128s3w8gqptora;1,32,8192,128|--causal|128x128s3w8gqptora;1,16,16384,128||128x128s3w8gqptora;1,16,16384,128|--causal|128x128s3w8gqptora}"
   for spec in "${fin_specs[@]}"; do
     IFS='|' read -r shape flags tile <<<"$spec"
     tag=$(spec_tag "$shape" "$flags")
@@ -1308,6 +1308,119 @@ if want round2b; then
       --kernels "$R2B_KERNELS" --variant "$v" --shape 2,8,512,64
   done
   pack_sessions r2b
+fi
+
+# Issue 21, step 36: split groups apart (i), each loading its rows of a stage
+# and waiting at its own named barrier, staggered at the first Q·Kᵀ. The
+# oracle on i tiles of every form (wgmma and mma.sync, two and four groups,
+# 16 rows a warp and 32), its teeth (the merge bug planted in an i tile),
+# sanitizers at partial tiles, cuDNN and the tiles with and without i in one
+# call per regime at S512 and S2048, ncu at S512, and tune at S512.
+R2I_TILES=${R2I_TILES:-64x128s2w8k2g,64x128s2w8k2gi,64x64s2w8k2g,64x64s2w8k2gi,64x64s2w16k4gi}
+R2I_CHECK="mma+async@64x128s2w8k2gi,mma+async@64x64s2w8k2gi,mma+async@64x64s2w16k4gi,mma+async@64x64s2w8k2i,mma+async@32x64s2w4k2i"
+if want round2i; then
+  list=""; for t in ${R2I_TILES//,/ }; do list="$list,mma+async@$t"; done; list=${list#,}
+  say "selftest --variants $R2I_CHECK"
+  selftest_run 240 --variants "$R2I_CHECK"
+  for spec in "2,8,512,64|" "2,8,512,64|--regime isolated" "2,8,512,64|--causal" "2,8,512,64|--causal --regime isolated" "2,8,2048,64|" "2,8,2048,64|--causal"; do
+    shape=${spec%|*}; flags=${spec#*|}
+    say "bench $shape $flags"
+    bench_r2 r2i "$(spec_tag "$shape" "$flags")" 7 --shape $shape $flags --variants "cudnn,$list"
+  done
+  say "sanitizers (partial row and key tiles, causal, a group with no tiles, D=64 and D=128)"
+  { sanitize_three mma+async@64x128s2w8k2gi 2,8,333,64 --causal &
+    sanitize_three mma+async@64x64s2w16k4gi 1,4,333,64 &
+    sanitize_three mma+async@64x64s2w8k2i 1,4,333,128 --causal & wait; } | sort
+  for causal in "" --causal; do
+    for v in cudnn mma+async@64x128s2w8k2g mma+async@64x128s2w8k2gi; do
+      f="$LOGS/r2i-ncu$causal-$(echo "$v" | tr -c 'a-z0-9' _).csv"
+      ncu_launch "$f" "$(printf '%-26s %s' "$v" "$causal")" gpu__time_duration.sum,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active \
+        --variant "$v" --shape 2,8,512,64 $causal
+    done
+  done
+  pack_sessions r2i
+  for causal in "" --causal; do
+    say "tune mma+async at 2,8,512,64 $causal"
+    timeout -k 5 200 "$BIN" tune --shape 2,8,512,64 $causal --max-seconds 0.5 2>"$LOGS/r2i-tune$causal.err" \
+      | tee "$LOGS/r2i-tune$causal.log" | head -7 | sed 's/^/  /'
+  done
+  say "selftest --mutations"
+  timeout -k 5 200 "$BIN" selftest --mutations >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"
+  grep -E 'mutmerge|every planted|missed' "$LOGS/mutations.txt" | sed 's/^/  /'
+fi
+
+# Issue 21, step 36: racecheck on i tiles of the bundled kernel and of each
+# exp-kernels/ copy (R2IR_VARIANTS at R2IR_SHAPES, one line each), then the
+# copies raced against the bundled i tile at S512.
+R2IR_VARIANTS=${R2IR_VARIANTS:-mma+async@64x128s2w8k2g mma+async@64x128s2w8k2gi mma+async@64x64s2w8k2i}
+if want round2irace; then
+  for k in bundled exp-kernels/*/; do
+    k=${k%/}; [ "$k" = bundled ] || [ -f "$k/attention.cu" ] || continue
+    for v in $R2IR_VARIANTS; do
+      shape=2,8,333,64; [[ "$v" == *k2i ]] && shape=1,4,333,128
+      f="$LOGS/r2ir-$(basename "$k")-$v.log"
+      timeout -k 5 240 compute-sanitizer --tool racecheck --error-exitcode 9 "$BIN" bench --shape $shape --causal \
+        $([ "$k" = bundled ] || echo "--kernels $k") --variants "$v" --launches 2 --timer events --telemetry-hz 0 >"$f" 2>&1 &
+    done
+  done
+  wait
+  for f in "$LOGS"/r2ir-*.log; do echo "  $(basename "$f" .log): $(grep -E 'RACECHECK SUMMARY' "$f" | tail -1 | sed 's/=* *//')"; done
+  list="cudnn,mma+async@64x128s2w8k2gi"
+  for k in exp-kernels/*/; do list="$list,${k%/}:mma+async@64x128s2w8k2gi"; done
+  for flags in "" "--regime isolated"; do
+    say "bench 2,8,512,64 $flags"
+    bench_r2 r2ir "$(spec_tag 2,8,512,64 "$flags")" 6 --shape 2,8,512,64 $flags --variants "$list"
+  done
+  pack_sessions r2ir
+fi
+
+# Issue 21, step 35 (reverted): pair tiles (d), a row block's K/V tiles split
+# over a 2-CTA cluster and merged through distributed shared memory, from the
+# kernel kept as a patch (run 70; R2D_KERNELS names a built copy instead).
+# The oracle on them (odd tile counts at S333 and S4097, a causal rank with
+# no tiles at S512), cuDNN, the bundled kernel's S512 pick (`bundled:`), the
+# same tile without the pair and the d tiles in one call per regime,
+# sanitizers at partial tiles, ncu on each, and the oracle's teeth (the merge
+# bug planted in a d tile). R2D_EXTRA adds variants of other copies
+# (exp-kernels/NAME:VARIANT; run 71's come from its patches); R2D_ONLY_TIMES=1
+# keeps only the races and ncu.
+R2D_TILES=${R2D_TILES:-128x128s2w8g,128x128s2w8gd,128x64s2w8gd,128x128s3w8gd}
+if want round2d; then
+  if [ -z "${R2D_KERNELS:-}" ]; then
+    R2D_KERNELS=$(mktemp -d)
+    cp kernels/attention.cu kernels/attention.toml "$R2D_KERNELS"/
+    patch -s -p2 -d "$R2D_KERNELS" <docs/data/2026-11-25-h100/run70-pair/kernel.patch || say "  the patch no longer applies: build the copy from bf4bf3c"
+  fi
+  list=""; for t in ${R2D_TILES//,/ }; do list="$list,mma+async@$t"; done; list=${list#,}
+  if [ -z "${R2D_ONLY_TIMES:-}" ]; then
+    say "selftest --variants (d tiles)"
+    selftest_run 240 --kernels "$R2D_KERNELS" --variants "$(echo "$list" | tr ',' '\n' | grep 'gd$' | paste -sd,)"
+  fi
+  list="bundled:mma+async@64x128s2w8k2g,$list${R2D_EXTRA:+,$R2D_EXTRA}"
+  for flags in "" "--regime isolated" "--causal" "--causal --regime isolated"; do
+    say "bench 2,8,512,64 $flags"
+    bench_r2 r2d "$(spec_tag 2,8,512,64 "$flags")" 7 --kernels "$R2D_KERNELS" --shape 2,8,512,64 $flags \
+      --variants "cudnn,$list"
+  done
+  if [ -z "${R2D_ONLY_TIMES:-}" ]; then
+    say "sanitizers (partial row and key tiles, causal, D=64 and D=128)"
+    { sanitize_three mma+async@128x128s2w8gd 2,8,333,64 --causal --kernels "$R2D_KERNELS" &
+      sanitize_three mma+async@128x128s3w8gd 2,4,333,64 --kernels "$R2D_KERNELS" &
+      sanitize_three mma+async@128x64s2w8gd 1,4,333,128 --causal --kernels "$R2D_KERNELS" & wait; } | sort
+  fi
+  for v in cudnn ${list//,/ }; do
+    f="$LOGS/r2d-ncu-$(echo "$v" | tr -c 'a-z0-9' _).csv"
+    k=$R2D_KERNELS
+    case "$v" in bundled:*) k=""; v=${v#bundled:} ;; */*:*) k=${v%%:*}; v=${v#*:} ;; esac
+    ncu_launch "$f" "$(printf '%-24s %s' "$v" "${k:-bundled}")" gpu__time_duration.sum,lts__t_bytes.sum,sm__cycles_active.avg \
+      ${k:+--kernels $k} --variant "$v" --shape 2,8,512,64
+  done
+  pack_sessions r2d
+  if [ -z "${R2D_ONLY_TIMES:-}" ]; then
+    say "selftest --mutations"
+    timeout -k 5 200 "$BIN" selftest --kernels "$R2D_KERNELS" --mutations >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"
+    grep -E 'gd|every planted|missed' "$LOGS/mutations.txt" | head -12 | sed 's/^/  /'
+  fi
 fi
 
 # Issue 21, B2 H8 S512 D64: tiles outside the tune list against the one tune

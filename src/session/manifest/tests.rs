@@ -25,14 +25,14 @@ fn the_bundled_manifest_loads() {
     assert_eq!(m.name, "attention");
     assert_eq!(m.entry, "attention_fwd");
     assert_eq!(m.toggles.len(), 7);
-    assert_eq!(m.params.len(), 12);
+    assert_eq!(m.params.len(), 13);
     assert_eq!(m.tile_text(m.default_tile()), "64x64s2w4");
     assert_eq!(m.variant_text(m.start.0, m.start.1), "wmma+pv+async");
     let keys: Vec<char> = m.toggles.iter().filter_map(|t| t.key).collect();
     assert_eq!(keys, ['w', 'p', 'M', 'c', 'F']);
     assert_eq!(
         m.tile_form(),
-        "64x64s2w4 (BLOCK_M x BLOCK_N s stages w warps; optional: k K/V split, g wgmma, q Q in smem, p producer, t TMA loads, o ping-pong, r persistent, a Q in registers)"
+        "64x64s2w4 (BLOCK_M x BLOCK_N s stages w warps; optional: k K/V split, g wgmma, q Q in smem, p producer, t TMA loads, o ping-pong, r persistent, a Q in registers, i groups apart)"
     );
 }
 
@@ -132,7 +132,14 @@ fn mutation_sites_are_listed() {
         .iter()
         .map(|(b, t)| m.variant_text(*b, *t))
         .collect();
-    assert_eq!(sites, ["mma+async@64x64s2w8k2", "mma+async@64x64s2w8k2g"]);
+    assert_eq!(
+        sites,
+        [
+            "mma+async@64x64s2w8k2",
+            "mma+async@64x64s2w8k2g",
+            "mma+async@64x128s2w8k2gi"
+        ]
+    );
 }
 
 #[test]
