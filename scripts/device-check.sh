@@ -1376,7 +1376,12 @@ fi
 
 # Issue 21, step 35 (reverted): pair tiles (d), a row block's K/V tiles split
 # over a 2-CTA cluster and merged through distributed shared memory, from the
-# kernel kept as a patch (run 70; R2D_KERNELS names a built copy instead).
+# kernel kept as a patch against bf4bf3c (run 70). The GPU machine has no git:
+# build the copy here and carry it,
+#   mkdir -p exp-kernels/pair && for f in attention.cu attention.toml; do
+#     git show bf4bf3c:kernels/$f >exp-kernels/pair/$f; done
+#   patch -p2 -d exp-kernels/pair <docs/data/2026-11-25-h100/run70-pair/kernel.patch
+# then R2D_KERNELS=exp-kernels/pair (the default when that folder exists).
 # The oracle on them (odd tile counts at S333 and S4097, a causal rank with
 # no tiles at S512), cuDNN, the bundled kernel's S512 pick (`bundled:`), the
 # same tile without the pair and the d tiles in one call per regime,
@@ -1386,11 +1391,8 @@ fi
 # keeps only the races and ncu.
 R2D_TILES=${R2D_TILES:-128x128s2w8g,128x128s2w8gd,128x64s2w8gd,128x128s3w8gd}
 if want round2d; then
-  if [ -z "${R2D_KERNELS:-}" ]; then
-    R2D_KERNELS=$(mktemp -d)
-    cp kernels/attention.cu kernels/attention.toml "$R2D_KERNELS"/
-    patch -s -p2 -d "$R2D_KERNELS" <docs/data/2026-11-25-h100/run70-pair/kernel.patch || say "  the patch no longer applies: build the copy from bf4bf3c"
-  fi
+  R2D_KERNELS=${R2D_KERNELS:-exp-kernels/pair}
+  [ -f "$R2D_KERNELS/attention.cu" ] || say "  no $R2D_KERNELS/attention.cu: build it from bf4bf3c and the patch (see above)"
   list=""; for t in ${R2D_TILES//,/ }; do list="$list,mma+async@$t"; done; list=${list#,}
   if [ -z "${R2D_ONLY_TIMES:-}" ]; then
     say "selftest --variants (d tiles)"
