@@ -893,16 +893,20 @@ __device__ __forceinline__ RowBlock row_block(int item, int S, int causal) {
     return rb;
 }
 
-#if WS
-// ---------------------------------------------------------------------------
-// Producer and consumers (WS). mbarrier phases: the u-th completion of a
-// barrier is waited on with parity u & 1.
+#if WS || STAGGER
+// mbarriers (WS, STAGGER). Phases: the u-th completion of a barrier is
+// waited on with parity u & 1.
 __device__ __forceinline__ void mbar_init(unsigned addr, unsigned count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(addr), "r"(count) : "memory");
 }
 __device__ __forceinline__ void mbar_arrive(unsigned addr) {
     asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(addr) : "memory");
 }
+#endif
+
+#if WS
+// ---------------------------------------------------------------------------
+// Producer and consumers (WS).
 __device__ __forceinline__ void mbar_wait(unsigned addr, unsigned parity) {
     asm volatile(
         "{\n.reg .pred done;\nWAIT:\n"
@@ -1057,15 +1061,13 @@ __device__ __forceinline__ void produce_tma(half* sQ, half* sK, half* sV, unsign
 #if STAGGER
 // Group k > 0 of a split tile issues its first Q·Kᵀ once group k - 1's has
 // landed: mbarrier k - 1 after the merge area, each of group k - 1's threads
-// arriving once. Named barriers met from two places (bar.arrive after Q·Kᵀ,
-// bar.sync before it) made racecheck report hazards at the merge (run 74),
-// and bar.sync in both places is not aligned (synccheck, run 75).
-// test_wait, not try_wait: sm_80 runs i tiles too.
+// arriving once (mbar_arrive), group k waiting for its first phase. Named
+// barriers met from two places (bar.arrive after Q·Kᵀ, bar.sync before it)
+// made racecheck report hazards at the merge (run 74), and bar.sync in both
+// places is not aligned (synccheck, run 75). test_wait, not mbar_wait's
+// try_wait: sm_80 runs i tiles too.
 __device__ __forceinline__ unsigned stagger_bar(const unsigned char* smem, int k) {
     return smem_addr(smem + MERGE_AT + MERGE_BYTES) + 8 * (k - 1);
-}
-__device__ __forceinline__ void stagger_arrive(unsigned bar) {
-    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(bar) : "memory");
 }
 __device__ __forceinline__ void stagger_wait(unsigned bar) {
     asm volatile(
@@ -1220,9 +1222,7 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
         // Made before anyone uses them: the first tile's block barrier.
         if (threadIdx.x == 0)
             for (int k = 1; k < SPLIT; ++k)
-                asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(stagger_bar(smem, k)),
-                             "r"(WARPS / SPLIT * 32)
-                             : "memory");
+                mbar_init(stagger_bar(smem, k), WARPS / SPLIT * 32);
 #endif
 
         // Defined on entry: the two-stage loop loads Q's fragments only at t = 0,
@@ -1347,11 +1347,11 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
             if (key0 < rb.kv_end) {  // warp-uniform: a causal tail may leave a group nothing
                 float s[MI][NB][4];
                 mma_qk(s, qf, tQ, sK + stage * KV_TILE_HALVES + key_off * KV_ROW_HALVES, lane);
-                if (t == 0 && group + 1 < SPLIT) stagger_arrive(stagger_bar(smem, group + 1));
+                if (t == 0 && group + 1 < SPLIT) mbar_arrive(stagger_bar(smem, group + 1));
                 mask_scores(s, key0, q0 + wrow, S, causal, lane);
                 softmax_pv(s, o, l_acc, m_r, sV + stage * KV_TILE_HALVES + key_off * KV_ROW_HALVES, scale_log2, lane);
             } else if (t == 0 && group + 1 < SPLIT) {
-                stagger_arrive(stagger_bar(smem, group + 1));
+                mbar_arrive(stagger_bar(smem, group + 1));
             }
             // The group is done with its rows of this stage before it refills them.
             asm volatile("bar.sync %0, %1;\n" ::"r"(1 + group), "n"(GROUP_THREADS) : "memory");

@@ -36,9 +36,11 @@ say() { echo "[$(( $(date +%s) - T0 ))s] $*"; }
 #   sanitize_run TOOL VARIANT SHAPE [bench flags...]
 sanitize_run() {
   local tool=$1 v=$2 shape=$3; shift 3
+  # The flags in the name too: runs of one variant with other --kernels differ.
+  local f="$LOGS/san-$tool-$v-$shape$(echo "$*" | tr -c 'a-zA-Z0-9,\n' _ | tr -d '\n').log"
   timeout -k 5 240 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN" bench --shape "$shape" "$@" \
-    --variants "$v" --launches 2 --timer events --telemetry-hz 0 >"$LOGS/san-$tool-$v-$shape.log" 2>&1
-  echo "  $tool $v $shape rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/san-$tool-$v-$shape.log" | tail -1)"
+    --variants "$v" --launches 2 --timer events --telemetry-hz 0 >"$f" 2>&1
+  echo "  $tool $v $shape${*:+ $*} rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f" | tail -1)"
 }
 # memcheck, racecheck and synccheck of one variant at one shape, in parallel:
 #   sanitize_three VARIANT SHAPE [bench flags...]
@@ -67,36 +69,8 @@ selftest_run() {
   ${limit:+timeout -k 5 "$limit"} "$BIN" selftest "$@" >"$LOGS/selftest.log" 2>&1; echo "  rc=$?"
   grep '^FAIL' "$LOGS/selftest.log" | head -20; tail -1 "$LOGS/selftest.log" | sed 's/^/  /'
 }
-# The median gpu__time_duration of an ncu CSV's kernels (the L2 scrub and
-# the clock probe left out), one line: ncu_median CSV LABEL
-ncu_median() {
-  python3 - "$1" "$2" <<'PY'
-import csv, sys, statistics
-rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
-hdr = rows[0] if rows else []
-by = {}
-if "Metric Value" in hdr:
-    i, k = hdr.index("Metric Value"), hdr.index("Kernel Name")
-    n = hdr.index("Metric Name") if "Metric Name" in hdr else None
-    for r in rows[1:]:
-        if "l2_scrub" not in r[k] and "clock_probe" not in r[k]:
-            by.setdefault(r[n] if n is not None else "gpu__time_duration.sum", []).append(float(r[i].replace(",", "")))
-vals = by.pop("gpu__time_duration.sum", [])
-med = statistics.median(vals) / 1e3 if vals else float("nan")
-# Any other metric in the CSV (a percentage, say) as its median too.
-more = "".join(f"  {m.split('.')[0]} {statistics.median(v):.1f}" for m, v in sorted(by.items()))
-print(f"  ncu {sys.argv[2]}  kernels {len(vals):2}  median {med:.3f} µs{more}")
-PY
-}
-# Nsight Compute's gpu__time_duration (and the medians of METRICS' others) for
-# `launch` ARGS, clocks and caches left alone, launches 3–9 of 9; the CSV in
-# FILE, one line printed:   ncu_launch FILE LABEL METRICS LAUNCH-ARGS...
-ncu_launch() {
-  local f=$1 label=$2 metrics=$3; shift 3
-  ncu --metrics "$metrics" --clock-control none --cache-control none --launch-skip 2 --csv \
-    "$BIN" launch "$@" --count 9 >"$f" 2>&1
-  ncu_median "$f" "$label"
-}
+# ncu_median CSV LABEL and ncu_launch FILE LABEL METRICS LAUNCH-ARGS...
+source "$(dirname "${BASH_SOURCE[0]}")/ncu-lib.sh"
 trap 'tar czf "$OUT/logs.tgz" -C "$LOGS" . 2>/dev/null' EXIT
 CUDNN_DIR=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))' 2>/dev/null)
 if [ -n "$CUDNN_DIR" ]; then
@@ -1354,17 +1328,14 @@ fi
 # copies raced against the bundled i tile at S512.
 R2IR_VARIANTS=${R2IR_VARIANTS:-mma+async@64x128s2w8k2g mma+async@64x128s2w8k2gi mma+async@64x64s2w8k2i}
 if want round2irace; then
-  for k in bundled exp-kernels/*/; do
-    k=${k%/}; [ "$k" = bundled ] || [ -f "$k/attention.cu" ] || continue
-    for v in $R2IR_VARIANTS; do
-      shape=2,8,333,64; [[ "$v" == *k2i ]] && shape=1,4,333,128
-      f="$LOGS/r2ir-$(basename "$k")-$v.log"
-      timeout -k 5 240 compute-sanitizer --tool racecheck --error-exitcode 9 "$BIN" bench --shape $shape --causal \
-        $([ "$k" = bundled ] || echo "--kernels $k") --variants "$v" --launches 2 --timer events --telemetry-hz 0 >"$f" 2>&1 &
+  { for k in bundled exp-kernels/*/; do
+      k=${k%/}; [ "$k" = bundled ] || [ -f "$k/attention.cu" ] || continue
+      for v in $R2IR_VARIANTS; do
+        shape=2,8,333,64; [[ "$v" == *k2i ]] && shape=1,4,333,128
+        sanitize_run racecheck "$v" $shape --causal $([ "$k" = bundled ] || echo "--kernels $k") &
+      done
     done
-  done
-  wait
-  for f in "$LOGS"/r2ir-*.log; do echo "  $(basename "$f" .log): $(grep -E 'RACECHECK SUMMARY' "$f" | tail -1 | sed 's/=* *//')"; done
+    wait; } | sort
   list="cudnn,mma+async@64x128s2w8k2gi"
   for k in exp-kernels/*/; do list="$list,${k%/}:mma+async@64x128s2w8k2gi"; done
   for flags in "" "--regime isolated"; do

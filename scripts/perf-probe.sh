@@ -130,15 +130,14 @@ if [[ $WANT == *" race "* ]]; then
     timeout -k 5 150 "$BIN" bench --kernels "${dirs[0]%/}" --shape $shape $flags --variants "$list" --warm-seconds 0.5 \
       --max-seconds 1 --telemetry-hz 0 --record "$OUT/race-$tag.jsonl" 2>&1 | tee "$OUT/race-$tag.log" | tail -n +4 | head -8 | sed 's/^/  /'
   done
-  # RACE_NCU=SHAPE: Nsight Compute's gpu__time_duration for each, clocks and
-  # caches left alone, median of launches 3-9 of 9.
+  # RACE_NCU=SHAPE: Nsight Compute's gpu__time_duration for each (ncu_launch:
+  # clocks and caches left alone, median of launches 3-9 of 9).
   if [ -n "${RACE_NCU:-}" ]; then
+    source "$(dirname "${BASH_SOURCE[0]}")/ncu-lib.sh"
     for v in ${list//,/ }; do
       k=""; case "$v" in bundled:*) v=${v#bundled:} ;; */*:*) k=${v%%:*}; v=${v#*:} ;; esac
-      f="$OUT/race-ncu-$(basename "${k:-bundled}")-$(echo "$v" | tr -c 'a-z0-9' _).csv"
-      ncu --metrics gpu__time_duration.sum --clock-control none --cache-control none --launch-skip 2 --csv \
-        "$BIN" launch ${k:+--kernels $k} --variant "$v" --shape "$RACE_NCU" --count 9 >"$f" 2>&1
-      python3 -c "import csv,sys,statistics as st; r=[x for x in csv.reader(l for l in open(sys.argv[1]) if l.startswith('\"'))]; h=r[0]; i=h.index('Metric Value'); k=h.index('Kernel Name'); v=[float(x[i].replace(',','')) for x in r[1:] if 'l2_scrub' not in x[k] and 'clock_probe' not in x[k]]; print(f'  ncu {sys.argv[2]:<40} kernels {len(v):2} median {st.median(v)/1e3:.3f} us' if v else f'  ncu {sys.argv[2]} no kernels')" "$f" "${k:-bundled} $v"
+      ncu_launch "$OUT/race-ncu-$(basename "${k:-bundled}")-$(echo "$v" | tr -c 'a-z0-9' _).csv" \
+        "$(printf '%-40s' "${k:-bundled} $v")" gpu__time_duration.sum ${k:+--kernels $k} --variant "$v" --shape "$RACE_NCU"
     done
   fi
 fi
