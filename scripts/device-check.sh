@@ -1323,6 +1323,80 @@ if want round2i; then
   grep -E 'mutmerge|every planted|missed' "$LOGS/mutations.txt" | sed 's/^/  /'
 fi
 
+# Issue 21, steps 37 and 38 (both reverted), from kernel copies built from
+# their patches (the GPU machine has no git; build them here and carry
+# exp-kernels):
+#   for x in streamk:run80-streamk pairm:run82-pair-mcast; do
+#     d=exp-kernels/${x%%:*}; mkdir -p $d && cp kernels/attention.* $d/ &&
+#     patch -p2 -d $d <docs/data/2026-11-25-h100/${x#*:}/kernel.patch; done
+# round2sk (step 37, stream-K tails, b): the oracle on b tiles (blocks cut at
+# S333, S2049 and S4097, with and without whole rounds before), its teeth
+# (the merge bug planted in a b tile, rising inputs), sanitizers where blocks
+# are cut, cuDNN and the tiles with and without b in one call per shape and
+# regime, ncu at S16384 D128 (time, tensor pipe, SM active cycles mean and
+# max: the idle tail).
+# round2pm (step 38, CTA pairs sharing K/V by TMA multicast, m): the oracle
+# on m tiles of each form, sanitizers at odd row-block counts (causal too),
+# the races, and ncu at S16384 D128 with the L2 read sectors from the SMs.
+R2SK_KERNELS=${R2SK_KERNELS:-exp-kernels/streamk}
+R2SK_CHECK=${R2SK_CHECK:-mma+async@128x128s3w8gqptorab,mma+async@128x64s3w8gqptorb}
+R2SK_SPECS=${R2SK_SPECS:-"1,16,16384,128|;1,16,16384,128|--regime isolated;2,16,2048,128|;2,16,2048,128|--regime isolated;1,16,16384,128|--causal;4,16,4096,64|"}
+if want round2sk && [ ! -f "$R2SK_KERNELS/attention.cu" ]; then
+  say "round2sk: no $R2SK_KERNELS/attention.cu (build it from its patch, above)"
+elif want round2sk; then
+  K=$R2SK_KERNELS
+  say "selftest --kernels $K --variants $R2SK_CHECK"
+  selftest_run 240 --kernels "$K" --variants "$R2SK_CHECK"
+  say "selftest --kernels $K --mutations --inputs rising"
+  timeout -k 5 150 "$BIN" selftest --kernels "$K" --mutations --inputs rising >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"
+  grep -E 'mutmerge|every planted|missed' "$LOGS/mutations.txt" | sed 's/^/  /'
+  say "sanitizers (blocks cut over CTAs, D=64 and D=128)"
+  { sanitize_three mma+async@128x128s3w8gqptorab 2,48,333,128 --kernels "$K" &
+    sanitize_three mma+async@128x64s3w8gqptorb 4,64,333,64 --kernels "$K" & wait; } | sort
+  IFS=';' read -ra sk_specs <<<"$R2SK_SPECS"
+  for spec in "${sk_specs[@]}"; do
+    shape=${spec%|*}; flags=${spec#*|}
+    list="cudnn,mma+async@128x128s3w8gqptora,mma+async@128x128s3w8gqptorab"
+    [ "${shape##*,}" = 64 ] && list="$list,mma+async@192x128s3w12gqptor"
+    say "bench $shape $flags"
+    bench_r2 r2sk "$(spec_tag "$shape" "$flags")" 6 --kernels "$K" --shape $shape $flags --variants "$list"
+  done
+  for v in cudnn mma+async@128x128s3w8gqptora mma+async@128x128s3w8gqptorab; do
+    f="$LOGS/r2sk-ncu-$(echo "$v" | tr -c 'a-z0-9' _).csv"
+    ncu_launch "$f" "$(printf '%-32s' "$v")" gpu__time_duration.sum,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,sm__cycles_active.avg,sm__cycles_active.max \
+      --kernels "$K" --variant "$v" --shape 1,16,16384,128
+  done
+  pack_sessions r2sk
+fi
+R2PM_KERNELS=${R2PM_KERNELS:-exp-kernels/pairm}
+R2PM_CHECK=${R2PM_CHECK:-mma+async@128x128s3w8gqptoram,mma+async@128x64s3w8gqptorm,mma+async@192x128s3w12gqptorm}
+R2PM_SPECS=${R2PM_SPECS:-"1,16,16384,128|;1,16,16384,128|--regime isolated;2,16,2048,128|;2,16,2048,128|--regime isolated;1,16,16384,128|--causal;4,16,4096,64|;4,16,4096,64|--regime isolated"}
+if want round2pm && [ ! -f "$R2PM_KERNELS/attention.cu" ]; then
+  say "round2pm: no $R2PM_KERNELS/attention.cu (build it from its patch, above)"
+elif want round2pm; then
+  K=$R2PM_KERNELS
+  say "selftest --kernels $K --variants $R2PM_CHECK"
+  selftest_run 240 --kernels "$K" --variants "$R2PM_CHECK"
+  say "sanitizers (odd row-block counts, D=64 and D=128, causal too)"
+  { sanitize_three mma+async@128x128s3w8gqptoram 2,48,333,128 --kernels "$K" &
+    sanitize_three mma+async@192x128s3w12gqptorm 4,64,333,64 --kernels "$K" &
+    sanitize_three mma+async@128x128s3w8gqptoram 1,9,333,64 --causal --kernels "$K" & wait; } | sort
+  IFS=';' read -ra pm_specs <<<"$R2PM_SPECS"
+  for spec in "${pm_specs[@]}"; do
+    shape=${spec%|*}; flags=${spec#*|}
+    list="cudnn,mma+async@128x128s3w8gqptora,mma+async@128x128s3w8gqptoram"
+    [ "${shape##*,}" = 64 ] && list="cudnn,mma+async@192x128s3w12gqptor,mma+async@192x128s3w12gqptorm"
+    say "bench $shape $flags"
+    bench_r2 r2pm "$(spec_tag "$shape" "$flags")" 5 --kernels "$K" --shape $shape $flags --variants "$list"
+  done
+  for v in cudnn mma+async@128x128s3w8gqptora mma+async@128x128s3w8gqptoram; do
+    f="$LOGS/r2pm-ncu-$(echo "$v" | tr -c 'a-z0-9' _).csv"
+    ncu_launch "$f" "$(printf '%-32s' "$v")" gpu__time_duration.sum,sm__cycles_active.max,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sector_hit_rate.pct \
+      --kernels "$K" --variant "$v" --shape 1,16,16384,128
+  done
+  pack_sessions r2pm
+fi
+
 # Issue 21, step 36: racecheck on i tiles of the bundled kernel and of each
 # exp-kernels/ copy (R2IR_VARIANTS at R2IR_SHAPES, one line each), then the
 # copies raced against the bundled i tile at S512.

@@ -17,7 +17,8 @@ if "Metric Value" in hdr:
 vals = by.pop("gpu__time_duration.sum", [])
 med = statistics.median(vals) / 1e3 if vals else float("nan")
 # Any other metric in the CSV (a percentage, say) as its median too.
-more = "".join(f"  {m.split('.')[0]} {statistics.median(v):.1f}" for m, v in sorted(by.items()))
+more = "".join(f"  {m.replace('.avg.pct_of_peak_sustained_active', ' %')} {statistics.median(v):.1f}"
+               for m, v in sorted(by.items()))
 print(f"  ncu {sys.argv[2]}  kernels {len(vals):2}  median {med:.3f} µs{more}")
 PY
 }

@@ -324,12 +324,13 @@ pub struct SelftestArgs {
     /// Only this input distribution (default: every one; see below).
     #[arg(long, value_parser = parse_inputs)]
     pub inputs: Option<Inputs>,
-    /// A one-minute subset: every path and tile family on a few shapes.
+    /// A subset: every path and tile on a few shapes (3.5 minutes on an H100).
     #[arg(long)]
     pub quick: bool,
     /// Only these variants (comma-separated, e.g. mma+async@128x64s3w8gqpt),
     /// each over the paths' shapes (S=512, causal and not; S=333 causal at
-    /// D=128; S=4097) and every distribution, in one process.
+    /// D=128; S=4097), more row blocks than SMs (S=333, causal and not;
+    /// S=4097 and 2049, not causal), every distribution, in one process.
     #[arg(long, value_parser = parse_variant_list, conflicts_with_all = ["quick", "mutations"])]
     pub variants: Option<VariantNames>,
     /// Prove the oracle has teeth: build each path with a planted rescale bug

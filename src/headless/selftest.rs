@@ -37,11 +37,25 @@ pub fn selftest_shapes() -> Vec<Shape> {
     ]
 }
 
-/// Shapes with more row blocks than an H100 has SMs, causal so blocks
-/// differ in work: a persistent tile's CTAs each walk several, handing Q and
-/// the K/V stages from one to the next.
+/// Shapes with more row blocks than an H100 has SMs: a persistent tile's
+/// CTAs each walk several, handing Q and the K/V stages from one to the
+/// next. Causal, blocks differ in work; not causal (72 heads: 144 to 432
+/// blocks, for 192- to 64-row tiles), the last round is part empty. The
+/// quick subset takes the first three.
 fn many_blocks_shapes() -> Vec<Shape> {
-    vec![shape("4,64,333,64", true), shape("2,48,333,128", true)]
+    vec![
+        shape("4,64,333,64", true),
+        shape("2,48,333,128", true),
+        shape("1,72,333,64", false),
+        shape("1,72,333,128", false),
+    ]
+}
+
+/// Not causal, rows of 17 and 33 K/V tiles, more row blocks than SMs and
+/// the last round part empty: a persistent CTA walks several long blocks.
+/// For named variants (step 37's stream-K tiles cut such blocks anywhere).
+fn long_rows_shapes() -> Vec<Shape> {
+    vec![shape("1,9,4097,64", false), shape("1,9,2049,128", false)]
 }
 
 /// Shapes for the quick subset.
@@ -95,6 +109,7 @@ fn cases(args: &SelftestArgs, cc: u32) -> Vec<Case> {
     if let Some(named) = &args.variants {
         add(&named.0, &selftest_shapes(), &dists);
         add(&named.0, &many_blocks_shapes(), &dists);
+        add(&named.0, &long_rows_shapes(), &dists);
         return out;
     }
     let paths: Vec<Variant> = Variant::paths_of(kernel)
@@ -114,7 +129,7 @@ fn cases(args: &SelftestArgs, cc: u32) -> Vec<Case> {
         add(&paths, &quick_shapes(), &three);
         add(&tiles, &[Shape::MISSION], &pick(&rising));
         add(&tiles, &[shape("2,4,512,128", true)], &pick(&rising));
-        add(&tiles, &many_blocks_shapes(), &pick(&rising));
+        add(&tiles, &many_blocks_shapes()[..3], &pick(&rising));
         return out;
     }
     add(&paths, &selftest_shapes(), &dists);
@@ -273,7 +288,13 @@ fn mutants(cc: u32) -> Vec<(String, Variant)> {
 /// fails. Exits 1 when `rising` misses one, or when the unmutated variant
 /// fails (the table would mean nothing).
 fn mutations(engine: &mut Engine, args: &SelftestArgs, base: u64) -> i32 {
-    let shapes = [Shape::MISSION, shape("1,3,333,64", true)];
+    // The third: not causal, more row blocks than SMs, so persistent tiles
+    // walk several (and step 37's stream-K tiles cut some over two CTAs).
+    let shapes = [
+        Shape::MISSION,
+        shape("1,3,333,64", true),
+        shape("1,72,333,64", false),
+    ];
     let dists: Vec<Inputs> = args
         .inputs
         .map_or_else(|| Inputs::ALL.to_vec(), |i| vec![i]);
@@ -346,8 +367,10 @@ fn mutations(engine: &mut Engine, args: &SelftestArgs, base: u64) -> i32 {
         );
     } else {
         println!(
-            "mutations on {} ({}), shapes {} and {}, base seed {base}: caught = the check failed",
-            engine.info.name, engine.arch, shapes[0], shapes[1]
+            "mutations on {} ({}), shapes {}, base seed {base}: caught = the check failed",
+            engine.info.name,
+            engine.arch,
+            shapes.map(|s| s.to_string()).join(", ")
         );
         // As wide as the longest path, so the columns line up.
         let w = table
@@ -379,5 +402,26 @@ fn mutations(engine: &mut Engine, args: &SelftestArgs, base: u64) -> i32 {
         0
     } else {
         exit::CHECK_FAILED
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn many_blocks_shapes_outnumber_an_h100s_sms() {
+        // 64-, 128- and 192-row tiles: more row blocks than 132 SMs, and
+        // without a mask a last round that is part empty.
+        for s in many_blocks_shapes() {
+            for rows in [64, 128, 192] {
+                let blocks = s.b * s.h * s.s.div_ceil(rows);
+                assert!(blocks > 132, "{s} at {rows} rows: {blocks} blocks");
+                if !s.causal {
+                    assert_ne!(blocks % 132, 0, "{s} at {rows} rows");
+                }
+            }
+        }
+        assert!(!many_blocks_shapes()[2].causal && many_blocks_shapes()[2].d == 64);
     }
 }
