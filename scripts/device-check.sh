@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e round2q round2qr round2m round2m1 round2b round2d round2i round2irace s512tiles tune2 tour2
+#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e round2q round2qr round2m round2m1 round2b round2d round2i round2irace round2sk round2pm s512tiles tune2 tour2
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -61,6 +61,29 @@ bench_r2() {
   local prefix=$1 tag=$2 lines=$3; shift 3
   timeout -k 5 150 "$BIN" bench "$@" --warm-seconds 0.5 --max-seconds 1 --telemetry-hz 0 \
     --record "$OUT/$prefix-$tag.jsonl" 2>&1 | tee "$LOGS/$prefix-$tag.log" | tail -n +4 | head -"$lines" | sed 's/^/  /'
+}
+# One bench_r2 call per "SHAPE|FLAGS" spec of SPECS (';' between specs),
+# racing LIST, or LIST64 at D=64:
+#   bench_specs PREFIX LINES SPECS LIST LIST64 [bench flags...]
+bench_specs() {
+  local prefix=$1 lines=$2 list=$4 list64=$5 spec shape flags variants
+  local -a specs
+  IFS=';' read -ra specs <<<"$3"
+  shift 5
+  for spec in "${specs[@]}"; do
+    shape=${spec%|*}; flags=${spec#*|}
+    variants=$list; [ "${shape##*,}" = 64 ] && variants=$list64
+    say "bench $shape $flags"
+    bench_r2 "$prefix" "$(spec_tag "$shape" "$flags")" "$lines" "$@" --shape $shape $flags --variants "$variants"
+  done
+}
+# ncu_launch for each of VARIANTS (space-separated), the CSVs in
+# $LOGS/PREFIX-VARIANT.csv:   ncu_variants PREFIX METRICS "VARIANTS" [launch flags...]
+ncu_variants() {
+  local prefix=$1 metrics=$2 variants=$3 v; shift 3
+  for v in $variants; do
+    ncu_launch "$LOGS/$prefix-$(echo "$v" | tr -c 'a-z0-9' _).csv" "$(printf '%-32s' "$v")" "$metrics" "$@" --variant "$v"
+  done
 }
 # The full selftest into $LOGS/selftest.log, its exit code, failures and tally:
 #   selftest_run [TIME_LIMIT_SECONDS [selftest flags...]]   ("" for no limit)
@@ -1296,11 +1319,8 @@ if want round2i; then
   list=""; for t in ${R2I_TILES//,/ }; do list="$list,mma+async@$t"; done; list=${list#,}
   say "selftest --variants $R2I_CHECK"
   selftest_run 240 --variants "$R2I_CHECK"
-  for spec in "2,8,512,64|" "2,8,512,64|--regime isolated" "2,8,512,64|--causal" "2,8,512,64|--causal --regime isolated" "2,8,2048,64|" "2,8,2048,64|--causal"; do
-    shape=${spec%|*}; flags=${spec#*|}
-    say "bench $shape $flags"
-    bench_r2 r2i "$(spec_tag "$shape" "$flags")" 7 --shape $shape $flags --variants "cudnn,$list"
-  done
+  bench_specs r2i 7 "2,8,512,64|;2,8,512,64|--regime isolated;2,8,512,64|--causal;2,8,512,64|--causal --regime isolated;2,8,2048,64|;2,8,2048,64|--causal" \
+    "cudnn,$list" "cudnn,$list"
   say "sanitizers (partial row and key tiles, causal, a group with no tiles, D=64 and D=128)"
   { sanitize_three mma+async@64x128s2w8k2gi 2,8,333,64 --causal &
     sanitize_three mma+async@64x64s2w16k4gi 1,4,333,64 &
@@ -1353,19 +1373,10 @@ elif want round2sk; then
   say "sanitizers (blocks cut over CTAs, D=64 and D=128)"
   { sanitize_three mma+async@128x128s3w8gqptorab 2,48,333,128 --kernels "$K" &
     sanitize_three mma+async@128x64s3w8gqptorb 4,64,333,64 --kernels "$K" & wait; } | sort
-  IFS=';' read -ra sk_specs <<<"$R2SK_SPECS"
-  for spec in "${sk_specs[@]}"; do
-    shape=${spec%|*}; flags=${spec#*|}
-    list="cudnn,mma+async@128x128s3w8gqptora,mma+async@128x128s3w8gqptorab"
-    [ "${shape##*,}" = 64 ] && list="$list,mma+async@192x128s3w12gqptor"
-    say "bench $shape $flags"
-    bench_r2 r2sk "$(spec_tag "$shape" "$flags")" 6 --kernels "$K" --shape $shape $flags --variants "$list"
-  done
-  for v in cudnn mma+async@128x128s3w8gqptora mma+async@128x128s3w8gqptorab; do
-    f="$LOGS/r2sk-ncu-$(echo "$v" | tr -c 'a-z0-9' _).csv"
-    ncu_launch "$f" "$(printf '%-32s' "$v")" gpu__time_duration.sum,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,sm__cycles_active.avg,sm__cycles_active.max \
-      --kernels "$K" --variant "$v" --shape 1,16,16384,128
-  done
+  list="cudnn,mma+async@128x128s3w8gqptora,mma+async@128x128s3w8gqptorab"
+  bench_specs r2sk 6 "$R2SK_SPECS" "$list" "$list,mma+async@192x128s3w12gqptor" --kernels "$K"
+  ncu_variants r2sk-ncu gpu__time_duration.sum,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,sm__cycles_active.avg,sm__cycles_active.max \
+    "${list//,/ }" --kernels "$K" --shape 1,16,16384,128
   pack_sessions r2sk
 fi
 R2PM_KERNELS=${R2PM_KERNELS:-exp-kernels/pairm}
@@ -1381,19 +1392,10 @@ elif want round2pm; then
   { sanitize_three mma+async@128x128s3w8gqptoram 2,48,333,128 --kernels "$K" &
     sanitize_three mma+async@192x128s3w12gqptorm 4,64,333,64 --kernels "$K" &
     sanitize_three mma+async@128x128s3w8gqptoram 1,9,333,64 --causal --kernels "$K" & wait; } | sort
-  IFS=';' read -ra pm_specs <<<"$R2PM_SPECS"
-  for spec in "${pm_specs[@]}"; do
-    shape=${spec%|*}; flags=${spec#*|}
-    list="cudnn,mma+async@128x128s3w8gqptora,mma+async@128x128s3w8gqptoram"
-    [ "${shape##*,}" = 64 ] && list="cudnn,mma+async@192x128s3w12gqptor,mma+async@192x128s3w12gqptorm"
-    say "bench $shape $flags"
-    bench_r2 r2pm "$(spec_tag "$shape" "$flags")" 5 --kernels "$K" --shape $shape $flags --variants "$list"
-  done
-  for v in cudnn mma+async@128x128s3w8gqptora mma+async@128x128s3w8gqptoram; do
-    f="$LOGS/r2pm-ncu-$(echo "$v" | tr -c 'a-z0-9' _).csv"
-    ncu_launch "$f" "$(printf '%-32s' "$v")" gpu__time_duration.sum,sm__cycles_active.max,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sector_hit_rate.pct \
-      --kernels "$K" --variant "$v" --shape 1,16,16384,128
-  done
+  list="cudnn,mma+async@128x128s3w8gqptora,mma+async@128x128s3w8gqptoram"
+  bench_specs r2pm 5 "$R2PM_SPECS" "$list" "cudnn,mma+async@192x128s3w12gqptor,mma+async@192x128s3w12gqptorm" --kernels "$K"
+  ncu_variants r2pm-ncu gpu__time_duration.sum,sm__cycles_active.max,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sector_hit_rate.pct \
+    "${list//,/ }" --kernels "$K" --shape 1,16,16384,128
   pack_sessions r2pm
 fi
 
