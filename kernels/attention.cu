@@ -67,6 +67,14 @@
 //                 A from them, so the Q buffer is free for the next row
 //                 block's Q at the start of this one, not at its end: a
 //                 second Q buffer without its shared memory (D = 128).
+//   EXP_FIRST     a tile option of ping-pong tiles with two consumer
+//                 warpgroups (issue 21, step 39): each tile's
+//                 exponentials are taken against the
+//                 running maximum as it stands, before that tile's maximum
+//                 is known; the row sums then bound every P, and only when
+//                 one passes 2^7 in the warpgroup is S computed again and
+//                 the maximum taken. Same results, bit for bit, with the
+//                 maximum's tree and shuffles gone from most tiles.
 // Each warp owns 16 query rows (WMMA's M); the mma path also allows 32, and
 // splits each K/V tile over SPLIT groups of warps (merged at the end), so
 // WARPS = BLOCK_M / ROWS_PER_WARP * SPLIT.
@@ -131,6 +139,9 @@
 #ifndef STAGGER
 #define STAGGER 0
 #endif
+#ifndef EXP_FIRST
+#define EXP_FIRST 0
+#endif
 // Test-only: one store far out of bounds, so the GPU reports an illegal
 // address (attnscope's fault-injection variant, `+fault`).
 #ifndef INJECT_FAULT
@@ -139,12 +150,16 @@
 // Test-only mutations that prove the correctness oracle has teeth
 // (`selftest --mutations`): MUTATE_RESCALE leaves O unscaled when a row's
 // running maximum rises; MUTATE_MERGE forgets to rescale the first group's
-// O when split groups merge.
+// O when split groups merge; MUTATE_EXP_FIRST makes an EXP_FIRST tile keep
+// its exponentials whatever the row sums say.
 #ifndef MUTATE_RESCALE
 #define MUTATE_RESCALE 0
 #endif
 #ifndef MUTATE_MERGE
 #define MUTATE_MERGE 0
+#endif
+#ifndef MUTATE_EXP_FIRST
+#define MUTATE_EXP_FIRST 0
 #endif
 
 #include <cuda_fp16.h>
@@ -193,8 +208,8 @@ static_assert(!STAGGER || (SPLIT > 1 && SPLIT <= 8 && USE_CP_ASYNC && STAGES == 
 // waits behind, the row maximum as a tree. Not for tiles that read Q from
 // shared memory at D = 64: there two warpgroups' softmax fills the issue
 // slots, the FADDs cost more than they save and the tree cost 128x128s2w8gq
-// its second CTA per SM.
-#define ROWSUM_FADD (USE_WGMMA && (!Q_SMEM || HEAD_DIM >= 128))
+// its second CTA per SM. EXP_FIRST reads the FADD sums at every D.
+#define ROWSUM_FADD (USE_WGMMA && (!Q_SMEM || HEAD_DIM >= 128 || EXP_FIRST))
 // WARPS counts the consumers; the producer warpgroup (WS) comes after them.
 #define CONSUMER_THREADS (WARPS * 32)
 // A producer warpgroup: registers are handed out per warpgroup (setmaxnreg).
@@ -732,14 +747,10 @@ __device__ __forceinline__ void rescale_o(float (&o)[MI][DB][4], float (&l_acc)[
 }
 
 #if USE_WGMMA
-// P as wgmma's A fragments (fp16, straight from the S registers), and its
-// row sums into l_acc: by mma.sync against a column of ones (every column of
-// that accumulator holds its row's sum of the fp16 P that meets V), or with
-// ROWSUM_FADD on the FMA pipe, this thread's part of rows g (l_acc[0][0])
-// and g + 8 (l_acc[0][2]), the quad's parts added once after the last tile.
-__device__ __forceinline__ void pack_p(const float (&s)[MI][NB][4], unsigned (&pa)[BLOCK_N / 16][4],
-                                       float (&l_acc)[MI][4]) {
 #if ROWSUM_FADD
+// This thread's parts of the sums of rows g (r[0]) and g + 8 (r[1]) of P,
+// as a tree.
+__device__ __forceinline__ void row_sums(const float (&s)[MI][NB][4], float (&r)[2]) {
     float r0[NB], r1[NB];
 #pragma unroll
     for (int n = 0; n < NB; ++n) {
@@ -753,8 +764,27 @@ __device__ __forceinline__ void pack_p(const float (&s)[MI][NB][4], unsigned (&p
             r0[n] += r0[n + w];
             r1[n] += r1[n + w];
         }
-    l_acc[0][0] += r0[0];
-    l_acc[0][2] += r1[0];
+    r[0] = r0[0];
+    r[1] = r1[0];
+}
+#endif
+
+// P as wgmma's A fragments (fp16, straight from the S registers), and its
+// row sums into l_acc: by mma.sync against a column of ones (every column of
+// that accumulator holds its row's sum of the fp16 P that meets V), or with
+// ROWSUM_FADD on the FMA pipe, this thread's part of rows g (l_acc[0][0])
+// and g + 8 (l_acc[0][2]), the quad's parts added once after the last tile;
+// SUMS false: the caller adds them.
+template <bool SUMS = true>
+__device__ __forceinline__ void pack_p(const float (&s)[MI][NB][4], unsigned (&pa)[BLOCK_N / 16][4],
+                                       float (&l_acc)[MI][4]) {
+#if ROWSUM_FADD
+    if (SUMS) {
+        float r[2];
+        row_sums(s, r);
+        l_acc[0][0] += r[0];
+        l_acc[0][2] += r[1];
+    }
 #endif
 #pragma unroll
     for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
@@ -768,6 +798,39 @@ __device__ __forceinline__ void pack_p(const float (&s)[MI][NB][4], unsigned (&p
 #endif
     }
 }
+
+#if EXP_FIRST
+static_assert(PINGPONG && WARPS == 8 && ROWSUM_FADD && MI == 1,
+              "EXP_FIRST (exponentials first) is a tile option of ping-pong tiles with two consumer warpgroups");
+// Exponentials first: P against the running maximum m as it stands, then
+// this thread's row sums r, each at least every P it adds. If no sum in the
+// warpgroup passes 2^(RESCALE_LOG2 - 1), no score passed m by
+// 2^RESCALE_LOG2 (a whole power of two spare for rounding), so softmax_exp
+// would have kept m and computed this very P, bit for bit. Otherwise (NaN,
+// and m = -inf, give no sum that passes the test either) the caller
+// computes S again and runs softmax_exp. The verdict is the warpgroup's,
+// by bar.red over its 128 threads (named barriers 4 to 6): computing S again
+// is a wgmma, which every warp of the warpgroup must issue.
+__device__ __forceinline__ bool exp_first(float (&s)[MI][NB][4], const float (&m_r)[MI][2], float (&r)[2],
+                                          float scale_log2, int wg) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int n = 0; n < NB; ++n)
+#pragma unroll
+            for (int e = 2 * h; e < 2 * h + 2; ++e) s[0][n][e] = fast_exp2(fmaf(s[0][n][e], scale_log2, -m_r[0][h]));
+    row_sums(s, r);
+    constexpr float BOUND = 1 << (int)(RESCALE_LOG2 - 1);
+    const int over = !(r[0] <= BOUND && r[1] <= BOUND);
+    int any;
+    asm volatile(
+        "{\n.reg .pred p, q;\nsetp.ne.s32 p, %1, 0;\nbar.red.or.pred q, %2, 128, p;\nselp.s32 %0, 1, 0, q;\n}\n"
+        : "=r"(any)
+        : "r"(over), "r"(4 + wg)
+        : "memory");
+    return MUTATE_EXP_FIRST || !any;
+}
+#endif
 
 // O += P·V issued and committed, not waited for: o and pa must not be
 // touched before the next wait. MN-major B: V's rows are the 16-deep steps
@@ -1119,11 +1182,30 @@ __device__ __forceinline__ void consume_pingpong(float (&o)[MI][DB][4], float (&
         turn_pass(wg);
         wgmma_wait<1>();  // Q·Kᵀ landed; P·V may still run
         mask_scores(s, (t + 1) * KV_ROWS, row0, S, causal, lane);
+#if EXP_FIRST
+        float r[2];
+        const bool kept = exp_first(s, m_r, r, scale_log2, wg);
+        bool raised = false;
+        if (!kept) {
+            // S again from the K tile still held (P·V lands meanwhile).
+            mma_qk(s, qf, tQ, sK + (u + 1) % STAGES * KV_TILE_HALVES, lane);
+            mask_scores(s, (t + 1) * KV_ROWS, row0, S, causal, lane);
+            raised = softmax_exp(s, m_r, alpha, scale_log2);
+        }
+#else
         const bool raised = softmax_exp(s, m_r, alpha, scale_log2);
+#endif
         wgmma_wait<0>();
         release_tile(bars, u);
         if (raised) rescale_o(o, l_acc, alpha);
+#if EXP_FIRST
+        if (!kept) row_sums(s, r);
+        l_acc[0][0] += r[0];
+        l_acc[0][2] += r[1];
+        pack_p<false>(s, pa, l_acc);
+#else
         pack_p(s, pa, l_acc);
+#endif
     }
     // Every Q·Kᵀ of this row block has landed (Q_REGS: Q was released on entry).
     if (PERSIST && !Q_REGS) mbar_arrive(q_empty_bar(bars, kb));

@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e round2q round2qr round2m round2m1 round2b round2d round2i round2irace round2sk round2pm s512tiles tune2 tour2
+#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e round2q round2qr round2m round2m1 round2b round2d round2i round2irace round2sk round2pm round2efc round2ef s512tiles tune2 tour2
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -1397,6 +1397,54 @@ elif want round2pm; then
   ncu_variants r2pm-ncu gpu__time_duration.sum,sm__cycles_active.max,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sector_hit_rate.pct \
     "${list//,/ }" --kernels "$K" --shape 1,16,16384,128
   pack_sessions r2pm
+fi
+
+# Issue 21, step 39 (exponentials first, e). round2efc, the checks: the
+# oracle on e tiles at D = 64 and 128; the planted bugs with rising inputs
+# (mutexp: a tile keeping unchecked exponentials; mutrescale in an e tile:
+# the recomputed path's rescale); the sanitizers; and the same inputs (rising,
+# one seed) through the tile with and without e, whose max errors must agree
+# to every digit (the same P, bit for bit). round2ef, the timing: cuDNN and
+# the tile with and without e in one call per shape and regime; at S16384
+# D128 longer runs with NVML at 50 Hz (energy counter; scripts/energy.py
+# fits joules a launch); ncu time, instructions and tensor pipe there.
+R2EF_LIST=${R2EF_LIST:-cudnn,mma+async@128x128s3w8gqptora,mma+async@128x128s3w8gqptorae}
+R2EF_SPECS=${R2EF_SPECS:-"2,16,2048,128|;2,16,2048,128|--regime isolated;1,32,8192,128|--causal;1,16,16384,128|--causal;4,16,4096,64|"}
+if want round2efc; then
+  say "selftest --variants mma+async@128x128s3w8gqptorae"
+  selftest_run 300 --variants mma+async@128x128s3w8gqptorae
+  say "selftest --mutations --inputs rising"
+  timeout -k 5 200 "$BIN" selftest --mutations --inputs rising >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"
+  grep -E 'mutexp|mutrescale.*gqptorae|every planted|missed' "$LOGS/mutations.txt" | sed 's/^/  /'
+  say "sanitizers (partial tiles, several rounds, causal)"
+  { sanitize_three mma+async@128x128s3w8gqptorae 2,48,333,128 --inputs rising &
+    sanitize_three mma+async@128x128s3w8gqptorae 1,9,333,128 --causal &
+    sanitize_three mma+async@128x128s3w8gqptorae 4,64,333,64 & wait; } | sort
+  # A third tile (64-key tiles: another P) shows the comparison can differ.
+  say "the same inputs with and without e (and with 64-key tiles): max and relative L2 errors"
+  for spec in "1,16,4096,128|" "1,16,4096,128|--causal" "2,48,333,128|" "4,16,1024,64|"; do
+    for inputs in rising uniform outliers; do
+      "$BIN" bench --shape "${spec%|*}" ${spec#*|} --inputs $inputs --seed 7 --launches 2 --telemetry-hz 0 --json \
+        --variants mma+async@128x128s3w8gqptora,mma+async@128x128s3w8gqptorae,mma+async@128x64s3w8gqptor 2>>"$LOGS/r2ef-same.err" |
+        python3 -c 'import json,sys
+e=["%r/%r" % (x.get("max_abs_err"), x.get("rel_l2_err")) for x in json.load(sys.stdin)["results"]]
+print("  %-22s %-9s %s" % (sys.argv[1], sys.argv[2], " | ".join(e)), "e: same" if e[0] == e[1] else "e: DIFFER", "64-key: same" if e[0] == e[2] else "64-key: differ")' "$spec" $inputs
+    done
+  done
+fi
+if want round2ef; then
+  list=$R2EF_LIST
+  for flags in "" "--regime isolated"; do
+    tag=energy$(spec_tag "" "$flags")
+    say "bench 1,16,16384,128 $flags (3 s each, NVML at 50 Hz)"
+    timeout -k 5 150 "$BIN" bench --shape 1,16,16384,128 $flags --variants "$list" --warm-seconds 1 --max-seconds 3 \
+      --telemetry-hz 50 --record "$OUT/r2ef-$tag.jsonl" 2>&1 | tee "$LOGS/r2ef-$tag.log" | tail -n +4 | head -5 | sed 's/^/  /'
+    python3 scripts/energy.py "$OUT/r2ef-$tag.jsonl" 2199023255552 | sed 's/^/  /'
+  done
+  bench_specs r2ef 5 "$R2EF_SPECS" "$list" "cudnn,mma+async@192x128s3w12gqptor,mma+async@128x128s3w8gqptora,mma+async@128x128s3w8gqptorae"
+  ncu_variants r2ef-ncu gpu__time_duration.sum,smsp__inst_executed.sum,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed_pipe_xu.sum \
+    "${list//,/ }" --shape 1,16,16384,128
+  pack_sessions r2ef
 fi
 
 # Issue 21, step 36: racecheck on i tiles of the bundled kernel and of each
