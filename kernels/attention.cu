@@ -68,13 +68,13 @@
 //                 block's Q at the start of this one, not at its end: a
 //                 second Q buffer without its shared memory (D = 128).
 //   EXP_FIRST     a tile option of ping-pong tiles with two consumer
-//                 warpgroups (issue 21, step 39): each tile's
-//                 exponentials are taken against the
-//                 running maximum as it stands, before that tile's maximum
-//                 is known; the row sums then bound every P, and only when
-//                 one passes 2^7 in the warpgroup is S computed again and
-//                 the maximum taken. Same results, bit for bit, with the
-//                 maximum's tree and shuffles gone from most tiles.
+//                 warpgroups (issue 21, step 39): each tile's exponentials
+//                 are taken against the running maximum as it stands,
+//                 before that tile's maximum is known; the row sums then
+//                 bound every P, and only when one passes 2^7 in the
+//                 warpgroup is S computed again and the maximum taken. The
+//                 same P, bit for bit, with the maximum's tree and shuffles
+//                 gone from the critical path of most tiles.
 // Each warp owns 16 query rows (WMMA's M); the mma path also allows 32, and
 // splits each K/V tile over SPLIT groups of warps (merged at the end), so
 // WARPS = BLOCK_M / ROWS_PER_WARP * SPLIT.
@@ -809,7 +809,7 @@ static_assert(PINGPONG && WARPS == 8 && ROWSUM_FADD && MI == 1,
 // would have kept m and computed this very P, bit for bit. Otherwise (NaN,
 // and m = -inf, give no sum that passes the test either) the caller
 // computes S again and runs softmax_exp. The verdict is the warpgroup's,
-// by bar.red over its 128 threads (named barriers 4 to 6): computing S again
+// by bar.red over its 128 threads (named barriers 4 and 5): computing S again
 // is a wgmma, which every warp of the warpgroup must issue.
 __device__ __forceinline__ bool exp_first(float (&s)[MI][NB][4], const float (&m_r)[MI][2], float (&r)[2],
                                           float scale_log2, int wg) {

@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e round2q round2qr round2m round2m1 round2b round2d round2i round2irace round2sk round2pm round2efc round2ef s512tiles tune2 tour2
+#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e round2q round2qr round2m round2m1 round2b round2d round2i round2irace round2sk round2pm round2efc round2ef nvmlenergy s512tiles tune2 tour2
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -1016,6 +1016,34 @@ if want round2w; then
   pack_sessions r2w
 fi
 
+# How often NVML's energy counter moves and what one read costs (the
+# telemetry sampler refreshes each query as often as its CPU share allows).
+if want nvmlenergy; then
+  say "NVML energy counter: 400 reads idle, then 400 under load"
+  python3 - <<'PY' 2>&1 | sed 's/^/  /'
+import ctypes, time, threading
+nvml = ctypes.CDLL("libnvidia-ml.so.1"); nvml.nvmlInit_v2()
+h = ctypes.c_void_p(); nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(h))
+def reads(label):
+    e = ctypes.c_ulonglong(); vals = []; cpu = time.thread_time(); t0 = time.perf_counter()
+    for _ in range(400):
+        nvml.nvmlDeviceGetTotalEnergyConsumption(h, ctypes.byref(e)); vals.append((time.perf_counter(), e.value))
+        time.sleep(0.002)
+    cpu = (time.thread_time() - cpu) / 400; wall = vals[-1][0] - t0
+    ch = [t for (t, v), (_, p) in zip(vals[1:], vals) if v != p]
+    gaps = sorted(b - a for a, b in zip(ch, ch[1:]))
+    print(f"{label}: {len(ch)} changes in {wall:.2f} s, median gap {gaps[len(gaps)//2]*1e3 if gaps else float('nan'):.1f} ms, "
+          f"{cpu*1e6:.0f} µs CPU a read, step {(vals[-1][1]-vals[0][1])/max(1,len(ch)):.0f} mJ")
+reads("idle")
+import torch
+a = torch.randn(8192, 8192, device="cuda", dtype=torch.half); stop = False
+def load():
+    while not stop: a @ a
+threading.Thread(target=load, daemon=True).start(); time.sleep(1)
+reads("matmul loop"); stop = True
+PY
+fi
+
 # Issue 21's last steps. tune2: what `tune` picks among every tile (the new ones
 # included) at the issue's shapes. tour2: the final tour, recorded to
 # $OUT/tour2.jsonl: scalar and the seeds' toggles at B2 H8 S512 D64, then
@@ -1024,7 +1052,7 @@ fi
 # for a while, checks on other inputs, cuDNN, and the race cuDNN vs that
 # tile, interleaved.
 if want tune2; then
-  for spec in "2,16,2048,128|" "4,16,4096,64|" "4,16,4096,64|--causal"; do
+  for spec in ${TUNE2_SPECS:-"2,16,2048,128|" "4,16,4096,64|" "4,16,4096,64|--causal"}; do
     shape=${spec%|*}; flags=${spec#*|}
     say "tune mma+async at $shape $flags"
     timeout -k 5 200 "$BIN" tune --shape $shape $flags --max-seconds 0.5 2>"$LOGS/tune2-${shape//,/x}$flags.err" \
@@ -1107,7 +1135,7 @@ fi
 # alone, median of the last 7 of 9 launches) for both.
 if want round2final; then
   [ -z "${R2F_NO_SELFTEST:-}" ] && { say "selftest --quick"; selftest_run 300 --quick; }
-  IFS=';' read -ra fin_specs <<<"${R2F_SPECS:-2,8,512,64||64x128s2w8k2gi;2,8,512,64|--causal|64x128s2w8k2gi;4,16,4096,64||192x128s3w12gqptor;4,16,4096,64|--causal|192x128s3w12gqptor;2,16,2048,128||128x128s3w8gqptora;1,32,8192,128|--causal|128x128s3w8gqptora;1,16,16384,128||128x128s3w8gqptora;1,16,16384,128|--causal|128x128s3w8gqptora}"
+  IFS=';' read -ra fin_specs <<<"${R2F_SPECS:-2,8,512,64||64x128s2w8k2gi;2,8,512,64|--causal|64x128s2w8k2gi;4,16,4096,64||192x128s3w12gqptor;4,16,4096,64|--causal|192x128s3w12gqptor;2,16,2048,128||128x128s3w8gqptorae;1,32,8192,128|--causal|128x128s3w8gqptorae;1,16,16384,128||128x128s3w8gqptorae;1,16,16384,128|--causal|128x128s3w8gqptorae}"
   for spec in "${fin_specs[@]}"; do
     IFS='|' read -r shape flags tile <<<"$spec"
     tag=$(spec_tag "$shape" "$flags")
@@ -1406,8 +1434,8 @@ fi
 # one seed) through the tile with and without e, whose max errors must agree
 # to every digit (the same P, bit for bit). round2ef, the timing: cuDNN and
 # the tile with and without e in one call per shape and regime; at S16384
-# D128 longer runs with NVML at 50 Hz (energy counter; scripts/energy.py
-# fits joules a launch); ncu time, instructions and tensor pipe there.
+# D128 longer runs with NVML at 50 Hz (scripts/energy.py: power, clock and
+# joules a launch from the samples); ncu time, instructions and tensor pipe.
 R2EF_LIST=${R2EF_LIST:-cudnn,mma+async@128x128s3w8gqptora,mma+async@128x128s3w8gqptorae}
 R2EF_SPECS=${R2EF_SPECS:-"2,16,2048,128|;2,16,2048,128|--regime isolated;1,32,8192,128|--causal;1,16,16384,128|--causal;4,16,4096,64|"}
 if want round2efc; then

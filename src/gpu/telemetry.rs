@@ -70,7 +70,7 @@ type Update = fn(&Device, &mut TelemetrySample);
 /// Every NVML query the sampler makes, each filling its part of a sample.
 /// They differ a lot in cost (PCIe throughput spins through its own window),
 /// so each is refreshed on its own schedule; see `Poller`.
-const QUERIES: [(&str, Update); 13] = [
+const QUERIES: [(&str, Update); 12] = [
     ("sm_clock", |d, t| {
         t.sm_clock_mhz = d.clock_info(Clock::SM).unwrap_or(0)
     }),
@@ -80,7 +80,6 @@ const QUERIES: [(&str, Update); 13] = [
     ("power", |d, t| {
         t.power_w = d.power_usage().map_or(0.0, |mw| mw as f64 / 1e3)
     }),
-    ("energy", |d, t| t.energy_mj = d.total_energy_consumption().ok()),
     ("temperature", |d, t| {
         t.temp_c = d.temperature(TemperatureSensor::Gpu).unwrap_or(0)
     }),

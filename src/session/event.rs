@@ -414,10 +414,6 @@ pub struct TelemetrySample {
     /// GPU memory this process holds.
     pub process_mem_bytes: Option<u64>,
     pub mem_max_mhz: Option<u32>,
-    /// NVML's energy counter (millijoules since the driver loaded; Volta
-    /// and newer): unlike `power_w`, an average over NVML's own window, its
-    /// differences are the joules between two samples.
-    pub energy_mj: Option<u64>,
     /// In a merged session: the source (GPU) it was read from.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub source: String,

@@ -24,15 +24,15 @@ fn the_bundled_manifest_loads() {
     let m = bundled();
     assert_eq!(m.name, "attention");
     assert_eq!(m.entry, "attention_fwd");
-    assert_eq!(m.toggles.len(), 7);
-    assert_eq!(m.params.len(), 13);
+    assert_eq!(m.toggles.len(), 8);
+    assert_eq!(m.params.len(), 14);
     assert_eq!(m.tile_text(m.default_tile()), "64x64s2w4");
     assert_eq!(m.variant_text(m.start.0, m.start.1), "wmma+pv+async");
     let keys: Vec<char> = m.toggles.iter().filter_map(|t| t.key).collect();
     assert_eq!(keys, ['w', 'p', 'M', 'c', 'F']);
     assert_eq!(
         m.tile_form(),
-        "64x64s2w4 (BLOCK_M x BLOCK_N s stages w warps; optional: k K/V split, g wgmma, q Q in smem, p producer, t TMA loads, o ping-pong, r persistent, a Q in registers, i groups apart)"
+        "64x64s2w4 (BLOCK_M x BLOCK_N s stages w warps; optional: k K/V split, g wgmma, q Q in smem, p producer, t TMA loads, o ping-pong, r persistent, a Q in registers, i groups apart, e exp first)"
     );
 }
 
@@ -78,6 +78,33 @@ fn launch_follows_the_manifest() {
             .unwrap_err(),
         "r (persistent CTAs walking every row block) needs the TMA producer: add t, e.g. 128x128s3w8gqptor"
     );
+}
+
+#[test]
+fn exp_first_is_refused_where_it_cannot_run() {
+    let m = bundled();
+    let (bits, _) = m.parse_variant("mma+async").unwrap();
+    assert!(
+        m.check(bits, m.parse_tile("128x128s3w8gqptorae").unwrap())
+            .is_ok()
+    );
+    // Three warpgroups (160 registers) and tiles without ping-pong.
+    for tile in ["192x128s3w12gqptore", "128x128s3w8gqptre"] {
+        let e = m.check(bits, m.parse_tile(tile).unwrap()).unwrap_err();
+        assert!(
+            e.starts_with("e (exponentials before the row maximum) is a tile option of ping-pong tiles with two consumer warpgroups"),
+            "{tile}: {e}"
+        );
+    }
+    // The planted bug needs an e tile to break.
+    let (planted, tile) = m
+        .parse_variant("mma+async+mutexp@128x128s3w8gqptorae")
+        .unwrap();
+    assert!(m.check(planted, tile).is_ok());
+    let e = m
+        .check(planted, m.parse_tile("128x128s3w8gqptora").unwrap())
+        .unwrap_err();
+    assert!(e.starts_with("mutexp breaks exponentials first"), "{e}");
 }
 
 #[test]
