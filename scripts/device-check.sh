@@ -20,7 +20,7 @@
 #   bash scripts/device-check.sh [all | SECTION...]   sections: live selftest
 #   sanitize bench cold telemetry ab fault kernels busy soak counters tune sdpa tour
 #   clocks oracle calibrate regimes cudnn byok byoktour device remote remotetour remotesoak
-#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e round2q round2qr round2m round2m1 round2b round2d round2i round2irace round2sk round2pm round2efc round2ef nvmlenergy s512tiles tune2 tour2
+#   remotekernels twogpu round2 round2counters fidelity round2p round2o round2c round2f round2r round2w round2a round2v round2final round2k round2x round2e round2q round2qr round2m round2m1 round2b round2d round2i round2irace round2sk round2pm round2efc round2ef round2ef64 nvmlenergy s512tiles tune2 tour2
 #   (all = every section but the tours and soak)
 set -u
 SECTIONS=" ${*:-all} "
@@ -1014,6 +1014,40 @@ if want round2w; then
   { sanitize_three mma+async@192x128s3w12gqptor 4,64,333,64 --causal &
     sanitize_three mma+async@192x64s3w12gqptor 2,48,333,128 --causal & wait; } | sort
   pack_sessions r2w
+fi
+
+# Issue 21, step 40 (e for three warpgroups and D = 64, where the mma.sync
+# row sums decide): the oracle, the planted bugs (rising), the sanitizers and
+# the same inputs with and without e, then cuDNN and the tiles with and
+# without e in one call per shape and regime, and ncu, at B4 H16 S4096 D64.
+R2EF64_SPECS=${R2EF64_SPECS:-"4,16,4096,64|;4,16,4096,64|--regime isolated;4,16,4096,64|--causal;4,16,4096,64|--causal --regime isolated"}
+if want round2ef64; then
+  say "selftest --variants mma+async@192x128s3w12gqptore,mma+async@128x128s3w8gqptorae"
+  selftest_run 300 --variants mma+async@192x128s3w12gqptore,mma+async@128x128s3w8gqptorae
+  say "selftest --mutations --inputs rising"
+  timeout -k 5 200 "$BIN" selftest --mutations --inputs rising >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"
+  grep -E 'mutexp|mutrescale.*gqptor|every planted|missed' "$LOGS/mutations.txt" | sed 's/^/  /'
+  say "sanitizers (partial tiles, several rounds, causal)"
+  { sanitize_three mma+async@192x128s3w12gqptore 4,64,333,64 --inputs rising &
+    sanitize_three mma+async@192x128s3w12gqptore 2,48,333,64 --causal &
+    sanitize_three mma+async@128x128s3w8gqptorae 4,64,333,64 --inputs rising & wait; } | sort
+  say "the same inputs with and without e (a 64-key tile too): max and relative L2 errors"
+  for spec in "4,16,1024,64|" "4,16,1024,64|--causal" "2,48,333,64|"; do
+    for pair in 192x128s3w12gqptor:192x128s3w12gqptore 128x128s3w8gqptora:128x128s3w8gqptorae; do
+      for inputs in rising uniform outliers; do
+        "$BIN" bench --shape "${spec%|*}" ${spec#*|} --inputs $inputs --seed 7 --launches 2 --telemetry-hz 0 --json \
+          --variants mma+async@${pair%:*},mma+async@${pair#*:},mma+async@128x64s3w8gqptor 2>>"$LOGS/r2ef64-same.err" |
+          python3 -c 'import json,sys
+e=["%r/%r" % (x.get("max_abs_err"), x.get("rel_l2_err")) for x in json.load(sys.stdin)["results"]]
+print("  %-20s %-20s %-9s %s" % (sys.argv[1], sys.argv[3], sys.argv[2], " | ".join(e)), "e: same" if e[0] == e[1] else "e: DIFFER", "64-key: same" if e[0] == e[2] else "64-key: differ")' "$spec" $inputs "${pair%:*}"
+      done
+    done
+  done
+  list="cudnn,mma+async@192x128s3w12gqptor,mma+async@192x128s3w12gqptore,mma+async@128x128s3w8gqptorae"
+  bench_specs r2ef64 6 "$R2EF64_SPECS" "$list" "$list"
+  ncu_variants r2ef64-ncu gpu__time_duration.sum,smsp__inst_executed.sum,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum \
+    "${list//,/ }" --shape 4,16,4096,64
+  pack_sessions r2ef64
 fi
 
 # How often NVML's energy counter moves and what one read costs (the
