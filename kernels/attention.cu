@@ -67,8 +67,8 @@
 //                 A from them, so the Q buffer is free for the next row
 //                 block's Q at the start of this one, not at its end: a
 //                 second Q buffer without its shared memory (D = 128).
-//   EXP_FIRST     a tile option of ping-pong tiles (issue 21, steps 39
-//                 and 40): each tile's exponentials
+//   EXP_FIRST     a tile option of ping-pong tiles with two consumer
+//                 warpgroups (issue 21, step 39): each tile's exponentials
 //                 are taken against the running maximum as it stands,
 //                 before that tile's maximum is known; the row sums then
 //                 bound every P, and only when one passes 2^7 in the
@@ -208,8 +208,8 @@ static_assert(!STAGGER || (SPLIT > 1 && SPLIT <= 8 && USE_CP_ASYNC && STAGES == 
 // waits behind, the row maximum as a tree. Not for tiles that read Q from
 // shared memory at D = 64: there two warpgroups' softmax fills the issue
 // slots, the FADDs cost more than they save and the tree cost 128x128s2w8gq
-// its second CTA per SM.
-#define ROWSUM_FADD (USE_WGMMA && (!Q_SMEM || HEAD_DIM >= 128))
+// its second CTA per SM. EXP_FIRST reads the FADD sums at every D.
+#define ROWSUM_FADD (USE_WGMMA && (!Q_SMEM || HEAD_DIM >= 128 || EXP_FIRST))
 // WARPS counts the consumers; the producer warpgroup (WS) comes after them.
 #define CONSUMER_THREADS (WARPS * 32)
 // A producer warpgroup: registers are handed out per warpgroup (setmaxnreg).
@@ -800,37 +800,35 @@ __device__ __forceinline__ void pack_p(const float (&s)[MI][NB][4], unsigned (&p
 }
 
 #if EXP_FIRST
-static_assert(PINGPONG && MI == 1, "EXP_FIRST (exponentials first) is a tile option of ping-pong tiles");
-// Exponentials first: P against the running maximum m as it stands, before
-// this tile's maximum is known. A sum of P bounds each P in it: if no sum
-// in the warpgroup passes 2^(RESCALE_LOG2 - 1), no score passed m by
+static_assert(PINGPONG && WARPS == 8 && ROWSUM_FADD && MI == 1,
+              "EXP_FIRST (exponentials first) is a tile option of ping-pong tiles with two consumer warpgroups");
+// Exponentials first: P against the running maximum m as it stands, then
+// this thread's row sums r, each at least every P it adds. If no sum in the
+// warpgroup passes 2^(RESCALE_LOG2 - 1), no score passed m by
 // 2^RESCALE_LOG2 (a whole power of two spare for rounding), so softmax_exp
 // would have kept m and computed this very P, bit for bit. Otherwise (NaN,
 // and m = -inf, give no sum that passes the test either) the caller
-// computes S again and runs softmax_exp.
-__device__ __forceinline__ void exp_at_max(float (&s)[MI][NB][4], const float (&m_r)[MI][2], float scale_log2) {
+// computes S again and runs softmax_exp. The verdict is the warpgroup's,
+// by bar.red over its 128 threads (named barriers 4 and 5): computing S again
+// is a wgmma, which every warp of the warpgroup must issue.
+__device__ __forceinline__ bool exp_first(float (&s)[MI][NB][4], const float (&m_r)[MI][2], float (&r)[2],
+                                          float scale_log2, int wg) {
 #pragma unroll
     for (int h = 0; h < 2; ++h)
 #pragma unroll
         for (int n = 0; n < NB; ++n)
 #pragma unroll
             for (int e = 2 * h; e < 2 * h + 2; ++e) s[0][n][e] = fast_exp2(fmaf(s[0][n][e], scale_log2, -m_r[0][h]));
-}
-
-// Whether a sum of this thread's (a: row g, b: row g + 8) or of another
-// thread's in warpgroup wg fails the bound. The verdict is the warpgroup's,
-// by bar.red over its 128 threads (named barriers 4 to 6), because computing
-// S again is a wgmma every warp of the warpgroup must issue.
-__device__ __forceinline__ bool sums_over(float a, float b, int wg) {
+    row_sums(s, r);
     constexpr float BOUND = 1 << (int)(RESCALE_LOG2 - 1);
-    const int over = !(a <= BOUND && b <= BOUND);
+    const int over = !(r[0] <= BOUND && r[1] <= BOUND);
     int any;
     asm volatile(
         "{\n.reg .pred p, q;\nsetp.ne.s32 p, %1, 0;\nbar.red.or.pred q, %2, 128, p;\nselp.s32 %0, 1, 0, q;\n}\n"
         : "=r"(any)
         : "r"(over), "r"(4 + wg)
         : "memory");
-    return !MUTATE_EXP_FIRST && any;
+    return MUTATE_EXP_FIRST || !any;
 }
 #endif
 
@@ -1184,13 +1182,9 @@ __device__ __forceinline__ void consume_pingpong(float (&o)[MI][DB][4], float (&
         turn_pass(wg);
         wgmma_wait<1>();  // Q·Kᵀ landed; P·V may still run
         mask_scores(s, (t + 1) * KV_ROWS, row0, S, causal, lane);
-#if EXP_FIRST && ROWSUM_FADD
-        // The FADD row sums (this thread's parts of its two rows) decide
-        // while P·V still runs.
-        exp_at_max(s, m_r, scale_log2);
+#if EXP_FIRST
         float r[2];
-        row_sums(s, r);
-        const bool kept = !sums_over(r[0], r[1], wg);
+        const bool kept = exp_first(s, m_r, r, scale_log2, wg);
         bool raised = false;
         if (!kept) {
             // S again from the K tile still held (P·V lands meanwhile).
@@ -1198,36 +1192,18 @@ __device__ __forceinline__ void consume_pingpong(float (&o)[MI][DB][4], float (&
             mask_scores(s, (t + 1) * KV_ROWS, row0, S, causal, lane);
             raised = softmax_exp(s, m_r, alpha, scale_log2);
         }
+#else
+        const bool raised = softmax_exp(s, m_r, alpha, scale_log2);
+#endif
         wgmma_wait<0>();
         release_tile(bars, u);
         if (raised) rescale_o(o, l_acc, alpha);
+#if EXP_FIRST
         if (!kept) row_sums(s, r);
         l_acc[0][0] += r[0];
         l_acc[0][2] += r[1];
         pack_p<false>(s, pa, l_acc);
-#elif EXP_FIRST
-        // The mma.sync row sums (whole rows, in fp16 P) decide, once P·V
-        // has landed and pa may be written: what they added to l_acc.
-        exp_at_max(s, m_r, scale_log2);
-        wgmma_wait<0>();
-        release_tile(bars, u);
-        float l_was[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) l_was[e] = l_acc[0][e];
-        pack_p(s, pa, l_acc);
-        if (sums_over(l_acc[0][0] - l_was[0], l_acc[0][2] - l_was[2], wg)) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) l_acc[0][e] = l_was[e];
-            mma_qk(s, qf, tQ, sK + (u + 1) % STAGES * KV_TILE_HALVES, lane);
-            mask_scores(s, (t + 1) * KV_ROWS, row0, S, causal, lane);
-            if (softmax_exp(s, m_r, alpha, scale_log2)) rescale_o(o, l_acc, alpha);
-            pack_p(s, pa, l_acc);
-        }
 #else
-        const bool raised = softmax_exp(s, m_r, alpha, scale_log2);
-        wgmma_wait<0>();
-        release_tile(bars, u);
-        if (raised) rescale_o(o, l_acc, alpha);
         pack_p(s, pa, l_acc);
 #endif
     }

@@ -1016,26 +1016,33 @@ if want round2w; then
   pack_sessions r2w
 fi
 
-# Issue 21, step 40 (e for three warpgroups and D = 64, where the mma.sync
-# row sums decide): the oracle, the planted bugs (rising), the sanitizers and
-# the same inputs with and without e, then cuDNN and the tiles with and
-# without e in one call per shape and regime, and ncu, at B4 H16 S4096 D64.
+# Issue 21, step 40 (reverted): e for three warpgroups and D = 64, where the
+# mma.sync row sums decide, from a kernel copy built from its patch:
+#   d=exp-kernels/ef64; mkdir -p $d && cp kernels/attention.* $d/ &&
+#   patch -p2 -d $d <docs/data/2026-11-25-h100/run89-exp-first-d64/kernel.patch
+# The oracle, the planted bugs (rising), the sanitizers and the same inputs
+# with and without e, then cuDNN and the tiles with and without e in one call
+# per shape and regime, and ncu, at B4 H16 S4096 D64.
+R2EF64_KERNELS=${R2EF64_KERNELS:-exp-kernels/ef64}
 R2EF64_SPECS=${R2EF64_SPECS:-"4,16,4096,64|;4,16,4096,64|--regime isolated;4,16,4096,64|--causal;4,16,4096,64|--causal --regime isolated"}
-if want round2ef64; then
-  say "selftest --variants mma+async@192x128s3w12gqptore,mma+async@128x128s3w8gqptorae"
-  selftest_run 300 --variants mma+async@192x128s3w12gqptore,mma+async@128x128s3w8gqptorae
-  say "selftest --mutations --inputs rising"
-  timeout -k 5 200 "$BIN" selftest --mutations --inputs rising >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"
+if want round2ef64 && [ ! -f "$R2EF64_KERNELS/attention.cu" ]; then
+  say "round2ef64: no $R2EF64_KERNELS/attention.cu (build it from its patch, above)"
+elif want round2ef64; then
+  K=$R2EF64_KERNELS
+  say "selftest --kernels $K --variants mma+async@192x128s3w12gqptore,mma+async@128x128s3w8gqptorae"
+  selftest_run 300 --kernels "$K" --variants mma+async@192x128s3w12gqptore,mma+async@128x128s3w8gqptorae
+  say "selftest --kernels $K --mutations --inputs rising"
+  timeout -k 5 200 "$BIN" selftest --kernels "$K" --mutations --inputs rising >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"
   grep -E 'mutexp|mutrescale.*gqptor|every planted|missed' "$LOGS/mutations.txt" | sed 's/^/  /'
   say "sanitizers (partial tiles, several rounds, causal)"
-  { sanitize_three mma+async@192x128s3w12gqptore 4,64,333,64 --inputs rising &
-    sanitize_three mma+async@192x128s3w12gqptore 2,48,333,64 --causal &
-    sanitize_three mma+async@128x128s3w8gqptorae 4,64,333,64 --inputs rising & wait; } | sort
+  { sanitize_three mma+async@192x128s3w12gqptore 4,64,333,64 --inputs rising --kernels "$K" &
+    sanitize_three mma+async@192x128s3w12gqptore 2,48,333,64 --causal --kernels "$K" &
+    sanitize_three mma+async@128x128s3w8gqptorae 4,64,333,64 --inputs rising --kernels "$K" & wait; } | sort
   say "the same inputs with and without e (a 64-key tile too): max and relative L2 errors"
   for spec in "4,16,1024,64|" "4,16,1024,64|--causal" "2,48,333,64|"; do
     for pair in 192x128s3w12gqptor:192x128s3w12gqptore 128x128s3w8gqptora:128x128s3w8gqptorae; do
       for inputs in rising uniform outliers; do
-        "$BIN" bench --shape "${spec%|*}" ${spec#*|} --inputs $inputs --seed 7 --launches 2 --telemetry-hz 0 --json \
+        "$BIN" bench --kernels "$K" --shape "${spec%|*}" ${spec#*|} --inputs $inputs --seed 7 --launches 2 --telemetry-hz 0 --json \
           --variants mma+async@${pair%:*},mma+async@${pair#*:},mma+async@128x64s3w8gqptor 2>>"$LOGS/r2ef64-same.err" |
           python3 -c 'import json,sys
 e=["%r/%r" % (x.get("max_abs_err"), x.get("rel_l2_err")) for x in json.load(sys.stdin)["results"]]
@@ -1044,9 +1051,9 @@ print("  %-20s %-20s %-9s %s" % (sys.argv[1], sys.argv[3], sys.argv[2], " | ".jo
     done
   done
   list="cudnn,mma+async@192x128s3w12gqptor,mma+async@192x128s3w12gqptore,mma+async@128x128s3w8gqptorae"
-  bench_specs r2ef64 6 "$R2EF64_SPECS" "$list" "$list"
+  bench_specs r2ef64 6 "$R2EF64_SPECS" "$list" "$list" --kernels "$K"
   ncu_variants r2ef64-ncu gpu__time_duration.sum,smsp__inst_executed.sum,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum \
-    "${list//,/ }" --shape 4,16,4096,64
+    "${list//,/ }" --kernels "$K" --shape 4,16,4096,64
   pack_sessions r2ef64
 fi
 

@@ -147,26 +147,30 @@ fn judge(
 /// Whether a bundled tile is a wgmma one (`g`), reads Q from shared memory
 /// (`q`), loads by TMA (`t`) and copies Q into registers (`a`); no other tag
 /// uses those letters.
-fn wgmma_tile(v: &Variant) -> (bool, bool, bool, bool) {
+fn wgmma_tile(v: &Variant) -> (bool, bool, bool, bool, bool) {
     let t = v.tile_text();
     (
         t.contains('g'),
         t.contains('q'),
         t.contains('t'),
         t.contains('a'),
+        t.contains('e'),
     )
 }
 
 /// The instruction families each of the bundled kernel's toggles must bring.
 fn bundled_families(v: &Variant, d: u32, families: &[String]) -> Vec<String> {
     let has = |f: &str| families.iter().any(|x| x == f);
-    let (wgmma, q_smem, tma, q_regs) = wgmma_tile(v);
+    let (wgmma, q_smem, tma, q_regs, exp_first) = wgmma_tile(v);
     let mut bad = Vec::new();
     for (family, wanted) in [
         ("wmma", v.has("wmma") || v.has("pv")),
         // wgmma tiles sum P's rows on the FMA pipe (all but the q tiles at
-        // D = 64): no mma.sync left.
-        ("mma", v.has("mma") && !(wgmma && (!q_smem || d == 128))),
+        // D = 64 without e): no mma.sync left.
+        (
+            "mma",
+            v.has("mma") && !(wgmma && (!q_smem || d == 128 || exp_first)),
+        ),
         // Q fragments come by ldmatrix unless wgmma reads Q from shared memory
         // (`a` tiles copy it from there into registers).
         ("ldmatrix", v.has("mma") && (!q_smem || q_regs)),

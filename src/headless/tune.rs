@@ -429,7 +429,7 @@ mod tests {
     fn candidates_are_valid_for_their_path() {
         let mma: Variant = "mma+async".parse().unwrap();
         let all = candidates(mma, Some(90));
-        assert_eq!(all.len(), 44);
+        assert_eq!(all.len(), 43);
         let without = candidates(mma, Some(89));
         assert!(without.len() < all.len());
         assert!(without.iter().all(|t| !t.tile_text().contains('g')));
