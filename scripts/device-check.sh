@@ -85,6 +85,19 @@ ncu_variants() {
     ncu_launch "$LOGS/$prefix-$(echo "$v" | tr -c 'a-z0-9' _).csv" "$(printf '%-32s' "$v")" "$metrics" "$@" --variant "$v"
   done
 }
+# One line for the same inputs (seed 7) through three variants, A,B,C: their
+# max and relative L2 errors to every digit, whether B's equal A's (step 39's
+# e: the same P, bit for bit) and whether C's do (a 64-key tile, another P,
+# showing the comparison can differ):
+#   same_errors LABEL SHAPE FLAGS INPUTS A,B,C [bench flags...]
+same_errors() {
+  local label=$1 shape=$2 flags=$3 inputs=$4 variants=$5; shift 5
+  "$BIN" bench "$@" --shape "$shape" $flags --inputs "$inputs" --seed 7 --launches 2 --telemetry-hz 0 --json \
+    --variants "$variants" 2>>"$LOGS/same-errors.err" | python3 -c 'import json,sys
+e=["%r/%r" % (x.get("max_abs_err"), x.get("rel_l2_err")) for x in json.load(sys.stdin)["results"]]
+print("  %-40s %-9s %s" % (sys.argv[1], sys.argv[2], " | ".join(e)), "e: same" if e[0] == e[1] else "e: DIFFER",
+      "64-key: same" if e[0] == e[2] else "64-key: differ")' "$label" "$inputs"
+}
 # The full selftest into $LOGS/selftest.log, its exit code, failures and tally:
 #   selftest_run [TIME_LIMIT_SECONDS [selftest flags...]]   ("" for no limit)
 selftest_run() {
@@ -1042,11 +1055,8 @@ elif want round2ef64; then
   for spec in "4,16,1024,64|" "4,16,1024,64|--causal" "2,48,333,64|"; do
     for pair in 192x128s3w12gqptor:192x128s3w12gqptore 128x128s3w8gqptora:128x128s3w8gqptorae; do
       for inputs in rising uniform outliers; do
-        "$BIN" bench --kernels "$K" --shape "${spec%|*}" ${spec#*|} --inputs $inputs --seed 7 --launches 2 --telemetry-hz 0 --json \
-          --variants mma+async@${pair%:*},mma+async@${pair#*:},mma+async@128x64s3w8gqptor 2>>"$LOGS/r2ef64-same.err" |
-          python3 -c 'import json,sys
-e=["%r/%r" % (x.get("max_abs_err"), x.get("rel_l2_err")) for x in json.load(sys.stdin)["results"]]
-print("  %-20s %-20s %-9s %s" % (sys.argv[1], sys.argv[3], sys.argv[2], " | ".join(e)), "e: same" if e[0] == e[1] else "e: DIFFER", "64-key: same" if e[0] == e[2] else "64-key: differ")' "$spec" $inputs "${pair%:*}"
+        same_errors "$spec ${pair%:*}" "${spec%|*}" "${spec#*|}" $inputs \
+          "mma+async@${pair%:*},mma+async@${pair#*:},mma+async@128x64s3w8gqptor" --kernels "$K"
       done
     done
   done
@@ -1471,9 +1481,10 @@ fi
 # Issue 21, step 39 (exponentials first, e). round2efc, the checks: the
 # oracle on e tiles at D = 64 and 128; the planted bugs with rising inputs
 # (mutexp: a tile keeping unchecked exponentials; mutrescale in an e tile:
-# the recomputed path's rescale); the sanitizers; and the same inputs (rising,
-# one seed) through the tile with and without e, whose max errors must agree
-# to every digit (the same P, bit for bit). round2ef, the timing: cuDNN and
+# the recomputed path's rescale); the sanitizers; and the same inputs through
+# the tile with and without e, whose errors must agree to every digit at
+# D = 128 (the same P, bit for bit; at D = 64 e also moves the row sums to
+# FADD). round2ef, the timing: cuDNN and
 # the tile with and without e in one call per shape and regime; at S16384
 # D128 longer runs with NVML at 50 Hz (scripts/energy.py: power, clock and
 # joules a launch from the samples); ncu time, instructions and tensor pipe.
@@ -1489,15 +1500,11 @@ if want round2efc; then
   { sanitize_three mma+async@128x128s3w8gqptorae 2,48,333,128 --inputs rising &
     sanitize_three mma+async@128x128s3w8gqptorae 1,9,333,128 --causal &
     sanitize_three mma+async@128x128s3w8gqptorae 4,64,333,64 & wait; } | sort
-  # A third tile (64-key tiles: another P) shows the comparison can differ.
   say "the same inputs with and without e (and with 64-key tiles): max and relative L2 errors"
   for spec in "1,16,4096,128|" "1,16,4096,128|--causal" "2,48,333,128|" "4,16,1024,64|"; do
     for inputs in rising uniform outliers; do
-      "$BIN" bench --shape "${spec%|*}" ${spec#*|} --inputs $inputs --seed 7 --launches 2 --telemetry-hz 0 --json \
-        --variants mma+async@128x128s3w8gqptora,mma+async@128x128s3w8gqptorae,mma+async@128x64s3w8gqptor 2>>"$LOGS/r2ef-same.err" |
-        python3 -c 'import json,sys
-e=["%r/%r" % (x.get("max_abs_err"), x.get("rel_l2_err")) for x in json.load(sys.stdin)["results"]]
-print("  %-22s %-9s %s" % (sys.argv[1], sys.argv[2], " | ".join(e)), "e: same" if e[0] == e[1] else "e: DIFFER", "64-key: same" if e[0] == e[2] else "64-key: differ")' "$spec" $inputs
+      same_errors "$spec" "${spec%|*}" "${spec#*|}" $inputs \
+        mma+async@128x128s3w8gqptora,mma+async@128x128s3w8gqptorae,mma+async@128x64s3w8gqptor
     done
   done
 fi
