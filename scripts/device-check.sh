@@ -105,6 +105,13 @@ selftest_run() {
   ${limit:+timeout -k 5 "$limit"} "$BIN" selftest "$@" >"$LOGS/selftest.log" 2>&1; echo "  rc=$?"
   grep '^FAIL' "$LOGS/selftest.log" | head -20; tail -1 "$LOGS/selftest.log" | sed 's/^/  /'
 }
+# selftest --mutations into $LOGS/mutations.txt, its exit code, then the lines
+# matching PATTERN:   mutations_run LIMIT_SECONDS PATTERN [selftest flags...]
+mutations_run() {
+  local limit=$1 pattern=$2; shift 2
+  timeout -k 5 "$limit" "$BIN" selftest --mutations "$@" >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"
+  grep -E "$pattern" "$LOGS/mutations.txt" | sed 's/^/  /'
+}
 # ncu_median CSV LABEL and ncu_launch FILE LABEL METRICS LAUNCH-ARGS...
 source "$(dirname "${BASH_SOURCE[0]}")/ncu-lib.sh"
 trap 'tar czf "$OUT/logs.tgz" -C "$LOGS" . 2>/dev/null' EXIT
@@ -1045,8 +1052,7 @@ elif want round2ef64; then
   say "selftest --kernels $K --variants mma+async@192x128s3w12gqptore,mma+async@128x128s3w8gqptorae"
   selftest_run 300 --kernels "$K" --variants mma+async@192x128s3w12gqptore,mma+async@128x128s3w8gqptorae
   say "selftest --kernels $K --mutations --inputs rising"
-  timeout -k 5 200 "$BIN" selftest --kernels "$K" --mutations --inputs rising >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"
-  grep -E 'mutexp|mutrescale.*gqptor|every planted|missed' "$LOGS/mutations.txt" | sed 's/^/  /'
+  mutations_run 200 'mutexp|mutrescale.*gqptor|every planted|missed' --kernels "$K" --inputs rising
   say "sanitizers (partial tiles, several rounds, causal)"
   { sanitize_three mma+async@192x128s3w12gqptore 4,64,333,64 --inputs rising --kernels "$K" &
     sanitize_three mma+async@192x128s3w12gqptore 2,48,333,64 --causal --kernels "$K" &
@@ -1214,7 +1220,7 @@ if want round2k; then
   say "selftest --variants $R2K"
   selftest_run 200 --kernels "$R2K_KERNELS" --variants "$R2K"
   say "selftest --mutations"
-  timeout -k 5 150 "$BIN" selftest --kernels "$R2K_KERNELS" --mutations >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"; grep -E "192x128s3w12gqptor|every planted" "$LOGS/mutations.txt" | sed 's/^/  /'
+  mutations_run 150 '192x128s3w12gqptor|every planted' --kernels "$R2K_KERNELS"
   say "sanitizers on the chained tiles"
   { sanitize_three mma+async@128x128s3w8gqptor 2,48,333,128 --causal --kernels "$R2K_KERNELS" &
     sanitize_three mma+async@192x128s3w12gqptor 4,64,333,64 --kernels "$R2K_KERNELS" & wait; } | sort
@@ -1272,7 +1278,7 @@ if want round2qr; then
   say "selftest --variants $R2QR"
   selftest_run 200 --variants "$R2QR"
   say "selftest --mutations"
-  timeout -k 5 200 "$BIN" selftest --mutations >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"; grep -E "gqptora|every planted|missed" "$LOGS/mutations.txt" | sed 's/^/  /'
+  mutations_run 200 'gqptora|every planted|missed'
   say "sanitizers (several row blocks per CTA, causal)"
   { sanitize_three mma+async@128x128s3w8gqptora 2,48,333,128 --causal &
     sanitize_three mma+async@128x64s3w8gqptora 4,64,333,64 --causal & wait; } | sort
@@ -1307,7 +1313,7 @@ if want round2m; then
   say "selftest --variants $R2M"
   selftest_run 200 --kernels "$R2M_KERNELS" --variants "$R2M"
   say "selftest --mutations"
-  timeout -k 5 200 "$BIN" selftest --kernels "$R2M_KERNELS" --mutations >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"; grep -E "gm |every planted|missed" "$LOGS/mutations.txt" | sed 's/^/  /'
+  mutations_run 200 'gm |every planted|missed' --kernels "$R2M_KERNELS"
   say "sanitizers (odd row blocks, causal; stages refilled)"
   { sanitize_three mma+async@64x128s2w8k2gm 2,8,300,64 --causal --kernels "$R2M_KERNELS" &
     sanitize_three mma+async@64x128s2w8k2gm 1,4,1100,64 --kernels "$R2M_KERNELS" &
@@ -1366,7 +1372,7 @@ if want round2b; then
   say "selftest --variants $R2B"
   selftest_run 250 --kernels "$R2B_KERNELS" --variants "$R2B"
   say "selftest --mutations"
-  timeout -k 5 200 "$BIN" selftest --kernels "$R2B_KERNELS" --mutations >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"; grep -E "mutmerge|every planted" "$LOGS/mutations.txt" | sed 's/^/  /'
+  mutations_run 200 'mutmerge|every planted' --kernels "$R2B_KERNELS"
   say "sanitizers (split tiles, partial row and key tiles)"
   { sanitize_three mma+async@64x128s2w8k2g 2,8,333,64 --causal --kernels "$R2B_KERNELS" &
     sanitize_three mma+async@64x64s2w8k2 1,4,333,128 --kernels "$R2B_KERNELS" & wait; } | sort
@@ -1418,8 +1424,7 @@ if want round2i; then
       | tee "$LOGS/r2i-tune$causal.log" | head -7 | sed 's/^/  /'
   done
   say "selftest --mutations"
-  timeout -k 5 200 "$BIN" selftest --mutations >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"
-  grep -E 'mutmerge|every planted|missed' "$LOGS/mutations.txt" | sed 's/^/  /'
+  mutations_run 200 'mutmerge|every planted|missed'
 fi
 
 # Issue 21, steps 37 and 38 (both reverted), from kernel copies built from
@@ -1447,8 +1452,7 @@ elif want round2sk; then
   say "selftest --kernels $K --variants $R2SK_CHECK"
   selftest_run 240 --kernels "$K" --variants "$R2SK_CHECK"
   say "selftest --kernels $K --mutations --inputs rising"
-  timeout -k 5 150 "$BIN" selftest --kernels "$K" --mutations --inputs rising >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"
-  grep -E 'mutmerge|every planted|missed' "$LOGS/mutations.txt" | sed 's/^/  /'
+  mutations_run 150 'mutmerge|every planted|missed' --kernels "$K" --inputs rising
   say "sanitizers (blocks cut over CTAs, D=64 and D=128)"
   { sanitize_three mma+async@128x128s3w8gqptorab 2,48,333,128 --kernels "$K" &
     sanitize_three mma+async@128x64s3w8gqptorb 4,64,333,64 --kernels "$K" & wait; } | sort
@@ -1494,8 +1498,7 @@ if want round2efc; then
   say "selftest --variants mma+async@128x128s3w8gqptorae"
   selftest_run 300 --variants mma+async@128x128s3w8gqptorae
   say "selftest --mutations --inputs rising"
-  timeout -k 5 200 "$BIN" selftest --mutations --inputs rising >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"
-  grep -E 'mutexp|mutrescale.*gqptorae|every planted|missed' "$LOGS/mutations.txt" | sed 's/^/  /'
+  mutations_run 200 'mutexp|mutrescale.*gqptorae|every planted|missed' --inputs rising
   say "sanitizers (partial tiles, several rounds, causal)"
   { sanitize_three mma+async@128x128s3w8gqptorae 2,48,333,128 --inputs rising &
     sanitize_three mma+async@128x128s3w8gqptorae 1,9,333,128 --causal &
@@ -1664,7 +1667,7 @@ if want round2x; then
   selftest_run 200 --kernels "$R2X_KERNELS" --variants "$R2X"
   if [ -n "${R2X_MUTATIONS:-}" ]; then
     say "selftest --mutations"
-    timeout -k 5 200 "$BIN" selftest --kernels "$R2X_KERNELS" --mutations >"$LOGS/mutations.txt" 2>&1; echo "  rc=$?"; grep -E "128x176|every planted|missed" "$LOGS/mutations.txt" | sed 's/^/  /'
+    mutations_run 200 '128x176|every planted|missed' --kernels "$R2X_KERNELS"
   fi
   say "sanitizers on the x176 tiles (partial key tiles, causal, several row blocks per CTA)"
   { sanitize_three mma+async@128x176s2w8gqptor 2,48,333,128 --causal --kernels "$R2X_KERNELS" &
