@@ -2,13 +2,14 @@
 //! replay seek backwards does for every shipped session, and one frame of the
 //! main screen. Run: cargo bench --bench foundation
 
-use std::io::Write;
+use std::io::{BufRead, Write};
 use std::path::Path;
 use std::time::Instant;
 
 use attnscope::export::summary;
 use attnscope::metrics::gates::GateSet;
 use attnscope::model::state::SessionState;
+use attnscope::session::compress::is_session_name;
 use attnscope::session::reader::{OnCorrupt, read_file};
 use attnscope::ui::app_state::UiState;
 use ratatui::buffer::Buffer;
@@ -18,13 +19,14 @@ fn main() {
     let session = std::fs::read_dir("sessions")
         .expect("run from the repository root")
         .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .find(|p| is_session_name(p))
         .expect("a session in sessions/");
-    let lines: Vec<String> = std::fs::read_to_string(&session)
+    // Shipped sessions are compressed: the lines as the reader sees them.
+    let lines: Vec<String> = attnscope::session::open(&session)
         .unwrap()
         .lines()
-        .map(String::from)
-        .collect();
+        .collect::<Result<_, _>>()
+        .unwrap();
     // A 100,000-event file: the real session's header, then its events repeated.
     let dir = tempfile::tempdir().unwrap();
     let big = dir.path().join("big.jsonl");
@@ -68,7 +70,7 @@ fn main() {
     let mut shipped: Vec<_> = std::fs::read_dir("sessions")
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .filter(|p| is_session_name(p))
         .collect();
     shipped.sort();
     for path in &shipped {

@@ -146,17 +146,41 @@ fn unknown_subcommand_is_usage_error() {
     assert!(err.contains("unrecognized subcommand"), "{err}");
 }
 
+/// Every shipped session (at most four, each zstd-compressed) replays with
+/// `--strict`: no corrupt line, no torn tail.
 #[test]
 fn bundled_real_session_replays() {
-    let sessions: Vec<_> = std::fs::read_dir("sessions")
+    let all: Vec<_> = std::fs::read_dir("sessions")
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
         .collect();
+    let sessions: Vec<_> = all
+        .iter()
+        .filter(|p| attnscope::session::compress::is_session_name(p))
+        .cloned()
+        .collect();
+    assert_eq!(
+        sessions.len(),
+        all.len(),
+        "only sessions in sessions/: {all:?}"
+    );
     assert!(
         !sessions.is_empty(),
         "sessions/ must ship at least one real recording"
     );
+    assert!(
+        sessions.len() <= 4,
+        "at most four shipped sessions: {sessions:?}"
+    );
+    for s in &sessions {
+        let name = s.file_name().unwrap().to_string_lossy();
+        assert!(name.ends_with(".jsonl.zst"), "{name} is not compressed");
+        assert_eq!(
+            &std::fs::read(s).unwrap()[..4],
+            &attnscope::session::compress::ZSTD_MAGIC,
+            "{name} is not zstd"
+        );
+    }
     for s in sessions {
         let (code, out, err) = run(&[
             "replay",
@@ -176,6 +200,7 @@ fn bundled_real_session_replays() {
             s.display()
         );
         assert_eq!(v["errors"], 0);
+        assert_eq!(v["torn_tail"], false, "{}", s.display());
     }
 }
 
@@ -647,7 +672,7 @@ fn a_closed_pipe_is_not_a_panic() {
     use std::io::Read;
     use std::os::unix::process::ExitStatusExt;
     let session = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("sessions/20261123-151455_H100_b2h8s512d64.jsonl");
+        .join("sessions/20261125-034401_H100_tour.jsonl.zst");
     let mut child = Command::new(env!("CARGO_BIN_EXE_attnscope"))
         .args(["replay", session.to_str().unwrap(), "--summary", "--json"])
         .stdout(std::process::Stdio::piped())

@@ -164,3 +164,68 @@ fn a_corrupt_session_writes_nothing() {
     assert_eq!(err.exit_code(), 3, "{err}");
     assert!(!out.exists(), "no folder for a file that is not a session");
 }
+
+/// A compressed session (zstd or gzip, whatever its name) exports to the
+/// same files as the plain one; the CLI takes it too.
+#[test]
+fn export_of_a_compressed_session_matches_the_plain_one() {
+    use attnscope::session::recorder::Recorder;
+    let dir = tempfile::tempdir().unwrap();
+    let mut events = Vec::new();
+    read_file(Path::new(FIXTURE), OnCorrupt::Stop, |s| {
+        events.push(s);
+        true
+    })
+    .unwrap();
+    let plain = dir.path().join("plain");
+    let want = export(
+        Path::new(FIXTURE),
+        &plain,
+        &GateSet::default_set(),
+        OnCorrupt::Stop,
+    )
+    .unwrap();
+    for name in ["f.jsonl.zst", "f.jsonl.gz"] {
+        let file = dir.path().join(name);
+        let mut rec = Recorder::create(&file).unwrap();
+        for e in &events {
+            rec.append(e).unwrap();
+        }
+        rec.close().unwrap();
+        // Named as if plain: the content decides.
+        let renamed = dir.path().join(format!("{name}-renamed.jsonl"));
+        std::fs::copy(&file, &renamed).unwrap();
+        for input in [&file, &renamed] {
+            let out = dir
+                .path()
+                .join(format!("out-{}", input.file_name().unwrap().display()));
+            let got = export(input, &out, &GateSet::default_set(), OnCorrupt::Stop).unwrap();
+            assert_eq!(got.files.len(), want.files.len(), "{}", input.display());
+            assert_eq!(got.read, want.read, "{}", input.display());
+            for f in &want.files {
+                let name = f.file_name().unwrap();
+                if name.to_string_lossy().ends_with(".csv") {
+                    assert_eq!(
+                        std::fs::read(out.join(name)).unwrap(),
+                        std::fs::read(f).unwrap(),
+                        "{}",
+                        name.display()
+                    );
+                }
+            }
+        }
+    }
+    let cli_out = dir.path().join("cli");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_attnscope"))
+        .args(["export", "--out"])
+        .arg(&cli_out)
+        .arg(dir.path().join("f.jsonl.zst"))
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    assert!(cli_out.join("latency_histogram.png").exists());
+}

@@ -17,9 +17,11 @@ use attnscope::session::{Shape, Variant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_attnscope");
 
-/// A real H200 session shipped in sessions/ (586 events over 33 s).
+/// A real H100 session shipped in sessions/, zstd-compressed (the remote
+/// tour: 746 events over 45 s).
 fn session() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions/20261122-040402_H200_b2h8s512d64.jsonl")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("sessions/20261123-180803_H100_remote-tour.jsonl.zst")
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -76,13 +78,13 @@ fn a_headless_run_through_a_worker_command_prints_and_records_here() {
     );
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.contains("wmma+pv+async") && out.contains("NVIDIA H200"),
+        out.contains("wmma+pv+async") && out.contains("NVIDIA H100"),
         "{out}"
     );
     let events = read_session(&file);
     assert_eq!(
         events.len(),
-        586,
+        746,
         "every event of the replayed session, recorded here"
     );
     let Event::Header(h) = &events[0].event else {
@@ -326,7 +328,7 @@ fn over_a_real_sshd_the_link_survives_a_killed_connection() {
     sshd("stop");
     let errors = feed.errors();
     let _ = std::fs::remove_dir_all(&dir);
-    assert_eq!(headless, (0, true, 586), "{err}");
+    assert_eq!(headless, (0, true, 746), "{err}");
     assert!(flowing && back, "{errors:#?}");
     assert!(
         errors
@@ -397,7 +399,7 @@ fn a_sweep_runs_as_a_slurm_job_array_and_merges() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        text.contains("2 of 2 sessions") && text.contains("source h200-2"),
+        text.contains("2 of 2 sessions") && text.contains("source h100-2"),
         "{text}"
     );
     let events = read_session(&dir.join("sweep/sweep.jsonl"));

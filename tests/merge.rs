@@ -15,8 +15,10 @@ fn shipped(name: &str) -> PathBuf {
         .join("sessions")
         .join(name)
 }
-const H200: &str = "20261122-040402_H200_b2h8s512d64.jsonl";
-const H100: &str = "20261123-151455_H100_b2h8s512d64.jsonl";
+/// Two H100 sessions of the bundled kernel, both zstd-compressed: the tour
+/// and the remote tour (recorded over a worker link).
+const TOUR: &str = "20261125-034401_H100_tour.jsonl.zst";
+const REMOTE: &str = "20261123-180803_H100_remote-tour.jsonl.zst";
 
 fn run(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(BIN).args(args).output().unwrap();
@@ -37,8 +39,9 @@ fn scratch(name: &str) -> PathBuf {
 #[test]
 fn two_gpus_merge_into_one_session_read_side_by_side() {
     let dir = scratch("ok");
-    let out = dir.join("both.jsonl");
-    let (a, b) = (shipped(H200), shipped(H100));
+    // Compressed in, compressed out.
+    let out = dir.join("both.jsonl.zst");
+    let (a, b) = (shipped(TOUR), shipped(REMOTE));
     let (code, stdout, err) = run(&[
         "merge",
         a.to_str().unwrap(),
@@ -47,7 +50,12 @@ fn two_gpus_merge_into_one_session_read_side_by_side() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
-    assert!(stdout.contains("as h200, h100"), "{stdout}");
+    // The same GPU twice: the second is h100-2.
+    assert!(stdout.contains("as h100, h100-2"), "{stdout}");
+    assert_eq!(
+        &std::fs::read(&out).unwrap()[..4],
+        &attnscope::session::compress::ZSTD_MAGIC
+    );
     // Every event of both, none skipped, each source's variants labelled.
     let mut state = SessionState::default();
     let mut names = std::collections::BTreeSet::new();
@@ -78,50 +86,59 @@ fn two_gpus_merge_into_one_session_read_side_by_side() {
         "both files' events, one header"
     );
     assert!(
-        names.contains("h200:wmma+pv+async") && names.contains("h100:wmma+pv+async"),
+        names.contains("h100:wmma+pv+async") && names.contains("h100-2:wmma+pv+async"),
         "{names:?}"
     );
     assert!(
-        names.contains("h100:cudnn"),
+        names.contains("h100:cudnn") && names.contains("h100-2:cudnn"),
         "cuDNN carries its source: {names:?}"
     );
     // Each GPU's telemetry is tagged; the screen follows the first's only,
     // so two GPUs' clocks never make one line.
     assert_eq!(
         telemetry_sources.into_iter().collect::<Vec<_>>(),
-        ["h100", "h200"]
+        ["h100", "h100-2"]
     );
     assert!(!state.telemetry.is_empty());
-    assert!(state.telemetry.iter().all(|t| t.source == "h200"));
+    assert!(state.telemetry.iter().all(|t| t.source == "h100"));
     let h = state.header.as_ref().unwrap();
     assert_eq!(
         h.sources
             .iter()
             .map(|s| s.label.as_str())
             .collect::<Vec<_>>(),
-        ["h200", "h100"]
+        ["h100", "h100-2"]
     );
-    assert_eq!(
-        h.gpu.as_ref().unwrap().name,
-        "NVIDIA H200 + NVIDIA H100 80GB HBM3"
-    );
+    // One GPU model named once.
+    assert_eq!(h.gpu.as_ref().unwrap().name, "NVIDIA H100 80GB HBM3");
     // The same variant on both GPUs, one row; its ratio is of the two medians.
     let (labels, rows) = attnscope::export::across::rows(&state).unwrap();
-    assert_eq!(labels, ["h200", "h100"]);
-    let scalar = rows.iter().find(|r| r.variant == "scalar").unwrap();
-    let (x, y) = (scalar.median_ns[0].unwrap(), scalar.median_ns[1].unwrap());
+    assert_eq!(labels, ["h100", "h100-2"]);
+    let row = rows.iter().find(|r| r.variant == "wmma+pv+async").unwrap();
+    assert_eq!(row.shape, "B2 H8 S512 D64", "the one shape both measured");
+    let (x, y) = (row.median_ns[0].unwrap(), row.median_ns[1].unwrap());
     assert!(
-        (60_000.0..70_000.0).contains(&x) && (55_000.0..62_000.0).contains(&y),
+        (15_000.0..16_500.0).contains(&x) && (15_000.0..16_500.0).contains(&y),
         "{x} {y}"
     );
-    // ÷ cuDNN divides by the same source's cuDNN.
-    let key = state
-        .variants
-        .keys()
-        .find(|k| k.variant.name() == "h100:wmma+pv+async")
+    // ÷ cuDNN divides by the same source's cuDNN (the tour timed cuDNN at
+    // another shape only: none there).
+    let at_mission = |name: &str| {
+        state
+            .variants
+            .keys()
+            .find(|k| k.variant.name() == name && k.shape.s == 512)
+            .unwrap()
+    };
+    let vs = state
+        .speedup_vs_cudnn(at_mission("h100-2:wmma+pv+async"))
         .unwrap();
-    let vs = state.speedup_vs_cudnn(key).unwrap();
     assert!(vs.value > 0.3 && vs.value < 0.6, "{vs:?}");
+    assert!(
+        state
+            .speedup_vs_cudnn(at_mission("h100:wmma+pv+async"))
+            .is_none()
+    );
     let (code, text, _) = run(&["replay", out.to_str().unwrap(), "--summary"]);
     assert_eq!(code, 0);
     assert!(
@@ -138,13 +155,16 @@ fn two_gpus_merge_into_one_session_read_side_by_side() {
 #[test]
 fn bad_merges_are_refused_with_one_line() {
     let dir = scratch("bad");
-    let (a, b) = (shipped(H200), shipped(H100));
+    let (a, b) = (shipped(TOUR), shipped(REMOTE));
     let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
     let out = dir.join("m.jsonl");
     let o = out.to_str().unwrap();
     let junk = dir.join("junk.jsonl");
     std::fs::write(&junk, "hello\n").unwrap();
-    let cases: [(Vec<&str>, i32, &str); 6] = [
+    // zstd's magic, then bytes that are not zstd.
+    let corrupt = dir.join("corrupt.jsonl.zst");
+    std::fs::write(&corrupt, b"\x28\xb5\x2f\xfdnot zstd at all\n").unwrap();
+    let cases: [(Vec<&str>, i32, &str); 7] = [
         (vec!["merge", a, "--out", o], 2, "2 values required"),
         (
             vec!["merge", a, b, "--out", o, "--labels", "x"],
@@ -170,6 +190,11 @@ fn bad_merges_are_refused_with_one_line() {
             vec!["merge", a, junk.to_str().unwrap(), "--out", o],
             3,
             "not a session file",
+        ),
+        (
+            vec!["merge", corrupt.to_str().unwrap(), b, "--out", o],
+            3,
+            "corrupt.jsonl.zst: the zstd data cannot be decoded",
         ),
     ];
     for (args, want, says) in cases {

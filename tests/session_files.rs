@@ -1,13 +1,19 @@
-//! Session files: round trips, torn and corrupt lines, schema versions, and
-//! a property test that no byte string makes the reader panic.
+//! Session files: round trips (plain, zstd, gzip), torn and corrupt lines,
+//! cut and corrupt compressed streams, schema versions, and property tests
+//! that no byte string, plain or after a compressed stream's magic, makes the
+//! reader panic.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
+use attnscope::session::compress::{self, Compression, GZIP_MAGIC, ZSTD_MAGIC};
 use attnscope::session::event::*;
 use attnscope::session::reader::{OnCorrupt, SessionError, read_file, read_stream};
 use attnscope::session::recorder::Recorder;
 use proptest::prelude::*;
+
+const FIXTURE: &str = "tests/fixtures/fixture_mission.jsonl";
 
 fn header() -> Stamped {
     Stamped {
@@ -148,6 +154,214 @@ fn bad_files_give_clear_errors() {
     );
 }
 
+fn fixture_events() -> Vec<Stamped> {
+    read_all(Path::new(FIXTURE), OnCorrupt::Stop).unwrap().0
+}
+
+/// The fixture recorded to `path` (compressed as its name says), closed.
+fn record(path: &Path) -> Vec<Stamped> {
+    let events = fixture_events();
+    let mut rec = Recorder::create(path).unwrap();
+    for e in &events {
+        rec.append(e).unwrap();
+    }
+    rec.close().unwrap();
+    events
+}
+
+#[test]
+fn round_trip_plain_zstd_and_gzip() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain_len = std::fs::metadata(FIXTURE).unwrap().len();
+    for (name, kind) in [
+        ("s.jsonl", Compression::Plain),
+        ("s.jsonl.zst", Compression::Zstd),
+        ("s.jsonl.gz", Compression::Gzip),
+    ] {
+        let path = dir.path().join(name);
+        let events = record(&path);
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(Compression::sniff(&bytes), kind, "{name}");
+        if kind != Compression::Plain {
+            assert!(
+                (bytes.len() as u64) < plain_len / 2,
+                "{name}: {} bytes",
+                bytes.len()
+            );
+        }
+        let (back, report) = read_all(&path, OnCorrupt::Stop).unwrap();
+        assert_eq!(back, events, "{name}");
+        assert!(report.skipped.is_empty() && !report.torn_tail, "{name}");
+    }
+}
+
+/// The first bytes say how a file reads, whatever its name.
+#[test]
+fn content_not_name_says_how_a_session_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let events = record(&dir.path().join("made.jsonl.zst"));
+    record(&dir.path().join("made.jsonl.gz"));
+    let copy = |from: &str, to: &str| -> PathBuf {
+        let to = dir.path().join(to);
+        std::fs::copy(dir.path().join(from), &to).unwrap();
+        to
+    };
+    for path in [
+        copy("made.jsonl.zst", "zstd-named.jsonl"),
+        copy("made.jsonl.zst", "zstd-named.jsonl.gz"),
+        copy("made.jsonl.gz", "gzip-named.jsonl"),
+        copy("made.jsonl.gz", "gzip-named.jsonl.zst"),
+        {
+            let p = dir.path().join("plain-named.jsonl.zst");
+            std::fs::copy(FIXTURE, &p).unwrap();
+            p
+        },
+    ] {
+        let (back, report) = read_all(&path, OnCorrupt::Stop).unwrap();
+        assert_eq!(back, events, "{}", path.display());
+        assert!(!report.torn_tail, "{}", path.display());
+    }
+}
+
+/// A recorder killed before it closed its file (no frame end, no checksum):
+/// every event it appended reads, and the tail is reported torn.
+#[test]
+fn a_killed_compressed_recorder_loses_nothing_it_flushed() {
+    let dir = tempfile::tempdir().unwrap();
+    let events = fixture_events();
+    for name in ["k.jsonl.zst", "k.jsonl.gz"] {
+        let path = dir.path().join(name);
+        let mut rec = Recorder::create(&path).unwrap();
+        for e in &events {
+            rec.append(e).unwrap();
+        }
+        // As if killed: nothing runs that would end the stream.
+        std::mem::forget(rec);
+        let (back, report) = read_all(&path, OnCorrupt::Stop).unwrap();
+        assert_eq!(back, events, "{name}");
+        assert!(report.torn_tail, "{name}");
+    }
+}
+
+/// Cut anywhere, a compressed session reads as the events before the cut,
+/// its tail torn, never a panic; cut before the header is whole, it is one
+/// error that says so.
+#[test]
+fn a_compressed_session_cut_anywhere_reads_its_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["c.jsonl.zst", "c.jsonl.gz"] {
+        let full = dir.path().join(name);
+        let events = record(&full);
+        let bytes = std::fs::read(&full).unwrap();
+        let cut_path = dir.path().join(format!("cut-{name}"));
+        let mut cuts: Vec<usize> = (0..bytes.len()).step_by(37).collect();
+        cuts.extend(bytes.len().saturating_sub(20)..bytes.len());
+        let mut most = 0;
+        for cut in cuts {
+            std::fs::write(&cut_path, &bytes[..cut]).unwrap();
+            for mode in [OnCorrupt::Skip, OnCorrupt::Stop] {
+                match read_all(&cut_path, mode) {
+                    Ok((back, report)) => {
+                        assert!(report.torn_tail, "{name} cut at {cut}");
+                        assert!(report.skipped.is_empty(), "{name} cut at {cut}");
+                        assert_eq!(back[..], events[..back.len()], "{name} cut at {cut}");
+                        most = most.max(back.len());
+                    }
+                    Err(e) => {
+                        let text = e.to_string();
+                        assert!(
+                            matches!(
+                                e,
+                                SessionError::Undecodable { .. } | SessionError::Empty { .. }
+                            ) && (text.contains("before the session header")
+                                || cut <= ZSTD_MAGIC.len()),
+                            "{name} cut at {cut}: {text}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            most,
+            events.len(),
+            "{name}: a cut in the last bytes loses no event"
+        );
+        // The cut at half reads some events, not all.
+        std::fs::write(&cut_path, &bytes[..bytes.len() / 2]).unwrap();
+        let (back, _) = read_all(&cut_path, OnCorrupt::Stop).unwrap();
+        assert!(
+            !back.is_empty() && back.len() < events.len(),
+            "{name}: {} events",
+            back.len()
+        );
+    }
+}
+
+/// Data after a compressed stream's magic that does not decode is one
+/// error naming the file and the format, in either mode.
+#[test]
+fn corrupt_compressed_data_is_one_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    for (magic, format) in [(&ZSTD_MAGIC[..], "zstd"), (&GZIP_MAGIC[..], "gzip")] {
+        let path = dir.path().join(format!("corrupt-{format}.jsonl"));
+        let mut bytes = magic.to_vec();
+        bytes.extend_from_slice(&[0xAB; 64]);
+        bytes.extend_from_slice(b"{\"t_us\":0}\n");
+        std::fs::write(&path, &bytes).unwrap();
+        for mode in [OnCorrupt::Skip, OnCorrupt::Stop] {
+            let e = read_all(&path, mode).unwrap_err();
+            let text = e.to_string();
+            assert!(matches!(e, SessionError::Undecodable { .. }), "{text}");
+            assert!(
+                text.starts_with(&format!(
+                    "{}: the {format} data cannot be decoded",
+                    path.display()
+                )),
+                "{text}"
+            );
+            assert_eq!(text.lines().count(), 1, "{text}");
+        }
+    }
+    // Garbage after a whole frame: the events before it read, then the error.
+    let path = dir.path().join("trailing.jsonl.zst");
+    record(&path);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    f.write_all(b"garbage after the frame").unwrap();
+    drop(f);
+    let mut n = 0;
+    let e = read_file(&path, OnCorrupt::Skip, |_| {
+        n += 1;
+        true
+    })
+    .unwrap_err();
+    assert!(matches!(e, SessionError::Undecodable { .. }), "{e}");
+    assert_eq!(n, fixture_events().len());
+}
+
+/// The fixture, recorded compressed, as bytes (zstd, gzip).
+fn compressed_fixture() -> &'static [Vec<u8>; 2] {
+    static BYTES: OnceLock<[Vec<u8>; 2]> = OnceLock::new();
+    BYTES.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        ["f.jsonl.zst", "f.jsonl.gz"].map(|name| {
+            let path = dir.path().join(name);
+            record(&path);
+            std::fs::read(path).unwrap()
+        })
+    })
+}
+
+/// Reads `bytes` as a session file's content would be read, decoded as
+/// their first bytes say.
+fn read_decoded(bytes: Vec<u8>, mode: OnCorrupt) {
+    if let Ok(input) = compress::decode(std::io::Cursor::new(bytes)) {
+        let _ = read_stream(input, Path::new("fuzz"), mode, |_| true);
+    }
+}
+
 #[test]
 fn sink_can_stop_early() {
     let mut n = 0;
@@ -191,5 +405,22 @@ proptest! {
         }
         bytes.truncate(cut.min(bytes.len()) + bytes.len().saturating_sub(4000));
         let _ = read_stream(&bytes[..], Path::new("fuzz"), OnCorrupt::Skip, |_| true);
+    }
+
+    #[test]
+    fn no_bytes_after_a_compressed_magic_make_the_reader_panic(gzip in any::<bool>(), bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+        let mut all = if gzip { GZIP_MAGIC.to_vec() } else { ZSTD_MAGIC.to_vec() };
+        all.extend(bytes);
+        read_decoded(all.clone(), OnCorrupt::Skip);
+        read_decoded(all, OnCorrupt::Stop);
+    }
+
+    #[test]
+    fn mangled_compressed_sessions_never_panic(gzip in any::<bool>(), cut in 0usize..20_000, flip in 0usize..20_000, byte in any::<u8>()) {
+        let mut bytes = compressed_fixture()[usize::from(gzip)].clone();
+        let i = flip % bytes.len();
+        bytes[i] = byte;
+        bytes.truncate(cut);
+        read_decoded(bytes, OnCorrupt::Skip);
     }
 }

@@ -197,32 +197,37 @@ fn run_replay_tui(
 }
 
 /// The newest session shipped in `sessions/` (beside the binary or the
-/// working directory) that was recorded with the bundled kernel, a full tour
-/// first: the demo a machine without a GPU opens on. Sessions of other
-/// kernels (rowwarp's) replay when named.
+/// working directory; `.jsonl`, `.jsonl.zst` or `.jsonl.gz`) that was
+/// recorded with the bundled kernel, a full tour first: the demo a machine
+/// without a GPU opens on. Sessions of other kernels (rowwarp's) replay when
+/// named.
 fn bundled_session() -> Option<PathBuf> {
     let mut roots = vec![PathBuf::from("sessions")];
     roots.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sessions"));
-    roots.into_iter().find_map(|dir| {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .ok()?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-            .collect();
-        files.sort();
-        files.retain(|p| of_the_bundled_kernel(p));
-        // The full tours: round one's at the mission shape are named for it,
-        // later ones `_tour`; other sessions (the remote tour) replay when
-        // named. Names start with the UTC time, so the last is the newest.
-        let tours: Vec<&PathBuf> = files
-            .iter()
-            .filter(|p| {
-                let name = p.to_string_lossy();
+    roots.iter().find_map(|dir| bundled_session_in(dir))
+}
+
+fn bundled_session_in(dir: &std::path::Path) -> Option<PathBuf> {
+    use crate::session::compress::{is_session_name, plain_name};
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| is_session_name(p))
+        .collect();
+    files.sort();
+    files.retain(|p| of_the_bundled_kernel(p));
+    // The full tours: round one's at the mission shape are named for it,
+    // later ones `_tour`; other sessions (the remote tour) replay when
+    // named. Names start with the UTC time, so the last is the newest.
+    let tours: Vec<&PathBuf> = files
+        .iter()
+        .filter(|p| {
+            plain_name(p).is_some_and(|name| {
                 name.ends_with("_b2h8s512d64.jsonl") || name.ends_with("_tour.jsonl")
             })
-            .collect();
-        tours.last().map(|p| (*p).clone()).or_else(|| files.pop())
-    })
+        })
+        .collect();
+    tours.last().map(|p| (*p).clone()).or_else(|| files.pop())
 }
 
 /// Whether a session's header names the bundled kernel as its primary one,
@@ -231,25 +236,12 @@ fn bundled_session() -> Option<PathBuf> {
 /// folder (`--kernels DIR`) records its folder. Sessions from before kernel
 /// manifests all ran the bundled kernel.
 fn of_the_bundled_kernel(path: &std::path::Path) -> bool {
-    use std::io::BufRead;
-    let Ok(file) = std::fs::File::open(path) else {
-        return false;
-    };
-    let mut first = String::new();
-    if std::io::BufReader::new(file).read_line(&mut first).is_err() {
-        return false;
-    }
-    match serde_json::from_str::<crate::session::Stamped>(&first) {
-        Ok(crate::session::Stamped {
-            event: crate::session::Event::Header(h),
-            ..
-        }) => h
-            .kernels
+    crate::session::merge::read_header(path).is_ok_and(|h| {
+        h.kernels
             .iter()
             .find(|k| k.label.is_empty())
-            .is_none_or(|k| k.dir.is_none()),
-        _ => false,
-    }
+            .is_none_or(|k| k.dir.is_none())
+    })
 }
 
 pub fn live(args: LiveArgs) -> i32 {
@@ -331,7 +323,7 @@ mod tests {
     fn the_demo_is_the_newest_tour_of_the_bundled_kernel() {
         let demo = bundled_session().expect("sessions/ ships tours");
         assert!(
-            demo.ends_with("sessions/20261125-034401_H100_tour.jsonl"),
+            demo.ends_with("sessions/20261125-034401_H100_tour.jsonl.zst"),
             "{}",
             demo.display()
         );
@@ -341,11 +333,49 @@ mod tests {
     fn a_session_of_a_kernel_folder_is_not_the_bundled_kernels() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions");
         assert!(!of_the_bundled_kernel(
-            &dir.join("20261123-165521_H100_rowwarp-vs-bundled.jsonl")
+            &dir.join("20261123-165521_H100_rowwarp-vs-bundled.jsonl.zst")
         ));
         assert!(of_the_bundled_kernel(
-            &dir.join("20261123-180803_H100_remote-tour.jsonl")
+            &dir.join("20261123-180803_H100_remote-tour.jsonl.zst")
         ));
         assert!(!of_the_bundled_kernel(&dir.join("no-such-session.jsonl")));
+    }
+
+    /// A tour is the demo over a newer session that is not one, compressed
+    /// or not; a compressed file's content, not its name, is read.
+    #[test]
+    fn the_newest_tour_wins_whatever_its_compression() {
+        let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions");
+        let tour = shipped.join("20261125-034401_H100_tour.jsonl.zst");
+        let remote = shipped.join("20261123-180803_H100_remote-tour.jsonl.zst");
+        let rowwarp = shipped.join("20261123-165521_H100_rowwarp-vs-bundled.jsonl.zst");
+        let dir = tempfile::tempdir().unwrap();
+        let put = |from: &std::path::Path, name: &str| {
+            std::fs::copy(from, dir.path().join(name)).unwrap();
+        };
+        put(&tour, "20261101-000000_H100_tour.jsonl.zst");
+        // Newer, but neither a tour nor of the bundled kernel.
+        put(&remote, "20261102-000000_H100_remote-tour.jsonl.zst");
+        put(&rowwarp, "20261103-000000_H100_rowwarp_tour.jsonl.zst");
+        put(&tour, "notes.txt");
+        let pick = |want: &str| {
+            let got = bundled_session_in(dir.path()).unwrap();
+            assert_eq!(got, dir.path().join(want));
+        };
+        pick("20261101-000000_H100_tour.jsonl.zst");
+        // zstd content under a plain name is still a tour.
+        put(&tour, "20261104-000000_H100_tour.jsonl");
+        pick("20261104-000000_H100_tour.jsonl");
+        put(&tour, "20261105-000000_H100_b2h8s512d64.jsonl.gz");
+        pick("20261105-000000_H100_b2h8s512d64.jsonl.gz");
+        // With no tour left, the newest session of the bundled kernel.
+        for name in [
+            "20261101-000000_H100_tour.jsonl.zst",
+            "20261104-000000_H100_tour.jsonl",
+            "20261105-000000_H100_b2h8s512d64.jsonl.gz",
+        ] {
+            std::fs::remove_file(dir.path().join(name)).unwrap();
+        }
+        pick("20261102-000000_H100_remote-tour.jsonl.zst");
     }
 }

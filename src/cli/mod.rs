@@ -162,7 +162,7 @@ pub struct GatesArgs {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The session file (.jsonl).
+    /// The session file (.jsonl, or zstd/gzip-compressed: .jsonl.zst, .jsonl.gz).
     pub file: PathBuf,
     /// Folder for the files (created if missing; files of the same name are replaced).
     #[arg(long, value_name = "DIR")]
@@ -507,7 +507,8 @@ fn seconds_from(text: &str, min: f64, name: &str) -> Result<f64, String> {
 
 #[derive(Debug, Args)]
 pub struct LiveArgs {
-    /// Record from the start to this file (default: press r to record into sessions/).
+    /// Record from the start to this file (default: press r to record into sessions/); a
+    /// name ending .zst (.gz) records zstd (gzip).
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
     /// Gate thresholds (TOML; default: the built-in assets/gates.toml).
@@ -572,7 +573,7 @@ impl Default for LiveArgs {
 
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
-    /// The session file (.jsonl).
+    /// The session file (.jsonl, or zstd/gzip-compressed: .jsonl.zst, .jsonl.gz).
     pub file: PathBuf,
     /// Playback speed, 0.25 to 256.
     #[arg(long, default_value_t = 1.0, value_parser = parse_speed)]

@@ -21,15 +21,18 @@ pub struct Merged {
     pub skipped_lines: usize,
 }
 
-/// The header of a session file (its first line). Err: why it has none.
+/// The header of a session file (its first line; the file plain or
+/// compressed). Err: why it has none.
 pub fn read_header(path: &Path) -> Result<SessionHeader, String> {
-    use std::io::BufRead;
-    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut first = String::new();
-    std::io::BufReader::new(file)
-        .read_line(&mut first)
+    use std::io::{BufRead, Read};
+    let input = super::compress::open(path).map_err(|e| e.to_string())?;
+    let mut first = Vec::new();
+    // No header comes near 64 MiB; a longer first line is not one.
+    input
+        .take(64 << 20)
+        .read_until(b'\n', &mut first)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    match serde_json::from_str::<Stamped>(&first) {
+    match serde_json::from_slice::<Stamped>(&first) {
         Ok(Stamped {
             event: Event::Header(h),
             ..
@@ -239,8 +242,11 @@ pub fn merge(files: &[PathBuf], labels: &[String], out: &Path) -> Result<Merged,
         }
         skipped += report.skipped.len();
     }
+    let events = rec.events_written();
+    rec.close()
+        .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
     Ok(Merged {
-        events: rec.events_written(),
+        events,
         skipped_lines: skipped,
     })
 }

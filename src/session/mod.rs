@@ -1,6 +1,8 @@
-//! Session files: the event types, the recorder, the reader and replay pacing.
+//! Session files: the event types, the recorder, the reader (plain, zstd or
+//! gzip, told by content: `open`) and replay pacing.
 
 pub mod command;
+pub mod compress;
 pub mod event;
 pub mod inputs;
 pub mod manifest;
@@ -11,6 +13,7 @@ pub mod recorder;
 pub mod replay;
 pub mod variant;
 
+pub use compress::{Compression, open};
 pub use event::{Event, Regime, SCHEMA_VERSION, Stamped};
 pub use inputs::Inputs;
 pub use manifest::Tile;

@@ -1,9 +1,10 @@
 //! Streaming session reader. Never panics: a torn last line (a crash mid-write)
 //! is dropped quietly, any other bad line is reported by number and skipped,
-//! or stops the read in strict mode.
+//! or stops the read in strict mode. Files may be compressed (zstd, gzip:
+//! `super::compress`); a compressed stream cut mid-frame is a torn tail too,
+//! data that does not decode is one error.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -15,7 +16,9 @@ use super::event::{Event, OLDEST_SCHEMA, SCHEMA_VERSION, Stamped};
 pub enum SessionError {
     #[error("session file {0} does not exist")]
     NotFound(PathBuf),
-    #[error("{0} is a directory, not a session file (give a .jsonl file, e.g. sessions/*.jsonl)")]
+    #[error(
+        "{0} is a directory, not a session file (give a .jsonl, .jsonl.zst or .jsonl.gz file, e.g. sessions/*.jsonl.zst)"
+    )]
     IsDirectory(PathBuf),
     #[error("cannot read {path}: {source}")]
     Unreadable {
@@ -24,6 +27,11 @@ pub enum SessionError {
     },
     #[error("{path} is empty: no session header")]
     Empty { path: PathBuf },
+    #[error("{path}: {fault}")]
+    Undecodable {
+        path: PathBuf,
+        fault: super::compress::Fault,
+    },
     #[error("{path}:{line}: {message}")]
     Corrupt {
         path: PathBuf,
@@ -86,45 +94,25 @@ pub struct SkippedLine {
 pub struct ReadReport {
     pub events: u64,
     pub skipped: Vec<SkippedLine>,
-    /// The last line had no newline and did not parse: a write cut short.
+    /// A write cut short: the last line had no newline and did not parse, or
+    /// a compressed stream stops mid-frame (its recorder never closed it).
     pub torn_tail: bool,
     /// The sink asked to stop before the end of the file.
     pub stopped_early: bool,
 }
 
-/// Reads a session file, handing each event to `sink` as it is parsed; the
-/// sink returns false to stop.
+/// Reads a session file (plain or compressed, as its content says), handing
+/// each event to `sink` as it is parsed; the sink returns false to stop.
 pub fn read_file(
     path: &Path,
     on_corrupt: OnCorrupt,
     sink: impl FnMut(Stamped) -> bool,
 ) -> Result<ReadReport, SessionError> {
-    match std::fs::metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(SessionError::NotFound(path.into()));
-        }
-        Err(e) => {
-            return Err(SessionError::Unreadable {
-                path: path.into(),
-                source: e,
-            });
-        }
-        Ok(m) if m.is_dir() => return Err(SessionError::IsDirectory(path.into())),
-        Ok(_) => {}
-    }
-    let file = File::open(path).map_err(|e| SessionError::Unreadable {
-        path: path.into(),
-        source: e,
-    })?;
-    read_stream(
-        BufReader::with_capacity(1 << 20, file),
-        path,
-        on_corrupt,
-        sink,
-    )
+    read_stream(super::compress::open(path)?, path, on_corrupt, sink)
 }
 
-/// Reads any byte stream in the session format; `path` only names it in errors.
+/// Reads any byte stream in the session format (decoded already: see
+/// `super::compress::decode`); `path` only names it in errors.
 pub fn read_stream(
     mut input: impl BufRead,
     path: &Path,
@@ -135,8 +123,19 @@ pub fn read_stream(
     let mut seen_header = false;
     let mut line_no = 0u64;
     let mut at_end = false;
+    let mut cut = None;
     while !at_end {
-        let batch = read_batch(&mut input, path, &mut line_no, &mut at_end)?;
+        // Lines read before an error are handed on first, then the error.
+        let mut batch = Vec::new();
+        let failed = read_batch(
+            &mut input,
+            path,
+            &mut line_no,
+            &mut at_end,
+            &mut cut,
+            &mut batch,
+        )
+        .err();
         // Parsing dominates replay of large sessions: lines parse in parallel,
         // events are handed on in file order.
         let parse = |l: &RawLine| match l.too_long {
@@ -232,10 +231,23 @@ pub fn read_stream(
                 return Ok(report);
             }
         }
+        if let Some(e) = failed {
+            return Err(e);
+        }
     }
     if !seen_header {
-        return Err(SessionError::Empty { path: path.into() });
+        return Err(match cut {
+            Some(format) => SessionError::Undecodable {
+                path: path.into(),
+                fault: super::compress::Fault::Undecodable {
+                    format,
+                    message: "it is cut short before the session header".into(),
+                },
+            },
+            None => SessionError::Empty { path: path.into() },
+        });
     }
+    report.torn_tail |= cut.is_some();
     Ok(report)
 }
 
@@ -248,26 +260,46 @@ struct RawLine {
     too_long: Option<u64>,
 }
 
-/// Up to about 4 MiB of non-empty lines; sets `at_end` at end of input.
+/// Up to about 4 MiB of non-empty lines into `batch`; sets `at_end` at end of
+/// input, and `cut` too where a compressed stream stops mid-frame (its last
+/// line, if any, ends the batch without a newline). Err: the read cannot go
+/// on; `batch` holds the lines before.
 fn read_batch(
     input: &mut impl BufRead,
     path: &Path,
     line_no: &mut u64,
     at_end: &mut bool,
-) -> Result<Vec<RawLine>, SessionError> {
+    cut: &mut Option<&'static str>,
+    batch: &mut Vec<RawLine>,
+) -> Result<(), SessionError> {
+    use super::compress::{Fault, into_fault};
     const BATCH_BYTES: usize = 4 << 20;
-    let io_err = |e| SessionError::Unreadable {
-        path: path.into(),
-        source: e,
+    // A cut stream reads as its end (what came before it is the last line);
+    // any other fault or I/O error ends the read.
+    let mut read_line = |input: &mut dyn BufRead, buf: &mut Vec<u8>| match input
+        .take(MAX_LINE_BYTES)
+        .read_until(b'\n', buf)
+    {
+        Ok(n) => Ok(n),
+        Err(e) => match into_fault(e) {
+            Ok(Fault::Cut { format }) => {
+                *cut = Some(format);
+                Ok(buf.len())
+            }
+            Ok(fault) => Err(SessionError::Undecodable {
+                path: path.into(),
+                fault,
+            }),
+            Err(e) => Err(SessionError::Unreadable {
+                path: path.into(),
+                source: e,
+            }),
+        },
     };
-    let mut batch = Vec::new();
     let mut total = 0usize;
     while total < BATCH_BYTES {
         let mut buf = Vec::new();
-        let n = input
-            .take(MAX_LINE_BYTES)
-            .read_until(b'\n', &mut buf)
-            .map_err(io_err)?;
+        let n = read_line(input, &mut buf)?;
         if n == 0 {
             *at_end = true;
             break;
@@ -279,10 +311,7 @@ fn read_batch(
             let mut rest = 0u64;
             loop {
                 buf.clear();
-                let m = input
-                    .take(MAX_LINE_BYTES)
-                    .read_until(b'\n', &mut buf)
-                    .map_err(io_err)?;
+                let m = read_line(input, &mut buf)?;
                 rest += m as u64;
                 if m == 0 || buf.last() == Some(&b'\n') {
                     break;
@@ -307,7 +336,7 @@ fn read_batch(
             too_long: None,
         });
     }
-    Ok(batch)
+    Ok(())
 }
 
 fn check_header(event: &Event, path: &Path, line: u64) -> Result<(), SessionError> {

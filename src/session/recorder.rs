@@ -1,15 +1,20 @@
 //! Append-only session writer: one JSON line per event, flushed per event so a
-//! crash loses at most the event in flight.
+//! crash loses at most the event in flight. A name ending `.zst` (or `.gz`)
+//! writes zstd (gzip): each flush ends a compressed block, so what a crash
+//! leaves decodes up to the event in flight; closing (or dropping) the
+//! recorder ends the frame.
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, BufWriter, Write};
+use std::fs::OpenOptions;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use super::compress::{Compression, Writer};
 use super::event::Stamped;
 
 pub struct Recorder {
     path: PathBuf,
-    out: BufWriter<File>,
+    /// None once closed.
+    out: Option<Writer>,
     written: u64,
 }
 
@@ -22,17 +27,27 @@ impl Recorder {
         let file = OpenOptions::new().write(true).create_new(true).open(path)?;
         Ok(Recorder {
             path: path.to_path_buf(),
-            out: BufWriter::new(file),
+            out: Some(Writer::new(file, Compression::for_name(path))?),
             written: 0,
         })
     }
 
     pub fn append(&mut self, event: &Stamped) -> io::Result<()> {
-        serde_json::to_writer(&mut self.out, event)?;
-        self.out.write_all(b"\n")?;
-        self.out.flush()?;
+        let out = self
+            .out
+            .as_mut()
+            .ok_or_else(|| io::Error::other("the recording is closed"))?;
+        serde_json::to_writer(&mut *out, event)?;
+        out.write_all(b"\n")?;
+        out.flush()?;
         self.written += 1;
         Ok(())
+    }
+
+    /// Ends the file (a compressed one's frame); dropping the recorder does
+    /// the same but cannot say that it failed.
+    pub fn close(mut self) -> io::Result<()> {
+        self.out.take().map_or(Ok(()), Writer::finish)
     }
 
     pub fn path(&self) -> &Path {
@@ -41,5 +56,13 @@ impl Recorder {
 
     pub fn events_written(&self) -> u64 {
         self.written
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        if let Some(out) = self.out.take() {
+            let _ = out.finish();
+        }
     }
 }
