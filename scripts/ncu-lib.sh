@@ -1,5 +1,5 @@
-# Nsight Compute helpers shared by scripts/device-check.sh and
-# scripts/perf-probe.sh (sourced; they read $BIN).
+# Nsight Compute helpers shared by the campaigns (bench/campaigns/*.toml, sourced by
+# scripts/campaign.py's shell steps) and scripts/perf-probe.sh; they read $BIN.
 # The median gpu__time_duration of an ncu CSV's kernels (the L2 scrub and
 # the clock probe left out), one line: ncu_median CSV LABEL
 ncu_median() {

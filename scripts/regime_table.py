@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The regime table from one `device-check.sh regimes` run: each variant's
+"""The regime table from one run of the `regimes` campaign: each variant's
 median (with its 95% interval) back to back, interleaved (raced against
 scalar) and isolated, its ratio to cuDNN in the same regime, and the
 isolated regime taken apart (gap, L2, the scrub's carveout).

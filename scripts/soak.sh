@@ -18,7 +18,7 @@ minutes=${1:?usage: scripts/soak.sh MINUTES OUTDIR}
 out=${2:?usage: scripts/soak.sh MINUTES OUTDIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$(realpath "${ATTNSCOPE_BIN:-$root/target/release/attnscope}")
-session=$(realpath "${SOAK_SESSION:-$root/sessions/20261123-151455_H100_b2h8s512d64.jsonl}")
+session=$(realpath "${SOAK_SESSION:-$root/sessions/20261123-180803_H100_remote-tour.jsonl.zst}")
 rate=${SOAK_RATE:-10}
 mkdir -p "$out"
 out=$(realpath "$out")
