@@ -217,7 +217,8 @@ def bench_step(run, c, step):
                                     "flags": case["flags"], "variant": r.get("variant"), "referee": "cupti",
                                     "regime": regime, "median_us": m, "ci_us": r.get("median_ci_us"),
                                     "ratio": ratio, "correct": r.get("correct"), "tflops": r.get("tflops"),
-                                    "error": r.get("error"), "target": case.get("target")})
+                                    "error": r.get("error"), "target": case.get("target"),
+                                    "baseline": step.get("baseline")})
                 ok = "PASS" if r.get("correct") else ("ERROR " + r["error"][:60] if r.get("error") else "FAIL")
                 run.say(f"  {r.get('variant', '?'):<34} {fmt(m, 8, 2)} µs  {fmt(ratio, 6, 3)}×  "
                         f"{fmt(r.get('tflops'), 6, 1)} TF/s  {ok}")
@@ -261,7 +262,8 @@ def ncu_step(run, c, step):
             ratio = m / base if (m and base) else None
             run.results.append({"step": step["name"], "case": case["name"], "shape": case["shape"],
                                 "flags": case["flags"], "variant": v, "referee": "ncu", "regime": "ncu",
-                                "median_us": m, "ratio": ratio, "kernels": n, "rc": rc, "target": case.get("target")})
+                                "median_us": m, "ratio": ratio, "kernels": n, "rc": rc, "target": case.get("target"),
+                                "baseline": step.get("baseline")})
             run.say(f"  {v:<34} {fmt(m, 8, 2)} µs  {fmt(ratio, 6, 3)}×  ({n} kernels, rc {rc})")
 
 
@@ -389,7 +391,9 @@ def summary_table(results):
         for c in cols:
             r = by.get(c, {})
             cells.append(f"{fmt(r.get('median_us'), 0, 2).strip()} | {fmt(r.get('ratio'), 0, 3).strip()}")
-        target = next((r.get("target") for r in by.values() if r.get("target") is not None), None)
+        # A target bounds the ratio to the baseline, so the baseline's own row has none.
+        target = next((r.get("target") for r in by.values()
+                       if r.get("target") is not None and r["variant"] != r.get("baseline")), None)
         out.append(f"| {case} | {v} | " + " | ".join(cells) + f" | {f'≤ {target:g}' if target else ''} |")
     return out
 
