@@ -357,7 +357,12 @@ def shell_step(run, c, step):
         for l in step["script"].strip().splitlines():
             print(f"    {l}")
         return
-    rc, log = run.cmd(["bash", "-c", script], f"{slug(step['name'])}.log", step.get("timeout_s", 300), env=env)
+    # From a file, not `bash -c`: a step that ends its processes with `pkill -f PATTERN` would match
+    # its own command line, which then holds the whole script, and kill itself.
+    path = os.path.join(run.logs, f"{slug(step['name'])}.sh")
+    with open(path, "w") as f:
+        f.write(script)
+    rc, log = run.cmd(["bash", path], f"{slug(step['name'])}.log", step.get("timeout_s", 300), env=env)
     for l in log.rstrip().splitlines()[-60:]:
         run.say(f"  {l[:220]}")
     run.say(f"  rc={rc}")

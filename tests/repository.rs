@@ -210,6 +210,16 @@ baseline = "cudnn"
 kind = "shell"
 name = "echo"
 script = 'echo "hello from $BIN" > "$RUN/hello.txt"; cat "$RUN/hello.txt"'
+
+# Live steps end their processes by pattern; the pattern is in the step's own text.
+[[step]]
+kind = "shell"
+name = "pkill"
+script = '''
+( sleep 41 ) & sleep 0.2
+pkill -f 'sleep 41'; wait
+echo "survived its own pkill"
+'''
 "#;
 
 /// A stand-in for the attnscope binary: `bench --json` prints cuDNN at 100 µs and `ours` at 90.
@@ -277,7 +287,7 @@ fn the_campaign_runner_writes_a_run_folder_with_ratios() {
         serde_json::from_str(&std::fs::read_to_string(folder.join("manifest.json")).unwrap())
             .unwrap();
     assert_eq!(manifest["run_id"], "run9999");
-    assert_eq!(manifest["commands"].as_array().unwrap().len(), 3);
+    assert_eq!(manifest["commands"].as_array().unwrap().len(), 4);
     assert_eq!(
         manifest["binary_sha256"].as_str().map(str::len),
         Some(64),

@@ -57,19 +57,12 @@ pub fn spawn(label: String, dir: PathBuf, to: Sender<Command>) {
                 .ok()
                 .map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()))
         };
-        let files = || -> Option<(PathBuf, PathBuf)> {
-            let manifest = registry::manifest_path(&dir).ok()?;
-            let text = std::fs::read_to_string(&manifest).ok()?;
-            let source = crate::session::manifest::Manifest::parse(&text, "")
-                .map(|m| m.source)
-                .unwrap_or_default();
-            Some((manifest, dir.join(source)))
-        };
-        let mut seen = files().map(|(m, s)| (stamp(&m), stamp(&s)));
+        let files = || watched_files(&dir);
+        let mut seen = files().map(|(m, s)| (m.as_deref().and_then(stamp), stamp(&s)));
         let (mut last_source, mut last_manifest) = current(&dir);
         loop {
             std::thread::sleep(POLL);
-            let now = files().map(|(m, s)| (stamp(&m), stamp(&s)));
+            let now = files().map(|(m, s)| (m.as_deref().and_then(stamp), stamp(&s)));
             if now == seen {
                 continue;
             }
@@ -105,18 +98,36 @@ pub fn spawn(label: String, dir: PathBuf, to: Sender<Command>) {
     });
 }
 
+/// The files a watch polls: the manifest (none for a folder from before manifests, which holds
+/// only attention.cu and takes the bundled manifest, as `registry::read_manifest` does) and the
+/// source it names.
+fn watched_files(dir: &Path) -> Option<(Option<PathBuf>, PathBuf)> {
+    match registry::manifest_path(dir) {
+        Ok(manifest) => {
+            let text = std::fs::read_to_string(&manifest).ok()?;
+            let source = crate::session::manifest::Manifest::parse(&text, "")
+                .map(|m| m.source)
+                .unwrap_or_default();
+            Some((Some(manifest), dir.join(source)))
+        }
+        Err(_) if dir.join("attention.cu").is_file() => Some((None, dir.join("attention.cu"))),
+        Err(_) => None,
+    }
+}
+
 /// The folder's manifest text and the source it names, as they are now.
 fn current(dir: &Path) -> (Option<String>, Option<String>) {
-    let Ok(path) = registry::manifest_path(dir) else {
+    let Some((manifest, source)) = watched_files(dir) else {
         return (None, None);
     };
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        return (None, None);
+    let text = match manifest {
+        Some(path) => match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(_) => return (None, None),
+        },
+        None => crate::session::manifest::BUNDLED_TOML.to_owned(),
     };
-    let source = crate::session::manifest::Manifest::parse(&text, "")
-        .ok()
-        .and_then(|m| std::fs::read_to_string(dir.join(m.source)).ok());
-    (source, Some(text))
+    (std::fs::read_to_string(source).ok(), Some(text))
 }
 
 #[cfg(test)]
@@ -174,6 +185,28 @@ mod tests {
                 .iter()
                 .any(|t| t.label == "cp.async (edited)")
         );
+    }
+
+    /// A copy of kernels/ from before manifests (attention.cu alone) loads with the bundled
+    /// manifest; its saved changes must reload too (the `live` campaign's kernels step found
+    /// them ignored).
+    #[test]
+    fn a_folder_without_a_manifest_is_watched_too() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("attention.cu"), "// v1\n").unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        spawn("legacy".into(), dir.path().to_path_buf(), tx);
+        std::thread::sleep(Duration::from_millis(50));
+        std::fs::write(dir.path().join("attention.cu"), "// v2, longer\n").unwrap();
+        match rx.recv_timeout(Duration::from_secs(5)).unwrap() {
+            Command::Reload {
+                source, manifest, ..
+            } => {
+                assert_eq!(source, "// v2, longer\n");
+                assert!(manifest.is_none(), "the bundled manifest did not change");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
