@@ -170,6 +170,9 @@ class Run:
             # Past the budget nothing new starts, so that the folder is packed before the call's limit.
             self.commands.append({"argv": argv, "log": None, "rc": None, "seconds": 0, "skipped": "over --budget-s"})
             return None, "skipped: over the campaign's --budget-s"
+        if self.budget is not None:
+            # A command that would run past the budget is cut at it, so that the folder is packed in time.
+            timeout = max(5, min(timeout, self.budget - (time.time() - self.t0)))
         t = time.time()
         path = os.path.join(self.logs, log)
         with open(path, "w") as out:
@@ -475,8 +478,8 @@ def main(argv):
     ap.add_argument("--bin", default=os.path.join(ROOT, ".carry", "attnscope"))
     ap.add_argument("--out", default=os.environ.get("OUT", os.path.join(ROOT, "run-archive", "new")))
     ap.add_argument("--id", help="the run id (default: CAMPAIGN-UTC time); `runs.py add` keeps it")
-    ap.add_argument("--budget-s", type=float, help="start no command after this many seconds (the folder is "
-                    "still packed): keeps a run inside a call's time limit")
+    ap.add_argument("--budget-s", type=float, help="start no command after this many seconds and cut one still "
+                    "running then; the folder is still packed: keeps a run inside a call's time limit")
     ap.add_argument("--only", help="comma-separated step names to run, the others skipped")
     args = ap.parse_args(argv)
     args.bin, args.out = os.path.abspath(args.bin), os.path.abspath(args.out)  # commands run in the repo root
