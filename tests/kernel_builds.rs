@@ -352,3 +352,57 @@ fn compile_errors_carry_the_log() {
         "{text}"
     );
 }
+
+/// The path `attnscope new` advises on a machine with no GPU: the printed pip line (CI has run
+/// it) and the printed `build` command, run as printed, compile the starter with its PTXAS report.
+#[test]
+#[cfg_attr(
+    attnscope_no_nvrtc,
+    ignore = "needs NVRTC: `pip install --target .pydeps nvidia-cuda-nvrtc==13.0.* nvidia-cuda-runtime==13.0.* nvidia-cuda-crt==13.0.*` then ATTNSCOPE_PIP_SITE=$PWD/.pydeps cargo test --release (what .ci/run does)"
+)]
+fn the_no_gpu_advice_of_new_builds_the_starter() {
+    if !nvrtc_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("mine");
+    let bin = env!("CARGO_BIN_EXE_attnscope");
+    let out = std::process::Command::new(bin)
+        .arg("new")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    let pip = said
+        .lines()
+        .find(|l| l.trim_start().starts_with("pip install"))
+        .unwrap_or_else(|| panic!("no pip line in: {said}"));
+    for wheel in [
+        "nvidia-cuda-nvrtc",
+        "nvidia-cuda-runtime",
+        "nvidia-cuda-crt",
+    ] {
+        assert!(pip.contains(wheel), "{pip}");
+    }
+    let build = said
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("attnscope build"))
+        .unwrap_or_else(|| panic!("no build line in: {said}"));
+    let args: Vec<&str> = build.split_whitespace().skip(1).collect();
+    let out = std::process::Command::new(bin)
+        .args(&args)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "`{build}` failed: {text}");
+    assert!(
+        text.contains("registers") || text.contains("regs"),
+        "{text}"
+    );
+}

@@ -38,9 +38,7 @@ impl Lib {
             Lib::Cuda | Lib::Nvml => {
                 "install the NVIDIA driver (libcuda and libnvidia-ml come with it)"
             }
-            Lib::Nvrtc => {
-                "install the CUDA toolkit 13.x, or `pip install nvidia-cuda-nvrtc==13.0.*`, or set CUDA_HOME"
-            }
+            Lib::Nvrtc => NVRTC_REMEDY,
             Lib::Cupti => {
                 "install the CUDA toolkit 13.x (extras/CUPTI), or `pip install nvidia-cuda-cupti==13.0.*`"
             }
@@ -50,6 +48,20 @@ impl Lib {
         }
     }
 }
+
+/// NVRTC alone compiles nothing: a kernel includes cuda_fp16.h (the runtime wheel) and the CRT
+/// headers it pulls in (the crt wheel), so the advice names all three.
+macro_rules! pip_nvrtc {
+    () => {
+        "pip install 'nvidia-cuda-nvrtc==13.0.*' 'nvidia-cuda-runtime==13.0.*' 'nvidia-cuda-crt==13.0.*'"
+    };
+}
+pub const PIP_NVRTC: &str = pip_nvrtc!();
+const NVRTC_REMEDY: &str = concat!(
+    "install the CUDA toolkit 13.x, or `",
+    pip_nvrtc!(),
+    "` (NVRTC and the headers kernels include; with `--target DIR`, set ATTNSCOPE_PIP_SITE=DIR), or set CUDA_HOME"
+);
 
 /// Folders searched, in order, before the loader's own path.
 pub fn search_dirs() -> Vec<PathBuf> {

@@ -89,7 +89,9 @@ pub fn new_kernel(args: NewArgs) -> i32 {
     println!("  attnscope bench --kernels {dir} --variants all");
     println!("against the bundled kernel:");
     println!("  attnscope ab --kernels {dir} --a bundled:wmma+pv+async --b exp2");
-    println!("no GPU here? `attnscope build --kernels {dir}` compiles it with NVRTC.");
+    println!("no GPU here? compile it with NVRTC and read its PTXAS report:");
+    println!("  {}", crate::gpu::libs::PIP_NVRTC);
+    println!("  attnscope build --kernels {dir}");
     println!("the kernel ABI and every manifest field: docs/kernel-abi.md");
     0
 }
