@@ -267,6 +267,10 @@ fn a_dropped_link_is_said_recorded_and_reconnected() {
 /// headless, then a live link whose ssh connection is killed and comes back.
 /// Skipped where sshd is not installed, unless ATTNSCOPE_REQUIRE_SSHD=1 (CI).
 #[test]
+#[cfg_attr(
+    attnscope_no_sshd,
+    ignore = "needs /usr/sbin/sshd: apt-get install openssh-server (CI installs it and sets ATTNSCOPE_REQUIRE_SSHD=1)"
+)]
 fn over_a_real_sshd_the_link_survives_a_killed_connection() {
     if !Path::new("/usr/sbin/sshd").exists() {
         assert!(
@@ -348,6 +352,10 @@ fn over_a_real_sshd_the_link_survives_a_killed_connection() {
 /// replaying worker. Opt-in (ATTNSCOPE_SLURM=1): it needs slurm-wlm and
 /// munge from the distribution's packages and takes ~15 s.
 #[test]
+#[cfg_attr(
+    attnscope_no_slurm,
+    ignore = "opt-in: apt-get install slurm-wlm munge, then ATTNSCOPE_SLURM=1 cargo test --release --test link"
+)]
 fn a_sweep_runs_as_a_slurm_job_array_and_merges() {
     if std::env::var("ATTNSCOPE_SLURM").is_err() {
         eprintln!("skipped: set ATTNSCOPE_SLURM=1 (needs slurm-wlm and munge)");
