@@ -97,6 +97,22 @@ fn a_headless_run_through_a_worker_command_prints_and_records_here() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The README's demo, `--worker-cmd 'attnscope worker --replay …'`, under `cargo run` with no
+/// attnscope on PATH: the worker command still finds this binary.
+#[test]
+fn a_worker_command_naming_attnscope_needs_no_install() {
+    let cmd = format!(
+        "attnscope worker --replay {} --rate 1000",
+        session().display()
+    );
+    let (code, out, err) = run(
+        &["bench", "--worker-cmd", &cmd],
+        &[("PATH", "/usr/bin:/bin")],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("NVIDIA H100"), "{out}");
+}
+
 #[test]
 fn bad_worker_commands_say_one_line_each() {
     let mismatch = "echo '{\"hello\":{\"protocol\":99,\"attnscope\":\"9.0.0\"}}'; sleep 5";

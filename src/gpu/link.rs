@@ -49,6 +49,20 @@ impl Place {
             Some(c) => {
                 let mut p = Process::new("sh");
                 p.arg("-c").arg(c);
+                // `--worker-cmd 'attnscope worker …'` under `cargo run`, before `cargo install`: this
+                // binary's folder ends PATH, so `attnscope` still names it (an installed one wins).
+                if let Some(dir) = std::env::current_exe()
+                    .ok()
+                    .and_then(|e| e.parent().map(Into::into))
+                {
+                    let mut path: Vec<std::path::PathBuf> = std::env::var_os("PATH")
+                        .map(|p| std::env::split_paths(&p).collect())
+                        .unwrap_or_default();
+                    path.push(dir);
+                    if let Ok(joined) = std::env::join_paths(path) {
+                        p.env("PATH", joined);
+                    }
+                }
                 p
             }
             None => {
