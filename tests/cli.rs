@@ -690,3 +690,24 @@ fn a_closed_pipe_is_not_a_panic() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// With no GPU, `attnscope --kernels DIR` replays the bundled tour: it says that DIR is not what
+/// is shown, and what compiles DIR here.
+#[test]
+fn no_gpu_with_a_kernel_folder_names_the_folder_and_build() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("mine");
+    let (code, _, err) = run(&["new", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (_, _, err) = run(&["--kernels", dir.to_str().unwrap()]);
+    if !err.contains("no usable GPU") {
+        eprintln!("a GPU is here: the no-GPU path is not taken ({err})");
+        return;
+    }
+    let expect = format!(
+        "{} not opened without a GPU; `attnscope build --kernels {}` compiles it here",
+        dir.display(),
+        dir.display()
+    );
+    assert!(err.contains(&expect), "{err}");
+}

@@ -374,6 +374,16 @@ fn no_gpu_banner_after_end_at_both_sizes() {
         let screen = text(&draw(&state, w, h));
         let lines: Vec<&str> = screen.lines().collect();
         assert!(lines[1].contains("no usable GPU"), "{screen}");
+        // The banner wraps rather than lose its end, the way to go live.
+        let banner: String = lines[1..4].join(" ");
+        assert!(
+            banner
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .contains("`attnscope doctor` says how to go live"),
+            "{screen}"
+        );
         let bar = lines.last().unwrap();
         assert!(bar.contains("q  quit") && bar.contains("?  show"), "{bar}");
         assert!(bar.contains("end of replay"), "{bar}");

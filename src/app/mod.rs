@@ -308,10 +308,27 @@ pub fn live(args: LiveArgs) -> i32 {
         session.display()
     );
     let short = reason.split(" (searched").next().unwrap_or(&reason);
-    let banner = format!(
+    let mut banner = format!(
         "no usable GPU ({short}): replaying {} · `attnscope doctor` says how to go live",
         session.display()
     );
+    // The folders the user asked for are not what the replay shows: say so, and what works here.
+    let folders: Vec<String> = args
+        .kernels
+        .iter()
+        .chain(&args.also)
+        .map(|d| d.display().to_string())
+        .collect();
+    if !folders.is_empty() {
+        let not_opened = format!(
+            "{} not opened without a GPU; `attnscope build --kernels {}` compiles it here",
+            folders.join(", "),
+            folders[0]
+        );
+        eprintln!("attnscope: {not_opened}");
+        banner.push_str(" · ");
+        banner.push_str(&not_opened);
+    }
     run_replay_tui(&session, 1.0, OnCorrupt::Skip, gates, Some(banner))
 }
 

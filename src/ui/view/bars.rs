@@ -86,23 +86,56 @@ fn trim_speed(speed: f64) -> String {
     }
 }
 
-pub fn banner_height(state: &UiState) -> u16 {
+/// The banner's text, when there is one.
+fn banner_text(state: &UiState) -> Option<&str> {
     match &state.mode {
         Mode::Replay {
-            banner: Some(_), ..
-        } => 1,
-        _ => 0,
+            banner: Some(text), ..
+        } => Some(text),
+        _ => None,
     }
 }
 
+/// The banner's lines at `width`, each indented by one column: it wraps at spaces rather than
+/// lose its end (the hint to `attnscope doctor`), up to three lines.
+fn banner_lines(text: &str, width: u16) -> Vec<String> {
+    let mut lines = wrap_words(text, width.saturating_sub(1));
+    lines.truncate(3);
+    lines.into_iter().map(|l| format!(" {l}")).collect()
+}
+
+pub fn banner_height(state: &UiState, width: u16) -> u16 {
+    banner_text(state).map_or(0, |t| banner_lines(t, width).len() as u16)
+}
+
 pub fn banner(area: Rect, buf: &mut Buffer, state: &UiState) {
-    if let Mode::Replay {
-        banner: Some(text), ..
-    } = &state.mode
-    {
+    if let Some(text) = banner_text(state) {
         buf.set_style(area, theme::banner());
-        Paragraph::new(Line::styled(format!(" {text}"), theme::banner())).render(area, buf);
+        let lines: Vec<Line> = banner_lines(text, area.width)
+            .into_iter()
+            .map(|l| Line::styled(l, theme::banner()))
+            .collect();
+        Paragraph::new(lines).render(area, buf);
     }
+}
+
+/// Greedy word wrap by display width; a word longer than the line is cut where it must be.
+fn wrap_words(text: &str, width: u16) -> Vec<String> {
+    let w = |s: &str| Span::raw(s).width();
+    let width = usize::from(width.max(1));
+    let mut lines = vec![String::new()];
+    for word in text.split_whitespace() {
+        let line = lines.last_mut().expect("never empty");
+        if !line.is_empty() && w(line) + 1 + w(word) > width {
+            lines.push(String::new());
+        }
+        let line = lines.last_mut().expect("never empty");
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines
 }
 
 /// The key bar: a notice, then as many keys as fit; `?` and `q` are always

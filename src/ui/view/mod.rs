@@ -35,7 +35,7 @@ pub fn render_to(area: Rect, buf: &mut Buffer, state: &UiState) {
     let comfortable = area.width >= 110 && area.height >= 32;
     let [title, banner, body, keys] = Layout::vertical([
         Constraint::Length(1),
-        Constraint::Length(bars::banner_height(state)),
+        Constraint::Length(bars::banner_height(state, area.width)),
         Constraint::Fill(1),
         Constraint::Length(1),
     ])
