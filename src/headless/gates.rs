@@ -84,13 +84,10 @@ pub fn run(args: GatesArgs) -> i32 {
     }
     let check = Check::new(args.inputs, args.seed);
     if !args.json {
-        eprintln!(
-            "attnscope: correctness on {} inputs, seed {}",
-            check.inputs, check.seed
-        );
+        eprintln!("attnscope: {}", check.describe());
     }
     for v in &timed {
-        if let Err(e) = bench_one(&mut engine, &mut sink, v, &shape, &plan, None, check) {
+        if let Err(e) = bench_one(&mut engine, &mut sink, v, &shape, &plan, None, &check) {
             sink.event(Event::Error(ErrorReport {
                 source: "gpu".into(),
                 message: e.to_string(),
