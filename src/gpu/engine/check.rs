@@ -110,7 +110,7 @@ pub(super) struct OracleCache(Vec<Arc<Reference>>);
 
 impl OracleCache {
     const ENTRIES: usize = 8;
-    const BYTES: usize = 1 << 30;
+    const BYTES: usize = 512 << 20;
 
     fn get(&mut self, shape: &Shape, inputs: Inputs, seed: u64) -> Arc<Reference> {
         let key = (*shape, inputs, seed);
