@@ -151,7 +151,15 @@
 // (`selftest --mutations`): MUTATE_RESCALE leaves O unscaled when a row's
 // running maximum rises; MUTATE_MERGE forgets to rescale the first group's
 // O when split groups merge; MUTATE_EXP_FIRST makes an EXP_FIRST tile keep
-// its exponentials whatever the row sums say.
+// its exponentials whatever the row sums say. Localized errors a pooled
+// bound would dilute (issue 37), each 1% where it says so: MUTATE_ROW one
+// query row (S / 2 of head 0); MUTATE_TILE the last 64-row tile of every
+// head; MUTATE_LAST_HEAD the last head (b·H + h = B·H - 1); MUTATE_LAST_BATCH
+// every head of the last batch (the grid's z, so not PERSIST); MUTATE_COLUMN
+// writes column D - 2's value into column D - 1; MUTATE_CAUSAL lets each row
+// see one key past the diagonal; MUTATE_NORM drops the final 1/l. With all
+// of them 0 the macros below expand to the expressions they wrap, so the
+// shipped builds compile to the same code as before.
 #ifndef MUTATE_RESCALE
 #define MUTATE_RESCALE 0
 #endif
@@ -160,6 +168,27 @@
 #endif
 #ifndef MUTATE_EXP_FIRST
 #define MUTATE_EXP_FIRST 0
+#endif
+#ifndef MUTATE_ROW
+#define MUTATE_ROW 0
+#endif
+#ifndef MUTATE_TILE
+#define MUTATE_TILE 0
+#endif
+#ifndef MUTATE_LAST_HEAD
+#define MUTATE_LAST_HEAD 0
+#endif
+#ifndef MUTATE_LAST_BATCH
+#define MUTATE_LAST_BATCH 0
+#endif
+#ifndef MUTATE_COLUMN
+#define MUTATE_COLUMN 0
+#endif
+#ifndef MUTATE_CAUSAL
+#define MUTATE_CAUSAL 0
+#endif
+#ifndef MUTATE_NORM
+#define MUTATE_NORM 0
 #endif
 
 #include <cuda_fp16.h>
@@ -203,6 +232,35 @@ static_assert(!Q_REGS || PERSIST, "Q_REGS (Q copied to registers) is a tile opti
 // Named barriers 1 to SPLIT (0 is the block's) and SPLIT - 1 mbarriers.
 static_assert(!STAGGER || (SPLIT > 1 && SPLIT <= 8 && USE_CP_ASYNC && STAGES == 2 && !WS),
               "STAGGER (split groups apart) is a tile option of two-stage tiles split 2 to 8 ways, with cp.async");
+static_assert(!(MUTATE_LAST_BATCH && PERSIST), "MUTATE_LAST_BATCH reads the batch from the grid's z: not a PERSIST tile");
+// The planted output bugs, as a row's 1/l. `heads`: B·H.
+#if MUTATE_ROW || MUTATE_TILE || MUTATE_LAST_HEAD || MUTATE_LAST_BATCH || MUTATE_NORM
+__device__ __forceinline__ float planted_inv(float inv, int row, int bh, int heads, int S) {
+    const bool off = (MUTATE_ROW && bh == 0 && row == S / 2) || (MUTATE_TILE && row >= (S - 1) / 64 * 64) ||
+                     (MUTATE_LAST_HEAD && bh == heads - 1) || (MUTATE_LAST_BATCH && blockIdx.z == gridDim.z - 1);
+    return MUTATE_NORM ? 1.f : off ? inv * 1.01f : inv;
+}
+#define PLANT_INV(inv, row, bh, S) planted_inv(inv, row, bh, HEADS_TOTAL, S)
+#else
+#define PLANT_INV(inv, row, bh, S) (inv)
+#endif
+#if PERSIST
+#define HEADS_TOTAL attn_heads
+#else
+#define HEADS_TOTAL (int)(gridDim.y * gridDim.z)
+#endif
+// An output value, or with MUTATE_COLUMN its left neighbour's in column D - 1.
+#if MUTATE_COLUMN
+#define PLANT_COL(value, left, col) ((col) == HEAD_DIM - 1 ? (left) : (value))
+#else
+#define PLANT_COL(value, left, col) (value)
+#endif
+// Whether a key lies past a query row's diagonal (causal).
+#if MUTATE_CAUSAL
+#define PAST_DIAGONAL(key, row) ((key) > (row) + 1)
+#else
+#define PAST_DIAGONAL(key, row) ((key) > (row))
+#endif
 // The softmax's reductions for wgmma tiles (docs/perf-log.md, steps 19 and
 // 29): row sums on the FMA pipe instead of a chain of mma.syncs that P·V
 // waits behind, the row maximum as a tree. Not for tiles that read Q from
@@ -650,7 +708,7 @@ __device__ __forceinline__ void mask_scores(float (&s)[MI][NB][4], int key0, int
             for (int e = 0; e < 4; ++e) {
                 const int key = key0 + n * 8 + 2 * q + (e % 2);
                 const int row = row0 + mi * 16 + g + (e / 2) * 8;
-                if (key >= S || (causal && key > row)) s[mi][n][e] = -INFINITY;
+                if (key >= S || (causal && PAST_DIAGONAL(key, row))) s[mi][n][e] = -INFINITY;
             }
 }
 
@@ -1540,7 +1598,10 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
                     unsigned a[4];
 #pragma unroll
                     for (int j = 0; j < 4; ++j)
-                        a[j] = pack_half2(o[mi][4 * k + j][2 * h] * inv, o[mi][4 * k + j][2 * h + 1] * inv);
+                        a[j] = pack_half2(o[mi][4 * k + j][2 * h] * PLANT_INV(inv, row, rb.bh, S),
+                                          PLANT_COL(o[mi][4 * k + j][2 * h + 1], o[mi][4 * k + j][2 * h],
+                                                    (4 * k + j) * 8 + 2 * q + 1) *
+                                              PLANT_INV(inv, row, rb.bh, S));
                     const uint4 v = quad_transpose(a, q);
                     if (valid) *reinterpret_cast<uint4*>(Oh + (size_t)row * HEAD_DIM + (4 * k + q) * 8) = v;
                 }
@@ -1562,6 +1623,7 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
 // scalar or WMMA.
 
 #define COLS_PER_LANE (BLOCK_N / 32)
+#define SEED_BH (int)(blockIdx.z * gridDim.y + blockIdx.y)  // b·H + h
 #define HALF_N (BLOCK_N / 2)     // score columns per lane in the softmax
 #define DCHUNKS (HEAD_DIM / 64)  // half2 output columns per lane: 2 * DCHUNKS
 
@@ -1707,7 +1769,7 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
 #pragma unroll
             for (int c = 0; c < HALF_N; ++c) {
                 const int col = kv0 + sh * HALF_N + c;
-                const bool masked = col >= S || (causal && col > qrow);
+                const bool masked = col >= S || (causal && PAST_DIAGONAL(col, qrow));
                 v[c] = masked ? -INFINITY : v[c] * scale_log2;
                 tile_max = fmaxf(tile_max, v[c]);
             }
@@ -1833,7 +1895,9 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
             half* dst = Oh + (size_t)qrow * HEAD_DIM + sh * (HEAD_DIM / 2);
 #pragma unroll
             for (int d = 0; d < HEAD_DIM / 2; d += 2)
-                *reinterpret_cast<half2*>(dst + d) = __float22half2_rn(make_float2(orow[d] * inv, orow[d + 1] * inv));
+                *reinterpret_cast<half2*>(dst + d) = __float22half2_rn(
+                    make_float2(orow[d] * PLANT_INV(inv, qrow, SEED_BH, S),
+                                PLANT_COL(orow[d + 1], orow[d], sh * (HEAD_DIM / 2) + d + 1) * PLANT_INV(inv, qrow, SEED_BH, S)));
         }
     }
 #else
@@ -1844,7 +1908,9 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
         if (qrow >= S) continue;
 #pragma unroll
         for (int c = 0; c < DCHUNKS; ++c) {
-            const float2 o = make_float2(o_acc[r][c].x * inv_r, o_acc[r][c].y * inv_r);
+            const float2 o = make_float2(
+                o_acc[r][c].x * PLANT_INV(inv_r, qrow, SEED_BH, S),
+                PLANT_COL(o_acc[r][c].y, o_acc[r][c].x, 2 * lane + 64 * c + 1) * PLANT_INV(inv_r, qrow, SEED_BH, S));
             *reinterpret_cast<half2*>(Oh + (size_t)qrow * HEAD_DIM + 2 * lane + 64 * c) = __float22half2_rn(o);
         }
     }

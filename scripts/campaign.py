@@ -221,10 +221,26 @@ def bench_step(run, c, step):
                                     "regime": regime, "median_us": m, "ci_us": r.get("median_ci_us"),
                                     "ratio": ratio, "correct": r.get("correct"), "tflops": r.get("tflops"),
                                     "error": r.get("error"), "target": case.get("target"),
-                                    "baseline": step.get("baseline")})
+                                    "baseline": step.get("baseline"), "margin": r.get("margin"),
+                                    "checked": r.get("checked"), "checks": check_margins(r)})
                 ok = "PASS" if r.get("correct") else ("ERROR " + r["error"][:60] if r.get("error") else "FAIL")
+                margins = " ".join(f"{c['inputs']} {fmt(c['element'], 0, 2).strip()}/{fmt(c['row'], 0, 2).strip()}"
+                                   for c in check_margins(r))
                 run.say(f"  {r.get('variant', '?'):<34} {fmt(m, 8, 2)} µs  {fmt(ratio, 6, 3)}×  "
-                        f"{fmt(r.get('tflops'), 6, 1)} TF/s  {ok}")
+                        f"{fmt(r.get('tflops'), 6, 1)} TF/s  {ok}  margin {fmt(r.get('margin'), 0, 1).strip()}× "
+                        f"(worst element/row over their bounds: {margins})")
+            checked = next((r.get("checked") for r in rows if r.get("checked")), None)
+            if checked:
+                run.say(f"  checked: {checked}")
+
+
+def check_margins(row):
+    """Each of a bench row's checks: its distribution, seed, and its worst element's and worst row's ratio
+    to their bounds (at most 1 passes; the inverse is the margin)."""
+    checks = (row.get("check") or {}).get("checks") or []
+    return [{"inputs": c.get("inputs"), "seed": c.get("seed"), "pass": c.get("pass"),
+             "element": (c.get("worst_element") or {}).get("ratio"),
+             "row": (c.get("worst_row") or {}).get("ratio")} for c in checks]
 
 
 def ncu_median(path):
@@ -308,7 +324,7 @@ def selftest_step(run, c, step):
     fails = [l for l in lines if l.startswith("FAIL")]
     shown = [l for l in lines if step.get("show") and re.search(step["show"], l)]
     run.results.append({"step": step["name"], "rc": rc, "failures": fails[:50], "last": lines[-1] if lines else ""})
-    for l in fails[:20] + shown[:40]:
+    for l in fails[:20] + shown[:80]:
         run.say(f"  {l[:200]}")
     run.say(f"  rc={rc} {lines[-1][:200] if lines else '(no output)'}")
 

@@ -206,7 +206,7 @@ fn bundled_real_session_replays() {
 
 #[test]
 fn gpu_commands_validate_before_touching_the_gpu() {
-    let cases: [(&[&str], &str); 46] = [
+    let cases: [(&[&str], &str); 48] = [
         (
             &["bench", "--regime", "interleaved"],
             "interleaved needs two variants",
@@ -233,6 +233,11 @@ fn gpu_commands_validate_before_touching_the_gpu() {
             "is not one of uniform, normal:σ",
         ),
         (&["selftest", "--inputs", "normal:abc"], "is not a number"),
+        (
+            &["ab", "--inputs", "uniform,gauss"],
+            "is not one of uniform, normal:σ",
+        ),
+        (&["sweep", "--inputs", "rising,"], "is not one of uniform"),
         (
             &["selftest", "--variants", "mma+async@tuned"],
             "selftest checks named tiles; give the tile",

@@ -344,3 +344,31 @@ fn counter_gates_say_why_they_have_no_value() {
     assert_eq!(status("occupancy"), Status::Pass);
     assert_eq!(status("local_memory"), Status::Pass);
 }
+
+#[test]
+fn no_speedup_over_or_of_a_kernel_that_failed_its_check() {
+    let mut s = fixture_state();
+    let full = Key {
+        variant: Variant::start(),
+        shape: Shape::MISSION,
+    };
+    assert!(s.speedup_vs_scalar(&full).is_some());
+    // The scalar baseline fails a later check: the speedup over it goes.
+    s.apply(&Stamped {
+        t_us: 99_000_000,
+        event: Event::Correctness(CorrectnessReport {
+            variant: Variant::base(),
+            shape: Shape::MISSION,
+            pass: false,
+            ..CorrectnessReport::default()
+        }),
+    });
+    assert!(s.speedup_vs_scalar(&full).is_none());
+    let g = s.gates(&GateSet::default_set(), &full);
+    let speed = g.iter().find(|g| g.id == "speedup").unwrap();
+    assert!(
+        matches!(&speed.status, Status::NotApplicable(w) if w.contains("passing their checks")),
+        "{:?}",
+        speed.status
+    );
+}

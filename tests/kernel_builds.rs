@@ -167,9 +167,11 @@ fn bundled_families(v: &Variant, d: u32, families: &[String]) -> Vec<String> {
         ("wmma", v.has("wmma") || v.has("pv")),
         // wgmma tiles sum P's rows on the FMA pipe (all but the q tiles at
         // D = 64 without e): no mma.sync left.
+        // Without the final 1/l (mutnorm) a wgmma tile's row sums, its
+        // only mma.syncs, are dead code.
         (
             "mma",
-            v.has("mma") && !(wgmma && (!q_smem || d == 128 || exp_first)),
+            v.has("mma") && !(wgmma && (!q_smem || d == 128 || exp_first || v.has("mutnorm"))),
         ),
         // Q fragments come by ldmatrix unless wgmma reads Q from shared memory
         // (`a` tiles copy it from there into registers).

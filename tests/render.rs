@@ -413,3 +413,78 @@ fn a_remote_worker_is_named_in_the_title() {
         .to_string();
     assert!(title.contains("via srun --gres=gpu:1 -p lon…"), "{title}");
 }
+
+#[test]
+fn build_panel_says_what_the_check_compared_and_its_margin() {
+    use attnscope::session::check::{Bounds, DistCheck, Worst};
+    use attnscope::session::event::{CorrectnessReport, Event};
+    use attnscope::session::{Inputs, Shape, Variant};
+    let shape = Shape {
+        b: 4,
+        h: 16,
+        s: 4096,
+        d: 64,
+        causal: false,
+    };
+    let dist = |inputs, ratio: f64| DistCheck {
+        inputs,
+        seed: 7,
+        pass: ratio <= 1.0,
+        worst_element: Worst {
+            ratio: ratio / 2.0,
+            ..Worst::default()
+        },
+        worst_row: Worst {
+            ratio,
+            head: 63,
+            row: 4095,
+            ..Worst::default()
+        },
+        ..DistCheck::default()
+    };
+    let report = |rising: f64| CorrectnessReport {
+        variant: Variant::start(),
+        shape,
+        seed: 7,
+        inputs: Inputs::Uniform,
+        heads_checked: 64,
+        heads_total: 64,
+        rows_checked: 4096,
+        rows_total: 262_144,
+        pass: rising <= 1.0,
+        bounds: Some(Bounds::default()),
+        checks: vec![dist(Inputs::Uniform, 0.2), dist(Inputs::Rising, rising)],
+        ..CorrectnessReport::default()
+    };
+    let mut state = live_with(Variant::start());
+    state.apply(&Stamped {
+        t_us: 1,
+        event: Event::VariantSelected(attnscope::session::event::VariantSelected {
+            variant: Variant::start(),
+            shape,
+        }),
+    });
+    state.apply(&Stamped {
+        t_us: 2,
+        event: Event::Correctness(report(0.25)),
+    });
+    let screen = text(&draw(&state, 160, 40));
+    for want in [
+        "correct PASS",
+        "margin 4.0×",
+        "uniform+rising inputs, seed 7",
+        "rows 4,096 of 262,144 in all 64 heads",
+    ] {
+        assert!(screen.contains(want), "{want}:\n{screen}");
+    }
+    // The rising check fails: the verdict is the whole report's.
+    state.apply(&Stamped {
+        t_us: 3,
+        event: Event::Correctness(report(5.0)),
+    });
+    let screen = text(&draw(&state, 160, 40));
+    assert!(
+        screen.contains("correct FAIL") && screen.contains("margin 0.2×"),
+        "{screen}"
+    );
+}

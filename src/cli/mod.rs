@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::gpu::device::DeviceSpec;
-use crate::session::{Inputs, Regime, Shape, Variant};
+use crate::session::{InputSet, Inputs, Regime, Shape, Variant};
 
 pub use crate::exit;
 
@@ -139,10 +139,12 @@ pub struct GatesArgs {
     /// Longest timing per variant for the speedup gate, seconds (0.5 to 600).
     #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
     pub max_seconds: f64,
-    /// Input distribution of the correctness check: uniform, normal:σ,
-    /// rising, outliers, ties, large (`attnscope selftest --help` lists them).
-    #[arg(long, default_value = "uniform", value_parser = parse_inputs)]
-    pub inputs: Inputs,
+    /// Input distributions of the correctness check, comma-separated, each
+    /// on the same seed: uniform, normal:σ, rising, outliers, ties, large, or
+    /// all (`attnscope selftest --help` lists them). The default's rising
+    /// inputs make the online softmax rescale.
+    #[arg(long, default_value = "uniform,rising", value_parser = parse_input_set)]
+    pub inputs: InputSet,
     /// Seed of the check's inputs (default: a fresh one, printed).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -238,10 +240,12 @@ pub struct BenchArgs {
     /// idle gap and an emptied L2 before every launch, as Nsight Compute times).
     #[arg(long, default_value = "back-to-back", value_parser = parse_solo_regime)]
     pub regime: Regime,
-    /// Input distribution of the correctness check: uniform, normal:σ,
-    /// rising, outliers, ties, large (`attnscope selftest --help` lists them).
-    #[arg(long, default_value = "uniform", value_parser = parse_inputs)]
-    pub inputs: Inputs,
+    /// Input distributions of the correctness check, comma-separated, each
+    /// on the same seed: uniform, normal:σ, rising, outliers, ties, large, or
+    /// all (`attnscope selftest --help` lists them). The default's rising
+    /// inputs make the online softmax rescale.
+    #[arg(long, default_value = "uniform,rising", value_parser = parse_input_set)]
+    pub inputs: InputSet,
     /// Seed of the check's inputs (default: a fresh one, printed).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -293,9 +297,14 @@ pub struct AbArgs {
     /// Races for --calibrate (2 to 200).
     #[arg(long, default_value_t = 20, requires = "calibrate", value_parser = clap::value_parser!(u32).range(2..=200))]
     pub races: u32,
-    /// Inputs the race runs on (see `attnscope selftest --help`).
-    #[arg(long, default_value = "uniform", value_parser = parse_inputs)]
-    pub inputs: Inputs,
+    /// Inputs of both checks, comma-separated, each on the same seed (see
+    /// `attnscope selftest --help`); the race runs on the first.
+    #[arg(long, default_value = "uniform,rising", value_parser = parse_input_set)]
+    pub inputs: InputSet,
+    /// Race even when a side fails its correctness check (no verdict
+    /// otherwise: `ab` exits 1 before the race).
+    #[arg(long)]
+    pub allow_incorrect: bool,
     /// Seed of the inputs (default: a fresh one, printed).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -321,9 +330,10 @@ pub struct AbArgs {
 #[derive(Debug, Args)]
 #[command(after_help = selftest_help())]
 pub struct SelftestArgs {
-    /// Only this input distribution (default: every one; see below).
-    #[arg(long, value_parser = parse_inputs)]
-    pub inputs: Option<Inputs>,
+    /// Only these input distributions, comma-separated (default: every
+    /// one; with --mutations, the default check's uniform,rising; see below).
+    #[arg(long, value_parser = parse_input_set)]
+    pub inputs: Option<InputSet>,
     /// A subset: every path and tile on a few shapes (3.5 minutes on an H100).
     #[arg(long)]
     pub quick: bool,
@@ -333,9 +343,10 @@ pub struct SelftestArgs {
     /// S=4097 and 2049, not causal), every distribution, in one process.
     #[arg(long, value_parser = parse_variant_list, conflicts_with_all = ["quick", "mutations"])]
     pub variants: Option<VariantNames>,
-    /// Prove the oracle has teeth: build each path with a planted rescale bug
-    /// (and a split tile with a planted merge bug) and report which input
-    /// distributions catch it; exits 1 if `rising` misses one.
+    /// Prove the oracle has teeth: build each path with each planted bug
+    /// (the manifest's mutation sites) and run the default check on it at
+    /// three shapes; exits 1 if the check misses one where it fires, or a
+    /// build or launch fails.
     #[arg(long)]
     pub mutations: bool,
     /// Base seed (each case adds its index; default: a fresh one, printed).
@@ -354,7 +365,8 @@ pub struct SelftestArgs {
 
 fn selftest_help() -> String {
     format!(
-        "Input distributions (--inputs on bench, ab, gates, tune and selftest; I in live):\n{}",
+        "Input distributions (--inputs on bench, ab, gates, tune, sweep and selftest: a comma-separated list or all; \
+         every command but selftest checks on uniform,rising unless told; I in live picks one and rising joins it):\n{}",
         Inputs::help()
     )
 }
@@ -422,10 +434,12 @@ pub struct TuneArgs {
     /// Longest sampling time per candidate, seconds (0.5 to 600).
     #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
     pub max_seconds: f64,
-    /// Input distribution of the correctness check: uniform, normal:σ,
-    /// rising, outliers, ties, large (`attnscope selftest --help` lists them).
-    #[arg(long, default_value = "uniform", value_parser = parse_inputs)]
-    pub inputs: Inputs,
+    /// Input distributions of the correctness check, comma-separated, each
+    /// on the same seed: uniform, normal:σ, rising, outliers, ties, large, or
+    /// all (`attnscope selftest --help` lists them). The default's rising
+    /// inputs make the online softmax rescale.
+    #[arg(long, default_value = "uniform,rising", value_parser = parse_input_set)]
+    pub inputs: InputSet,
     /// Seed of the check's inputs (default: a fresh one, printed).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -621,6 +635,10 @@ pub fn parse_variant_list(text: &str) -> Result<VariantNames, String> {
 }
 
 pub fn parse_inputs(text: &str) -> Result<Inputs, String> {
+    text.parse()
+}
+
+pub fn parse_input_set(text: &str) -> Result<InputSet, String> {
     text.parse()
 }
 

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{
-    DeviceArg, RemoteArgs, VariantList, parse_inputs, parse_seconds, parse_shape,
+    DeviceArg, RemoteArgs, VariantList, parse_input_set, parse_seconds, parse_shape,
     parse_solo_regime, parse_variants,
 };
-use crate::session::{Inputs, Regime, Shape};
+use crate::session::{InputSet, Regime, Shape};
 
 #[derive(Debug, Args)]
 pub struct SweepArgs {
@@ -23,9 +23,10 @@ pub struct SweepArgs {
     /// Causal mask: off, on, or both (each shape twice).
     #[arg(long, default_value = "off", value_parser = ["off", "on", "both"])]
     pub causal: String,
-    /// Input distribution of the correctness checks (`selftest --help` lists them).
-    #[arg(long, default_value = "uniform", value_parser = parse_inputs)]
-    pub inputs: Inputs,
+    /// Input distributions of the correctness checks, comma-separated
+    /// (`selftest --help` lists them; rising makes the softmax rescale).
+    #[arg(long, default_value = "uniform,rising", value_parser = parse_input_set)]
+    pub inputs: InputSet,
     /// Seed of the checks' inputs (default: a fresh one, printed).
     #[arg(long)]
     pub seed: Option<u64>,

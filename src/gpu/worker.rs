@@ -541,7 +541,9 @@ impl Worker {
         emit: &mut impl FnMut(Stamped) -> bool,
     ) -> bool {
         let seed = crate::session::inputs::fresh_seed();
-        match self.engine.check(&variant, &shape, self.inputs, seed) {
+        // The chosen distribution and one that makes the softmax rescale.
+        let set = crate::session::InputSet::with_rescale(self.inputs);
+        match self.engine.check(&variant, &shape, &set, seed) {
             Ok(report) => {
                 let pass = report.pass;
                 emit(self.stamp(Event::Correctness(report)));

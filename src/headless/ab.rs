@@ -36,7 +36,7 @@ pub fn ab(args: AbArgs) -> i32 {
         Ok(r) => r,
         Err(code) => return code,
     };
-    engine.timing_inputs = args.inputs;
+    engine.timing_inputs = args.inputs.first();
     let pair = match args.calibrate {
         Some(v) => (v, v),
         None => (a, b),
@@ -50,20 +50,39 @@ pub fn ab(args: AbArgs) -> i32 {
         }
     }
     let seed = args.seed.unwrap_or_else(crate::session::inputs::fresh_seed);
-    for v in [pair.0, pair.1] {
-        match engine.check(&v, &shape, args.inputs, seed) {
+    let mut checks = Vec::new();
+    let sides = if pair.0 == pair.1 {
+        vec![pair.0]
+    } else {
+        vec![pair.0, pair.1]
+    };
+    for v in sides {
+        match engine.check(&v, &shape, &args.inputs, seed) {
             Ok(c) => {
-                let pass = c.pass;
-                sink.event(Event::Correctness(c));
-                if !pass {
-                    eprintln!(
-                        "attnscope: warning: {v} fails its correctness check on {} inputs (seed {seed}); timing it anyway",
-                        args.inputs
-                    );
-                }
+                sink.event(Event::Correctness(c.clone()));
+                checks.push(c);
             }
             Err(e) => return fail(exit::CHECK_FAILED, format!("{v}: {e}")),
         }
+    }
+    if !args.json {
+        print_checks(&checks, &args.inputs, seed);
+    }
+    if let Some(why) = refusal(&checks, args.allow_incorrect) {
+        if args.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&json!({
+                    "gpu": engine.info, "checks": checks, "ab": null, "refused": why,
+                }))
+                .unwrap_or_default()
+            );
+        } else {
+            println!("{why}");
+        }
+        drop(sampler);
+        sink.drain();
+        return exit::CHECK_FAILED;
     }
     let plan = RacePlan {
         max_s: args.ab_seconds,
@@ -72,7 +91,15 @@ pub fn ab(args: AbArgs) -> i32 {
     };
     let code = match args.calibrate {
         Some(v) => calibrate(&mut engine, &mut sink, &v, &shape, &plan, &args),
-        None => compare(&mut engine, &mut sink, &shape, &plan, &args, (a, b)),
+        None => compare(
+            &mut engine,
+            &mut sink,
+            &shape,
+            &plan,
+            &args,
+            (a, b),
+            &checks,
+        ),
     };
     drop(sampler);
     sink.drain();
@@ -129,21 +156,29 @@ fn compare(
     plan: &RacePlan,
     args: &AbArgs,
     (a, b): (Variant, Variant),
+    checks: &[CorrectnessReport],
 ) -> i32 {
     let report = match one_race(engine, sink, &a, &b, shape, plan) {
         Ok(r) => r,
         Err(e) => return fail(exit::CHECK_FAILED, e),
     };
-    let expectation = args
-        .expect
-        .as_deref()
-        .map(|e| expectation_met(e, args.by, &report));
+    let all_correct = checks.iter().all(|c| c.pass);
+    // A wrong kernel meets no expectation, whatever its speed.
+    let expectation = args.expect.as_deref().map(|e| {
+        expectation_met(e, args.by, &report).and_then(|ok| {
+            if all_correct {
+                Ok(ok)
+            } else {
+                Err(format!("{ok}, but a side fails its correctness check"))
+            }
+        })
+    });
     if args.json {
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({
                 "gpu": engine.info, "timer": engine.timer(),
-                "timer_resolution_ns": engine.timer_step_ns, "ab": report,
+                "timer_resolution_ns": engine.timer_step_ns, "ab": report, "checks": checks,
                 "expect": args.expect, "by_pct": args.by,
                 "expectation_met": expectation.as_ref().map(|r| r.is_ok()),
                 "expectation": expectation.as_ref().map(|r| match r { Ok(s) | Err(s) => s.clone() }),
@@ -193,7 +228,14 @@ fn compare(
                 ""
             }
         );
-        println!("verdict: {}", report.verdict);
+        if all_correct {
+            println!("verdict: {}", report.verdict);
+        } else {
+            println!(
+                "verdict: none (a side fails its correctness check; raced with --allow-incorrect: {})",
+                report.verdict
+            );
+        }
         if let Some(r) = &expectation {
             match r {
                 Ok(s) => println!("expectation met: {s}"),
@@ -204,6 +246,46 @@ fn compare(
     match expectation {
         Some(Err(_)) => exit::CHECK_FAILED,
         _ => 0,
+    }
+}
+
+/// Why the race must not run: a side failed its check, and
+/// `--allow-incorrect` was not given.
+fn refusal(checks: &[CorrectnessReport], allow_incorrect: bool) -> Option<String> {
+    let wrong: Vec<String> = checks
+        .iter()
+        .filter(|c| !c.pass)
+        .map(|c| c.variant.name())
+        .collect();
+    (!wrong.is_empty() && !allow_incorrect).then(|| {
+        format!(
+            "no race, no verdict: {} fails its correctness check (--allow-incorrect races it anyway)",
+            wrong.join(" and ")
+        )
+    })
+}
+
+/// Each side's check, one line each, and any failure's worst place.
+fn print_checks(checks: &[CorrectnessReport], inputs: &crate::session::InputSet, seed: u64) {
+    println!(
+        "correctness on {} inputs, seed {seed} (--inputs {inputs} --seed {seed} reproduces it), {}",
+        checks.first().map(|c| c.inputs_text()).unwrap_or_default(),
+        checks
+            .first()
+            .map(crate::metrics::reference::coverage_text)
+            .unwrap_or_default()
+    );
+    for c in checks {
+        println!(
+            "  {:<28} {}  margin {}",
+            c.variant.name(),
+            if c.pass { "PASS" } else { "FAIL" },
+            c.worst_ratio()
+                .map_or("—".into(), |r| format!("{:.1}×", 1.0 / r))
+        );
+        for line in crate::metrics::reference::failures(c) {
+            println!("    {line}");
+        }
     }
 }
 
@@ -319,6 +401,24 @@ mod tests {
             verdict: verdict.into(),
             ..AbReport::default()
         }
+    }
+
+    #[test]
+    fn a_side_that_fails_its_check_is_not_raced() {
+        let check = |v: &str, pass| CorrectnessReport {
+            variant: v.parse().unwrap(),
+            pass,
+            ..CorrectnessReport::default()
+        };
+        let both = [check("scalar", true), check("wmma+pv+async", true)];
+        assert_eq!(refusal(&both, false), None);
+        let b_wrong = [check("scalar", true), check("wmma+pv+async", false)];
+        let why = refusal(&b_wrong, false).expect("refused");
+        assert!(
+            why.contains("wmma+pv+async fails") && !why.contains("scalar"),
+            "{why}"
+        );
+        assert_eq!(refusal(&b_wrong, true), None, "--allow-incorrect races it");
     }
 
     #[test]

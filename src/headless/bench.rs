@@ -9,7 +9,7 @@ use crate::gpu::measure::{self, Plan};
 use crate::gpu::worker::Worker;
 use crate::metrics::histogram::LatencyStats;
 use crate::session::event::*;
-use crate::session::{Inputs, Shape};
+use crate::session::{InputSet, Inputs, Shape};
 
 pub fn bench(args: BenchArgs) -> i32 {
     let shape = Shape {
@@ -57,7 +57,7 @@ pub fn bench(args: BenchArgs) -> i32 {
                     max_s: plan.max_s.min(1.0),
                     ..plan
                 };
-                match tune::resolve(&mut run, v, &shape, &tune_plan, check) {
+                match tune::resolve(&mut run, v, &shape, &tune_plan, &check) {
                     Ok(t) => variants.push(t),
                     Err(e) => return fail(exit::USAGE, format!("{v}@tuned: {e}")),
                 }
@@ -81,7 +81,7 @@ pub fn bench(args: BenchArgs) -> i32 {
             &shape,
             &plan,
             args.launches,
-            check,
+            &check,
         ) {
             Ok((row, pass)) => {
                 any_fail |= !pass;
@@ -94,7 +94,8 @@ pub fn bench(args: BenchArgs) -> i32 {
             }
         }
     }
-    // Each variant's time over cuDNN's, when cuDNN ran in this bench.
+    // Each variant's time over cuDNN's, when cuDNN ran in this bench and
+    // passed its check.
     let cudnn_us = cudnn_median_us(&rows);
     if let Some(c) = cudnn_us {
         for r in rows.iter_mut() {
@@ -124,7 +125,7 @@ pub fn bench(args: BenchArgs) -> i32 {
             serde_json::to_string_pretty(&json!({
                 "gpu": gpu, "shape": shape, "l2": plan.l2, "regime": plan.regime.name(),
                 "timer": timer, "timer_resolution_ns": engine.timer_step_ns,
-                "inputs": check.inputs, "seed": check.seed, "results": rows
+                "inputs": check.inputs.to_string(), "seed": check.seed, "results": rows
             }))
             .unwrap_or_default()
         );
@@ -145,10 +146,7 @@ pub fn bench(args: BenchArgs) -> i32 {
                 crate::metrics::format::step_text(s)
             ))
         );
-        println!(
-            "correctness on {} inputs, seed {} (--inputs {} --seed {} reproduces it)",
-            check.inputs, check.seed, check.inputs, check.seed
-        );
+        println!("{}", check.describe());
         if plan.warm_s > 0.0 {
             println!(
                 "each variant ran {} s untimed first, in the same regime (--warm-seconds)",
@@ -164,7 +162,7 @@ pub fn bench(args: BenchArgs) -> i32 {
             "p90 µs",
             "p99 µs",
             "TFLOP/s",
-            "max err",
+            "margin",
             "regs",
             "smem",
             "spill",
@@ -197,14 +195,14 @@ pub fn bench(args: BenchArgs) -> i32 {
                 format!("{}K", r["smem_bytes"].as_u64().unwrap_or(0) / 1024)
             };
             println!(
-                "{:<w$} {:>9.2} {:>8} {:>9.2} {:>9.2} {:>8.2} {:>9.2e} {:>5} {:>7} {:>6} {:>7}{vs}",
+                "{:<w$} {:>9.2} {:>8} {:>9.2} {:>9.2} {:>8.2} {:>9} {:>5} {:>7} {:>6} {:>7}{vs}",
                 r["variant"].as_str().unwrap_or(""),
                 r["median_us"].as_f64().unwrap_or(f64::NAN),
                 noise,
                 r["p90_us"].as_f64().unwrap_or(f64::NAN),
                 r["p99_us"].as_f64().unwrap_or(f64::NAN),
                 r["tflops"].as_f64().unwrap_or(f64::NAN),
-                r["max_abs_err"].as_f64().unwrap_or(f64::NAN),
+                margin_text(r),
                 num(&r["registers"]),
                 smem,
                 num(&r["spill_bytes"]),
@@ -218,6 +216,7 @@ pub fn bench(args: BenchArgs) -> i32 {
         println!(
             "p50: grouped median on the timer's grid; ±95%: its interval from a bootstrap over batches"
         );
+        print_checks(&rows);
         if any_at_step {
             println!(
                 "* the interval is the timer's step: the median is steadier than the timer resolves"
@@ -230,11 +229,42 @@ pub fn bench(args: BenchArgs) -> i32 {
     if any_fail { exit::CHECK_FAILED } else { 0 }
 }
 
-/// cuDNN's median in a table's rows, µs, when it ran.
+/// cuDNN's median in a table's rows, µs, when it ran and passed its check
+/// (a ratio to a wrong kernel is no ratio).
 pub(super) fn cudnn_median_us(rows: &[serde_json::Value]) -> Option<f64> {
     rows.iter()
-        .find(|r| r["variant"] == "cudnn")
+        .find(|r| r["variant"] == "cudnn" && r["correct"].as_bool() == Some(true))
         .and_then(|r| r["median_us"].as_f64())
+}
+
+/// A row's margin: the bounds over its worst error ("3.9×"; below 1× fails).
+pub(super) fn margin_text(r: &serde_json::Value) -> String {
+    r["margin"]
+        .as_f64()
+        .map_or("—".into(), |m| format!("{m:.1}×"))
+}
+
+/// Under a table: what the checks compared, and each failure's worst place.
+pub(super) fn print_checks(rows: &[serde_json::Value]) {
+    let mut said = Vec::new();
+    for r in rows {
+        if let Some(c) = r["checked"].as_str().filter(|c| !said.contains(c)) {
+            println!(
+                "checked: {c}; margin: the bounds over the worst error, elements and rows (docs/measurement.md)"
+            );
+            said.push(c);
+        }
+    }
+    for r in rows {
+        let Ok(c) =
+            serde_json::from_value::<crate::session::event::CorrectnessReport>(r["check"].clone())
+        else {
+            continue;
+        };
+        for line in crate::metrics::reference::failures(&c) {
+            println!("{}: {line}", c.variant.name());
+        }
+    }
 }
 
 /// The variant column's width: wide enough for tuned names such as
@@ -248,21 +278,37 @@ pub(super) fn name_width(rows: &[serde_json::Value]) -> usize {
         .max(16)
 }
 
-/// What a correctness check draws: a distribution and a seed (printed, so
-/// `--seed` reproduces it).
-#[derive(Clone, Copy, Debug)]
+/// What a correctness check draws: distributions and a seed (printed, so
+/// `--inputs … --seed` reproduces it).
+#[derive(Clone, Debug)]
 pub struct Check {
-    pub inputs: Inputs,
+    pub inputs: InputSet,
     pub seed: u64,
 }
 
 impl Check {
     /// `--inputs` and `--seed`, a fresh seed when none was given.
-    pub fn new(inputs: Inputs, seed: Option<u64>) -> Check {
+    pub fn new(inputs: InputSet, seed: Option<u64>) -> Check {
         Check {
             inputs,
             seed: seed.unwrap_or_else(crate::session::inputs::fresh_seed),
         }
+    }
+
+    /// The line commands print before they check.
+    pub fn describe(&self) -> String {
+        format!(
+            "correctness on {} inputs, seed {} (--inputs {} --seed {} reproduces it)",
+            self.inputs
+                .0
+                .iter()
+                .map(Inputs::to_string)
+                .collect::<Vec<_>>()
+                .join(" and "),
+            self.seed,
+            self.inputs,
+            self.seed
+        )
     }
 }
 
@@ -275,7 +321,7 @@ pub(super) fn bench_one(
     shape: &Shape,
     plan: &Plan,
     launches: Option<u32>,
-    check: Check,
+    check: &Check,
 ) -> Result<(serde_json::Value, bool), EngineError> {
     sink.event(Event::VariantSelected(VariantSelected {
         variant: *variant,
@@ -285,7 +331,7 @@ pub(super) fn bench_one(
     sink.event(Event::BuildFinished(Worker::build_report(
         engine, variant, shape, &build,
     )));
-    let check = engine.check(variant, shape, check.inputs, check.seed)?;
+    let check = engine.check(variant, shape, &check.inputs, check.seed)?;
     sink.event(Event::Correctness(check.clone()));
     let mut stats = LatencyStats::default();
     let done = match launches {
@@ -305,6 +351,7 @@ pub(super) fn bench_one(
         }
     };
     sink.event(Event::MeasurementDone(done.clone()));
+    let pass = check.pass;
     let p = stats.percentiles().unwrap_or_default();
     let row = json!({
         "variant": variant.name(),
@@ -322,7 +369,7 @@ pub(super) fn bench_one(
         "wall_s": done.wall_s,
         "within_batch_rel": done.within_batch_rel,
         "between_batch_rel": done.between_batch_rel,
-        "inputs": check.inputs,
+        "inputs": check.inputs_text(),
         "seed": check.seed,
         "stop_reason": done.stop_reason,
         "launch_overhead_us": done.launch_overhead_us,
@@ -330,11 +377,35 @@ pub(super) fn bench_one(
         "max_abs_err": check.max_abs_err,
         "rel_l2_err": check.rel_l2_err,
         "correct": check.pass,
+        // The bounds over the worst error (elements and rows, every check):
+        // above 1 passes by that factor.
+        "margin": check.worst_ratio().map(|r| 1.0 / r),
+        "checked": crate::metrics::reference::coverage_text(&check),
+        "check": check,
         // cuDNN's kernel has no PTXAS report: its resources are unknown, not 0.
         "registers": (!variant.is_cudnn()).then_some(build.registers),
         "smem_bytes": engine.smem_bytes(variant, shape.d).unwrap_or(0) + build.smem_static_bytes,
         "spill_bytes": (!variant.is_cudnn())
             .then_some(build.spill_store_bytes + build.spill_load_bytes),
     });
-    Ok((row, check.pass))
+    Ok((row, pass))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_ratio_to_a_cudnn_that_failed_its_check() {
+        let rows = |correct| {
+            vec![
+                serde_json::json!({"variant": "scalar", "median_us": 60.0, "correct": true}),
+                serde_json::json!({"variant": "cudnn", "median_us": 8.0, "correct": correct}),
+            ]
+        };
+        assert_eq!(cudnn_median_us(&rows(true)), Some(8.0));
+        assert_eq!(cudnn_median_us(&rows(false)), None);
+        assert_eq!(margin_text(&serde_json::json!({"margin": 3.94})), "3.9×");
+        assert_eq!(margin_text(&serde_json::json!({})), "—");
+    }
 }

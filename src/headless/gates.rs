@@ -84,13 +84,10 @@ pub fn run(args: GatesArgs) -> i32 {
     }
     let check = Check::new(args.inputs, args.seed);
     if !args.json {
-        eprintln!(
-            "attnscope: correctness on {} inputs, seed {}",
-            check.inputs, check.seed
-        );
+        eprintln!("attnscope: {}", check.describe());
     }
     for v in &timed {
-        if let Err(e) = bench_one(&mut engine, &mut sink, v, &shape, &plan, None, check) {
+        if let Err(e) = bench_one(&mut engine, &mut sink, v, &shape, &plan, None, &check) {
             sink.event(Event::Error(ErrorReport {
                 source: "gpu".into(),
                 message: e.to_string(),
@@ -141,6 +138,16 @@ pub fn run(args: GatesArgs) -> i32 {
     let key = Key { variant, shape };
     let results = state.gates(&set, &key);
     let counters = state.variants.get(&key).and_then(|s| s.counters.clone());
+    // Every timed variant's check, with its seeds and distributions.
+    let checks: Vec<&CorrectnessReport> = timed
+        .iter()
+        .filter_map(|v| {
+            state
+                .variants
+                .get(&Key { variant: *v, shape })
+                .and_then(|s| s.correctness.as_ref())
+        })
+        .collect();
     let failed = results.iter().filter(|r| r.status == Status::Fail).count();
     if args.json {
         println!(
@@ -151,6 +158,7 @@ pub fn run(args: GatesArgs) -> i32 {
                 "shape": shape,
                 "counters": counters,
                 "counter_error": counter_error,
+                "checks": checks,
                 "gates": results,
                 "failed": failed,
             }))
@@ -167,6 +175,19 @@ pub fn run(args: GatesArgs) -> i32 {
         );
         if let Some(e) = &counter_error {
             eprintln!("attnscope: counters: {e}");
+        }
+        for c in &checks {
+            println!(
+                "check of {}: {} on {} inputs (seed {}), {}",
+                c.variant.name(),
+                if c.pass { "PASS" } else { "FAIL" },
+                c.inputs_text(),
+                c.seed,
+                crate::metrics::reference::coverage_text(c)
+            );
+            for line in crate::metrics::reference::failures(c) {
+                println!("  {line}");
+            }
         }
     }
     if failed > 0 { exit::CHECK_FAILED } else { 0 }

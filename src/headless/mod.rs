@@ -9,6 +9,7 @@ mod build;
 mod clocks;
 mod doctor;
 pub mod gates;
+mod mutations;
 mod new;
 mod selftest;
 mod sweep;

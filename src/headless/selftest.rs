@@ -1,6 +1,6 @@
 //! `attnscope selftest`: every path and tile family against the f64
 //! reference, over odd shapes and every input distribution; `--mutations`
-//! plants bugs and reports which distributions catch them.
+//! (mutations.rs) plants bugs and shows the default check catches them.
 
 use serde_json::json;
 
@@ -10,7 +10,7 @@ use crate::gpu::engine::Engine;
 use crate::session::manifest::registry;
 use crate::session::{Inputs, Shape, Variant};
 
-fn shape(text: &str, causal: bool) -> Shape {
+pub(super) fn shape(text: &str, causal: bool) -> Shape {
     Shape {
         causal,
         ..text.parse().expect("a valid shape literal")
@@ -83,8 +83,8 @@ struct Case {
 fn cases(args: &SelftestArgs, cc: u32) -> Vec<Case> {
     let kernel = registry::primary();
     let m = registry::manifest(kernel);
-    let dists: Vec<Inputs> = match args.inputs {
-        Some(i) => vec![i],
+    let dists: Vec<Inputs> = match &args.inputs {
+        Some(set) => set.0.clone(),
         None => Inputs::ALL.to_vec(),
     };
     let pick = |want: &[Inputs]| -> Vec<Inputs> {
@@ -160,7 +160,7 @@ fn cases(args: &SelftestArgs, cc: u32) -> Vec<Case> {
 }
 
 /// What one check found.
-struct Outcome {
+pub(super) struct Outcome {
     pass: bool,
     row: serde_json::Value,
 }
@@ -171,13 +171,13 @@ fn run_case(engine: &mut Engine, case: &Case, seed: u64) -> Outcome {
         shape,
         inputs,
     } = case;
-    match engine.check(v, shape, *inputs, seed) {
-        Ok(c) => Outcome {
+    match engine.check_output(v, shape, *inputs, seed) {
+        Ok((c, _)) => Outcome {
             pass: c.pass,
             row: json!({"variant": v.name(), "shape": shape, "inputs": inputs, "pass": c.pass,
                 "max_abs_err": c.max_abs_err, "rel_l2_err": c.rel_l2_err, "nan": c.nan_count,
                 "unwritten": c.unwritten, "seed": seed, "value_scale": c.value_scale,
-                "heads_checked": c.heads_checked, "heads_total": c.heads_total}),
+                "worst_ratio": c.worst_ratio(), "check": c}),
         },
         Err(e) => Outcome {
             pass: false,
@@ -194,7 +194,7 @@ pub fn selftest(args: SelftestArgs) -> i32 {
     };
     let base = args.seed.unwrap_or_else(crate::session::inputs::fresh_seed);
     if args.mutations {
-        return mutations(&mut engine, &args, base);
+        return super::mutations::mutations(&mut engine, &args, base);
     }
     let mut results = Vec::new();
     let mut skipped = Vec::new();
@@ -227,11 +227,12 @@ pub fn selftest(args: SelftestArgs) -> i32 {
             match row.get("error") {
                 Some(e) => println!("FAIL {name:<28} {shape:<24} {:<9} {e}", case.inputs),
                 None => println!(
-                    "{} {name:<28} {shape:<24} {:<9} max|Δ| {:.2e}  rel L2 {:.2e}  NaN {}  unwritten {}",
+                    "{} {name:<28} {shape:<24} {:<9} max|Δ| {:.2e}  rel L2 {:.2e}  worst {:.3} of its bound  NaN {}  unwritten {}",
                     if pass { "ok  " } else { "FAIL" },
                     case.inputs.to_string(),
                     row["max_abs_err"].as_f64().unwrap_or(f64::NAN),
                     row["rel_l2_err"].as_f64().unwrap_or(f64::NAN),
+                    row["worst_ratio"].as_f64().unwrap_or(f64::NAN),
                     row["nan"],
                     row["unwritten"]
                 ),
@@ -258,151 +259,6 @@ pub fn selftest(args: SelftestArgs) -> i32 {
         );
     }
     if failed > 0 { exit::CHECK_FAILED } else { 0 }
-}
-
-/// The planted bugs (the manifest's test-only toggles with mutation sites)
-/// and the variants each is planted in, those a GPU of compute capability
-/// `cc` runs; for the bundled kernel the rescale in every path that has one
-/// (the pipelined and the wgmma mma loops are separate code), the merge in
-/// split tiles.
-fn mutants(cc: u32) -> Vec<(String, Variant)> {
-    let kernel = registry::primary();
-    let m = registry::manifest(kernel);
-    let mut out = Vec::new();
-    for (i, t) in m.toggles.iter().enumerate() {
-        for (bits, tile) in m.mutation_sites(i) {
-            let v = Variant {
-                kernel,
-                toggles: crate::session::Toggles(bits | 1 << i),
-                tile,
-            };
-            if v.runs_on(cc) {
-                out.push((t.name.clone(), v));
-            }
-        }
-    }
-    out
-}
-
-/// Runs each mutant on every distribution; a mutant is caught when its check
-/// fails. Exits 1 when `rising` misses one, or when the unmutated variant
-/// fails (the table would mean nothing).
-fn mutations(engine: &mut Engine, args: &SelftestArgs, base: u64) -> i32 {
-    // The third: not causal, more row blocks than SMs, so persistent tiles
-    // walk several (and step 37's stream-K tiles cut some over two CTAs).
-    let shapes = [
-        Shape::MISSION,
-        shape("1,3,333,64", true),
-        shape("1,72,333,64", false),
-    ];
-    let dists: Vec<Inputs> = args
-        .inputs
-        .map_or_else(|| Inputs::ALL.to_vec(), |i| vec![i]);
-    let mut table = Vec::new();
-    let mut rising_missed = Vec::new();
-    let mut clean_failed = Vec::new();
-    let mut seed = base;
-    let mutants = mutants(engine.info.cc());
-    if mutants.is_empty() {
-        return fail(
-            exit::USAGE,
-            "this kernel's manifest plants no bugs: give a test_only toggle mutation sites (docs/kernel-abi.md)",
-        );
-    }
-    for (what, mutant) in mutants {
-        let m = mutant.manifest().expect("a kernel variant");
-        let test_only = m
-            .toggles
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| t.test_only)
-            .fold(0u64, |acc, (i, _)| acc | 1 << i);
-        let clean = Variant {
-            toggles: crate::session::Toggles(mutant.toggles.0 & !test_only),
-            ..mutant
-        };
-        let mut row = Vec::new();
-        for &inputs in &dists {
-            let mut caught = false;
-            for &shape in &shapes {
-                seed += 1;
-                let c = Case {
-                    variant: clean,
-                    shape,
-                    inputs,
-                };
-                if !run_case(engine, &c, seed).pass {
-                    clean_failed.push(format!("{clean} {shape} {inputs}"));
-                }
-                let m = Case {
-                    variant: mutant,
-                    ..c
-                };
-                caught |= !run_case(engine, &m, seed).pass;
-            }
-            if inputs == Inputs::Rising && !caught {
-                rising_missed.push(mutant.name());
-            }
-            row.push((inputs, caught));
-        }
-        table.push((what, clean, row));
-    }
-    if args.json {
-        let rows: Vec<serde_json::Value> = table
-            .iter()
-            .map(|(what, clean, row)| {
-                let by: serde_json::Map<String, serde_json::Value> = row
-                    .iter()
-                    .map(|(i, c)| (i.to_string(), json!(if *c { "caught" } else { "missed" })))
-                    .collect();
-                json!({"mutation": what, "path": clean.name(), "by_inputs": by})
-            })
-            .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json!({"gpu": engine.info, "base_seed": base,
-                "shapes": shapes, "table": rows, "rising_missed": rising_missed,
-                "unmutated_failures": clean_failed}))
-            .unwrap_or_default()
-        );
-    } else {
-        println!(
-            "mutations on {} ({}), shapes {}, base seed {base}: caught = the check failed",
-            engine.info.name,
-            engine.arch,
-            shapes.map(|s| s.to_string()).join(", ")
-        );
-        // As wide as the longest path, so the columns line up.
-        let w = table
-            .iter()
-            .map(|(_, clean, _)| clean.name().len())
-            .fold(24, usize::max);
-        print!("{:<11} {:<w$}", "mutation", "path");
-        for i in &dists {
-            print!(" {:>9}", i.to_string());
-        }
-        println!();
-        for (what, clean, row) in &table {
-            print!("{what:<11} {:<w$}", clean.name());
-            for (_, caught) in row {
-                print!(" {:>9}", if *caught { "caught" } else { "missed" });
-            }
-            println!();
-        }
-        for f in &clean_failed {
-            println!("the unmutated variant failed: {f}");
-        }
-        if rising_missed.is_empty() && clean_failed.is_empty() {
-            println!("every planted bug is caught under rising inputs");
-        } else if !rising_missed.is_empty() {
-            println!("rising inputs MISSED: {}", rising_missed.join(", "));
-        }
-    }
-    if rising_missed.is_empty() && clean_failed.is_empty() {
-        0
-    } else {
-        exit::CHECK_FAILED
-    }
 }
 
 #[cfg(test)]

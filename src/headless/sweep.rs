@@ -4,7 +4,7 @@
 //! merges their sessions into the one asked for: each variant on each GPU,
 //! side by side (identical cards should agree within their intervals).
 
-use super::bench::{Check, bench_one, cudnn_median_us, name_width};
+use super::bench::{Check, bench_one, cudnn_median_us, margin_text, name_width, print_checks};
 use super::{Run, fail, runnable};
 use crate::cli::{SweepArgs, VariantSpec, exit};
 use crate::gpu::engine::Timer;
@@ -52,21 +52,28 @@ pub fn sweep(args: SweepArgs) -> i32 {
     };
     let check = Check::new(args.inputs, args.seed);
     println!(
-        "{} ({}), {} shape(s) × {} variant(s), {}, GPU time per launch from {}; correctness on {} inputs, seed {}",
+        "{} ({}), {} shape(s) × {} variant(s), {}, GPU time per launch from {}; {}",
         run.engine.info.name,
         run.engine.arch,
         points.len(),
         variants.len(),
         plan.regime.name(),
         run.engine.timer().name(),
-        check.inputs,
-        check.seed
+        check.describe()
     );
     let mut any_fail = false;
     for shape in &points {
         let mut rows = Vec::new();
         for v in &variants {
-            match bench_one(&mut run.engine, &mut run.sink, v, shape, &plan, None, check) {
+            match bench_one(
+                &mut run.engine,
+                &mut run.sink,
+                v,
+                shape,
+                &plan,
+                None,
+                &check,
+            ) {
                 Ok((row, pass)) => {
                     any_fail |= !pass;
                     rows.push(row);
@@ -92,8 +99,8 @@ fn print_shape(shape: &crate::session::Shape, rows: &[serde_json::Value]) {
     let w = name_width(rows);
     println!("\n{shape}");
     println!(
-        "{:<w$} {:>10} {:>9} {:>8} {:>8} {:>7}",
-        "variant", "p50 µs", "±95%", "TFLOP/s", "÷ cuDNN", "correct"
+        "{:<w$} {:>10} {:>9} {:>8} {:>8} {:>7} {:>7}",
+        "variant", "p50 µs", "±95%", "TFLOP/s", "÷ cuDNN", "margin", "correct"
     );
     for r in rows {
         let name = r["variant"].as_str().unwrap_or("");
@@ -104,9 +111,10 @@ fn print_shape(shape: &crate::session::Shape, rows: &[serde_json::Value]) {
         let m = r["median_us"].as_f64().unwrap_or(f64::NAN);
         let vs = cudnn.map_or("—".to_string(), |c| format!("{:.3}", m / c));
         println!(
-            "{name:<w$} {m:>10.2} {:>9} {:>8.1} {vs:>8} {:>7}",
+            "{name:<w$} {m:>10.2} {:>9} {:>8.1} {vs:>8} {:>7} {:>7}",
             r["noise"].as_str().unwrap_or("?"),
             r["tflops"].as_f64().unwrap_or(f64::NAN),
+            margin_text(r),
             if r["correct"].as_bool() == Some(true) {
                 "PASS"
             } else {
@@ -114,6 +122,7 @@ fn print_shape(shape: &crate::session::Shape, rows: &[serde_json::Value]) {
             }
         );
     }
+    print_checks(rows);
 }
 
 /// One child sweep per GPU (`--device D`), all the shapes each, in

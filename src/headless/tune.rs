@@ -174,7 +174,7 @@ fn trials(
     path: Variant,
     shape: &Shape,
     plan: &Plan,
-    check: Check,
+    check: &Check,
     quiet: bool,
 ) -> (Vec<Trial>, Option<usize>) {
     let mut out = Vec::new();
@@ -262,7 +262,7 @@ pub(super) fn resolve(
     path: Variant,
     shape: &Shape,
     plan: &Plan,
-    check: Check,
+    check: &Check,
 ) -> Result<Variant, String> {
     let path = path_of(path);
     let m = path.manifest().ok_or("cudnn has no tiles to tune")?;
@@ -326,15 +326,14 @@ pub fn run(args: TuneArgs) -> i32 {
     let check = Check::new(args.inputs, args.seed);
     if !args.json {
         eprintln!(
-            "tuning {} on {shape}: {} candidate tiles, up to {} s each; checked on {} inputs, seed {}",
+            "tuning {} on {shape}: {} candidate tiles, up to {} s each; {}",
             path.name(),
             launchable(path, &run.engine.info, shape.d).0.len(),
             args.max_seconds,
-            check.inputs,
-            check.seed
+            check.describe()
         );
     }
-    let (trials, best) = trials(&mut run, path, &shape, &plan, check, args.json);
+    let (trials, best) = trials(&mut run, path, &shape, &plan, &check, args.json);
     run.sink.drain();
     let key = key_for(&run.engine, path, &shape);
     if let Some(b) = best {
@@ -381,7 +380,11 @@ pub fn run(args: TuneArgs) -> i32 {
                     r["tflops"].as_f64().unwrap_or(f64::NAN),
                     r["registers"],
                     r["smem_bytes"].as_u64().unwrap_or(0) / 1024,
-                    if t.correct { "PASS" } else { "FAIL" },
+                    if t.correct {
+                        "PASS"
+                    } else {
+                        "FAIL, never picked"
+                    },
                     if best.is_some_and(|b| std::ptr::eq(t, &trials[b])) {
                         "  ← tuned"
                     } else {
@@ -395,6 +398,8 @@ pub fn run(args: TuneArgs) -> i32 {
                 ),
             }
         }
+        let rows: Vec<serde_json::Value> = trials.iter().map(|t| t.row.clone()).collect();
+        super::bench::print_checks(&rows);
         match (best, &cache_path) {
             (Some(b), Some(p)) => println!(
                 "tuned: {} (cached in {})",

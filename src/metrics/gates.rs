@@ -234,9 +234,11 @@ fn missing_reason(name: &str) -> String {
         }
         "attnscope:correct" => "no correctness check yet".into(),
         "attnscope:speedup_vs_scalar" => {
-            "needs p50 of this variant and of its base (no toggle on: scalar, for the bundled kernel)".into()
+            "needs p50 of this variant and of its base (no toggle on: scalar, for the bundled kernel), both passing their checks".into()
         }
-        "attnscope:speedup_vs_cudnn" => "needs p50 of this variant and of cudnn".into(),
+        "attnscope:speedup_vs_cudnn" => {
+            "needs p50 of this variant and of cudnn, both passing their checks".into()
+        }
         counter => counter.to_string(),
     }
 }

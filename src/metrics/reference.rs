@@ -1,16 +1,18 @@
-//! The correctness oracle: attention in f64 on the CPU, and the comparison
-//! rules (max abs error ≤ 1e-2 × max(1, max|V|), relative L2 ≤ 1e-3, no NaN,
-//! nothing unwritten).
+//! The correctness oracle: attention in f64 on the CPU for the rows a check
+//! compares, and the rules it judges by (docs/measurement.md, "The
+//! correctness oracle"): per element |Δ| ≤ atol + rtol·|ref| with atol a few
+//! units of the output format at the row's scale, per row a relative L2
+//! bound; no NaN, no ±Inf, nothing unwritten; rows not compared must lie
+//! inside V's range, column by column.
 
+use half::f16;
 use rand::SeedableRng;
 use rand::seq::index;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use crate::session::Shape;
-
-pub const MAX_ABS_TOL: f64 = 1e-2;
-pub const REL_L2_TOL: f64 = 1e-3;
+use crate::session::check::{Bounds, DistCheck, Format, Worst};
 
 /// f64 reference for one (batch, head): `q`, `k`, `v` are that head's S×D
 /// rows; returns S×D.
@@ -22,209 +24,403 @@ pub fn attention_head(
     d: usize,
     causal: bool,
 ) -> Vec<f64> {
+    let all: Vec<usize> = (0..s).collect();
+    attention_rows(q, k, v, s, d, causal, &all)
+}
+
+/// f64 reference for the query rows `rows` of one head (S×D inputs);
+/// returns rows.len()×D.
+pub fn attention_rows(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    s: usize,
+    d: usize,
+    causal: bool,
+    rows: &[usize],
+) -> Vec<f64> {
     let scale = 1.0 / (d as f64).sqrt();
-    let mut out = vec![0.0f64; s * d];
-    out.par_chunks_mut(d).enumerate().for_each(|(i, row)| {
-        let end = if causal { i + 1 } else { s };
-        let qi = &q[i * d..(i + 1) * d];
-        let scores: Vec<f64> = (0..end)
-            .map(|j| {
-                qi.iter()
-                    .zip(&k[j * d..(j + 1) * d])
-                    .map(|(a, b)| *a as f64 * *b as f64)
-                    .sum::<f64>()
-                    * scale
-            })
-            .collect();
-        let m = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let weights: Vec<f64> = scores.iter().map(|x| (x - m).exp()).collect();
-        let total: f64 = weights.iter().sum();
-        for (j, w) in weights.iter().enumerate() {
-            for (o, vv) in row.iter_mut().zip(&v[j * d..(j + 1) * d]) {
-                *o += w * *vv as f64;
+    let mut out = vec![0.0f64; rows.len() * d];
+    out.par_chunks_mut(d.max(1))
+        .zip(rows.par_iter())
+        .for_each(|(row, &i)| {
+            let end = if causal { i + 1 } else { s };
+            let qi = &q[i * d..(i + 1) * d];
+            let scores: Vec<f64> = (0..end)
+                .map(|j| {
+                    qi.iter()
+                        .zip(&k[j * d..(j + 1) * d])
+                        .map(|(a, b)| *a as f64 * *b as f64)
+                        .sum::<f64>()
+                        * scale
+                })
+                .collect();
+            let m = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let weights: Vec<f64> = scores.iter().map(|x| (x - m).exp()).collect();
+            let total: f64 = weights.iter().sum();
+            for (j, w) in weights.iter().enumerate() {
+                for (o, vv) in row.iter_mut().zip(&v[j * d..(j + 1) * d]) {
+                    *o += w * *vv as f64;
+                }
             }
-        }
-        for o in row.iter_mut() {
-            *o /= total;
-        }
-    });
+            for o in row.iter_mut() {
+                *o /= total;
+            }
+        });
     out
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Comparison {
-    pub max_abs_err: f64,
-    pub rel_l2_err: f64,
-    pub nan_count: u64,
-    pub unwritten: u64,
-}
-
-impl Comparison {
-    /// The rules with V's values at most 1 in size.
-    pub fn pass(&self) -> bool {
-        self.pass_scaled(1.0)
+impl Format {
+    fn mantissa_bits(self) -> i32 {
+        match self {
+            Format::F16 => 10,
+            Format::Bf16 => 7,
+        }
     }
 
-    /// The rules for outputs `scale` times larger (|V| up to `scale`): the
-    /// absolute tolerance grows with it; the relative one does not.
-    pub fn pass_scaled(&self, scale: f64) -> bool {
-        self.nan_count == 0
-            && self.unwritten == 0
-            && self.max_abs_err <= MAX_ABS_TOL * scale.max(1.0)
-            && self.rel_l2_err <= REL_L2_TOL
-            && self.max_abs_err.is_finite()
-            && self.rel_l2_err.is_finite()
+    fn min_exponent(self) -> i32 {
+        match self {
+            Format::F16 => -14,
+            Format::Bf16 => -126,
+        }
+    }
+
+    /// Unit roundoff: half the spacing at 1 (2⁻¹¹ for fp16, 2⁻⁸ for bf16).
+    pub fn unit(self) -> f64 {
+        (2.0f64).powi(-(self.mantissa_bits() + 1))
+    }
+
+    /// The spacing of the format's values at |x| (subnormals: the smallest).
+    pub fn ulp(self, x: f64) -> f64 {
+        let e = if x == 0.0 || !x.is_finite() {
+            self.min_exponent()
+        } else {
+            (x.abs().log2().floor() as i32).max(self.min_exponent())
+        };
+        (2.0f64).powi(e - self.mantissa_bits())
+    }
+
+    /// `x` rounded to the format (to nearest even).
+    pub fn round(self, x: f64) -> f64 {
+        match self {
+            Format::F16 => f16::from_f64(x).to_f64(),
+            Format::Bf16 => half::bf16::from_f64(x).to_f64(),
+        }
     }
 }
 
-/// Accumulates errors over heads; `poisoned(i)` says element `i` still holds
-/// the poison value.
-#[derive(Default)]
-pub struct Accumulator {
+impl Bounds {
+    /// The absolute part for a row whose largest |ref| is `row_max`.
+    pub fn atol(&self, row_max: f64) -> f64 {
+        self.atol_ulps * self.format.ulp(row_max)
+    }
+
+    /// The bound on |Δ| of one element.
+    pub fn element(&self, atol: f64, reference: f64) -> f64 {
+        atol + self.rtol_units * self.format.unit() * reference.abs()
+    }
+
+    /// The bound on ‖Δ‖₂ of a row whose ‖ref‖₂ is `norm` (never below the
+    /// format's smallest spacing, for a row that is all zeros).
+    pub fn row(&self, norm: f64) -> f64 {
+        (self.row_units * self.format.unit() * norm).max(self.format.ulp(0.0))
+    }
+}
+
+/// Where in O: a head (b·H + h) and a row.
+#[derive(Clone, Copy, Debug)]
+pub struct At {
+    pub head: u64,
+    pub row: u64,
+}
+
+/// What a check has seen so far, over any rows of any heads (merge the
+/// tallies of heads checked in parallel).
+#[derive(Clone, Debug, Default)]
+pub struct Tally {
     max_abs: f64,
     err_sq: f64,
     ref_sq: f64,
     nan: u64,
+    inf: u64,
     unwritten: u64,
+    out_of_range: u64,
+    worst_element: Worst,
+    worst_row: Worst,
 }
 
-impl Accumulator {
-    pub fn add(&mut self, got: &[f32], poisoned: &[bool], reference: &[f64]) {
-        for ((g, p), r) in got.iter().zip(poisoned).zip(reference) {
-            if *p {
-                self.unwritten += 1;
+impl Tally {
+    /// Counts an element the rules never compare as a number; true when it
+    /// is a finite written value.
+    fn usable(&mut self, g: f32, poisoned: bool) -> bool {
+        if poisoned {
+            self.unwritten += 1;
+        } else if g.is_nan() {
+            self.nan += 1;
+        } else if g.is_infinite() {
+            self.inf += 1;
+        } else {
+            return true;
+        }
+        false
+    }
+
+    /// One row compared against its reference.
+    pub fn compare_row(
+        &mut self,
+        b: &Bounds,
+        at: At,
+        got: &[f32],
+        poisoned: &[bool],
+        reference: &[f64],
+    ) {
+        let row_max = reference.iter().fold(0.0f64, |m, r| m.max(r.abs()));
+        let atol = b.atol(row_max);
+        let (mut err_sq, mut ref_sq) = (0.0, 0.0);
+        for (c, ((&g, &p), &r)) in got.iter().zip(poisoned).zip(reference).enumerate() {
+            if !self.usable(g, p) {
                 continue;
             }
-            if g.is_nan() {
-                self.nan += 1;
-                continue;
-            }
-            let e = (*g as f64 - r).abs();
+            let e = (g as f64 - r).abs();
             self.max_abs = self.max_abs.max(e);
-            self.err_sq += e * e;
-            self.ref_sq += r * r;
+            err_sq += e * e;
+            ref_sq += r * r;
+            let ratio = e / b.element(atol, r);
+            if ratio > self.worst_element.ratio {
+                self.worst_element = Worst {
+                    ratio,
+                    head: at.head,
+                    row: at.row,
+                    col: Some(c as u64),
+                    got: g as f64,
+                    want: r,
+                };
+            }
+        }
+        self.err_sq += err_sq;
+        self.ref_sq += ref_sq;
+        let (err, norm) = (err_sq.sqrt(), ref_sq.sqrt());
+        let ratio = err / b.row(norm);
+        if ratio > self.worst_row.ratio {
+            self.worst_row = Worst {
+                ratio,
+                head: at.head,
+                row: at.row,
+                col: None,
+                got: err,
+                want: norm,
+            };
         }
     }
 
-    /// Counts NaN and poison in outputs not compared against the reference.
-    pub fn scan_only(&mut self, got: &[f32], poisoned: &[bool]) {
-        for (g, p) in got.iter().zip(poisoned) {
-            if *p {
-                self.unwritten += 1;
-            } else if g.is_nan() {
-                self.nan += 1;
+    /// One row not compared: written, finite, and inside each column's
+    /// range in V (`range[c]`: the smallest and largest V[·, c] of the
+    /// head), give or take the format's atol at the range's scale.
+    pub fn scan_row(&mut self, b: &Bounds, got: &[f32], poisoned: &[bool], range: &[(f32, f32)]) {
+        for ((&g, &p), &(lo, hi)) in got.iter().zip(poisoned).zip(range) {
+            if !self.usable(g, p) {
+                continue;
+            }
+            let slack = b.atol((lo.abs()).max(hi.abs()) as f64);
+            let g = g as f64;
+            if g < lo as f64 - slack || g > hi as f64 + slack {
+                self.out_of_range += 1;
             }
         }
     }
 
-    pub fn finish(&self) -> Comparison {
+    pub fn merge(mut self, o: Tally) -> Tally {
+        self.max_abs = self.max_abs.max(o.max_abs);
+        self.err_sq += o.err_sq;
+        self.ref_sq += o.ref_sq;
+        self.nan += o.nan;
+        self.inf += o.inf;
+        self.unwritten += o.unwritten;
+        self.out_of_range += o.out_of_range;
+        if o.worst_element.ratio > self.worst_element.ratio {
+            self.worst_element = o.worst_element;
+        }
+        if o.worst_row.ratio > self.worst_row.ratio {
+            self.worst_row = o.worst_row;
+        }
+        self
+    }
+
+    /// The verdict: every element and row within its bound, nothing NaN,
+    /// infinite, unwritten or out of V's range. Inputs and seed are the
+    /// caller's to fill in.
+    pub fn finish(&self) -> DistCheck {
         let rel = if self.ref_sq > 0.0 {
             (self.err_sq / self.ref_sq).sqrt()
         } else {
             self.err_sq.sqrt()
         };
-        Comparison {
+        let within = |w: &Worst| w.ratio.is_finite() && w.ratio <= 1.0;
+        DistCheck {
+            pass: self.nan == 0
+                && self.inf == 0
+                && self.unwritten == 0
+                && self.out_of_range == 0
+                && within(&self.worst_element)
+                && within(&self.worst_row),
             max_abs_err: self.max_abs,
             rel_l2_err: rel,
+            worst_element: self.worst_element.clone(),
+            worst_row: self.worst_row.clone(),
             nan_count: self.nan,
+            inf_count: self.inf,
             unwritten: self.unwritten,
+            out_of_range: self.out_of_range,
+            ..DistCheck::default()
         }
     }
 }
 
-/// The heads to compare against the reference: all of them for small shapes,
-/// else as many as a few seconds of CPU allow, drawn from `seed` (always
-/// including the first and the last head, where edge bugs live), ascending.
-pub fn heads_to_check(shape: &Shape, seed: u64) -> Vec<usize> {
+/// Each column's smallest and largest value in one head's V (S×D).
+pub fn column_ranges(v: &[f16], d: usize) -> Vec<(f32, f32)> {
+    let mut out = vec![(f32::INFINITY, f32::NEG_INFINITY); d];
+    for row in v.chunks(d.max(1)) {
+        for (r, x) in out.iter_mut().zip(row) {
+            let x = x.to_f32();
+            *r = (r.0.min(x), r.1.max(x));
+        }
+    }
+    out
+}
+
+/// Multiply-adds of the f64 reference a check may spend (a few seconds of
+/// CPU): one row costs about S·D.
+pub const ROW_BUDGET: f64 = 4e9;
+
+/// The rows a check compares: every (batch, head) gets its share, always
+/// its first and last row (where edge bugs live) and at least two rows;
+/// the others drawn from `seed`, so the same seed compares the same rows.
+pub struct RowSample {
+    /// Per head (b·H + h), ascending row numbers.
+    pub rows: Vec<Vec<usize>>,
+}
+
+impl RowSample {
+    pub fn checked(&self) -> u64 {
+        self.rows.iter().map(|r| r.len() as u64).sum()
+    }
+}
+
+pub fn rows_to_check(shape: &Shape, seed: u64) -> RowSample {
     let heads = shape.b as usize * shape.h as usize;
-    let per_head = shape.s as f64 * shape.s as f64 * shape.d as f64;
-    let budget = 4e9; // multiply-adds
-    let n = ((budget / per_head) as usize).clamp(1, heads);
-    if n >= heads {
-        return (0..heads).collect();
+    let s = shape.s as usize;
+    let per_row = (shape.s as f64 * shape.d as f64).max(1.0);
+    let per_head = ((ROW_BUDGET / per_row) as usize / heads.max(1)).clamp(2.min(s), s);
+    let rows = (0..heads)
+        .map(|head| {
+            if per_head >= s {
+                return (0..s).collect();
+            }
+            let mut rng = ChaCha8Rng::seed_from_u64(
+                seed ^ 0x5EED_4EAD ^ (head as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            );
+            let mut chosen = index::sample(&mut rng, s, per_head).into_vec();
+            chosen[0] = 0;
+            chosen[1] = s - 1;
+            chosen.sort_unstable();
+            chosen.dedup();
+            chosen
+        })
+        .collect();
+    RowSample { rows }
+}
+
+/// What a check compared, in words: "rows 4,096 of 1,048,576 in all 64
+/// heads"; sessions from before row sampling: "heads 0,17,63 of 64".
+pub fn coverage_text(c: &crate::session::event::CorrectnessReport) -> String {
+    if c.rows_checked == 0 {
+        return if c.heads_total == 0 {
+            String::new() // a session from before heads were counted
+        } else if c.heads.is_empty() {
+            format!("all {} heads", c.heads_total)
+        } else {
+            let named: Vec<String> = c.heads.iter().map(u64::to_string).collect();
+            format!("heads {} of {}", named.join(","), c.heads_total)
+        };
     }
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5EED_4EAD);
-    let mut chosen: Vec<usize> = index::sample(&mut rng, heads, n).into_vec();
-    chosen[0] = 0;
-    if n > 1 {
-        chosen[1] = heads - 1;
+    let rows = if c.rows_checked == c.rows_total {
+        format!("all {} rows", grouped(c.rows_total))
+    } else {
+        format!(
+            "rows {} of {}",
+            grouped(c.rows_checked),
+            grouped(c.rows_total)
+        )
+    };
+    let heads = if c.heads_checked == c.heads_total {
+        format!("all {} heads", grouped(c.heads_total))
+    } else {
+        format!(
+            "{} of {} heads",
+            grouped(c.heads_checked),
+            grouped(c.heads_total)
+        )
+    };
+    format!("{rows} in {heads}")
+}
+
+/// One line per failing check: where it went furthest past a bound.
+pub fn failures(c: &crate::session::event::CorrectnessReport) -> Vec<String> {
+    c.checks
+        .iter()
+        .filter(|d| !d.pass)
+        .map(|d| {
+            let mut parts = Vec::new();
+            let (e, r) = (&d.worst_element, &d.worst_row);
+            if e.ratio > 1.0 || e.ratio.is_nan() {
+                parts.push(format!(
+                    "an element {:.1}× its bound at head {} row {} column {} ({:.4e} for {:.4e})",
+                    e.ratio,
+                    e.head,
+                    e.row,
+                    e.col.unwrap_or(0),
+                    e.got,
+                    e.want
+                ));
+            }
+            if r.ratio > 1.0 || r.ratio.is_nan() {
+                parts.push(format!(
+                    "a row {:.1}× its bound at head {} row {} (‖Δ‖ {:.2e} of ‖ref‖ {:.2e})",
+                    r.ratio, r.head, r.row, r.got, r.want
+                ));
+            }
+            for (n, what) in [
+                (d.nan_count, "NaN"),
+                (d.inf_count, "±Inf"),
+                (d.unwritten, "unwritten"),
+                (d.out_of_range, "outside V's range"),
+            ] {
+                if n > 0 {
+                    parts.push(format!("{n} {what}"));
+                }
+            }
+            format!(
+                "FAIL on {} inputs (seed {}): {}",
+                d.inputs,
+                d.seed,
+                parts.join("; ")
+            )
+        })
+        .collect()
+}
+
+/// 1048576 → "1,048,576".
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
     }
-    chosen.sort_unstable();
-    chosen.dedup();
-    chosen
+    out
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn one_key_gives_its_value() {
-        // S=1: softmax over one score is 1, so O = V.
-        let out = attention_head(&[1.0, 2.0], &[3.0, 4.0], &[0.5, -0.25], 1, 2, false);
-        assert_eq!(out, vec![0.5, -0.25]);
-    }
-
-    #[test]
-    fn hand_computed_two_keys() {
-        // d=1, q=1, k=[0, ln 3 · 1] → scores 0 and ln 3, weights 1 and 3.
-        let ln3 = 3f64.ln() as f32;
-        let out = attention_head(&[1.0, 1.0], &[0.0, ln3], &[1.0, 5.0], 2, 1, false);
-        // Row 0 and row 1 see the same keys: (1·1 + 3·5) / 4 = 4.
-        assert!((out[0] - 4.0).abs() < 1e-6, "{out:?}");
-        // Causal: row 0 sees key 0 only.
-        let out = attention_head(&[1.0, 1.0], &[0.0, ln3], &[1.0, 5.0], 2, 1, true);
-        assert!(
-            (out[0] - 1.0).abs() < 1e-12 && (out[1] - 4.0).abs() < 1e-6,
-            "{out:?}"
-        );
-    }
-
-    #[test]
-    fn comparison_rules() {
-        let mut acc = Accumulator::default();
-        acc.add(&[1.0, 2.0], &[false, false], &[1.0, 2.0]);
-        assert!(acc.finish().pass());
-        acc.add(&[f32::NAN], &[false], &[0.0]);
-        assert_eq!(acc.finish().nan_count, 1);
-        assert!(!acc.finish().pass());
-        let mut acc = Accumulator::default();
-        acc.add(&[0.0], &[true], &[0.0]);
-        assert_eq!(acc.finish().unwritten, 1);
-        assert!(!acc.finish().pass());
-        let mut acc = Accumulator::default();
-        acc.add(&[1.02], &[false], &[1.0]);
-        assert!(!acc.finish().pass(), "0.02 abs error fails");
-    }
-
-    #[test]
-    fn head_sampling() {
-        assert_eq!(heads_to_check(&Shape::MISSION, 1).len(), 16);
-        let big = Shape {
-            b: 4,
-            h: 64,
-            s: 4096,
-            d: 64,
-            causal: false,
-        };
-        let h = heads_to_check(&big, 1);
-        assert!(h.len() < 256 && h.len() >= 2, "{h:?}");
-        assert_eq!((h[0], *h.last().unwrap()), (0, 255));
-        assert!(h.windows(2).all(|w| w[0] < w[1]));
-        // Another seed, other heads in between; the same seed, the same heads.
-        assert_eq!(heads_to_check(&big, 1), h);
-        assert_ne!(heads_to_check(&big, 2), h);
-    }
-
-    #[test]
-    fn tolerance_scales_with_the_values() {
-        let c = Comparison {
-            max_abs_err: 5.0,
-            rel_l2_err: 1e-4,
-            nan_count: 0,
-            unwritten: 0,
-        };
-        assert!(!c.pass());
-        assert!(c.pass_scaled(60_000.0));
-    }
-}
+mod tests;

@@ -345,15 +345,22 @@ impl SessionState {
             Event::Correctness(c) => {
                 let level = if c.pass { Level::Info } else { Level::Error };
                 let verdict = if c.pass { "PASS" } else { "FAIL" };
+                let margin = c
+                    .worst_ratio()
+                    .map_or(String::new(), |r| format!("margin {:.1}×, ", 1.0 / r));
                 let text = format!(
-                    "correctness {} {verdict} on {} inputs (seed {}): max|Δ| {:.2e}, rel L2 {:.2e}, NaN {}, unwritten {}",
+                    "correctness {} {verdict} on {} inputs (seed {}): {margin}max|Δ| {:.2e}, rel L2 {:.2e}, NaN {}, unwritten {}{}",
                     c.variant,
-                    c.inputs,
+                    c.inputs_text(),
                     c.seed,
                     c.max_abs_err,
                     c.rel_l2_err,
                     c.nan_count,
-                    c.unwritten
+                    c.unwritten,
+                    match crate::metrics::reference::coverage_text(c) {
+                        t if t.is_empty() => t,
+                        t => format!("; {t}"),
+                    }
                 );
                 self.inputs = Some(c.inputs);
                 self.log(t, level, text);
@@ -510,6 +517,16 @@ impl SessionState {
     /// each one's solo median in the same regime (the session's regime now,
     /// else back-to-back, else isolated, else one recorded before regimes).
     pub fn speedup(&self, base: &Key, key: &Key) -> Option<Speedup> {
+        // No speedup over, or of, a kernel that failed its check.
+        let wrong = |k: &Key| {
+            self.variants
+                .get(k)
+                .and_then(|v| v.correctness.as_ref())
+                .is_some_and(|c| !c.pass)
+        };
+        if wrong(base) || wrong(key) {
+            return None;
+        }
         if let Some(ab) = self
             .ab
             .as_ref()

@@ -339,18 +339,24 @@ pub struct MeasurementDone {
 pub struct CorrectnessReport {
     pub variant: Variant,
     pub shape: Shape,
+    /// The first check's seed and distribution (every check is in `checks`).
     pub seed: u64,
-    /// The input distribution the check drew from (seeded by `seed`).
     pub inputs: super::inputs::Inputs,
-    /// Heads compared against the reference, of `heads_total`; when not all,
-    /// `heads` names them (chosen from the seed).
+    /// Heads with rows compared against the reference, of `heads_total`;
+    /// sessions before row sampling compared whole heads and named them in
+    /// `heads` when not all.
     pub heads_checked: u64,
     pub heads_total: u64,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub heads: Vec<u64>,
-    /// The absolute tolerance's scale: max(1, max |V|).
+    /// Rows compared against the reference, of B·H·S (0: a session from
+    /// before row sampling).
+    pub rows_checked: u64,
+    pub rows_total: u64,
+    /// The largest max(1, max |V|) of the checks.
     #[serde(deserialize_with = "nan_null::de")]
     pub value_scale: f64,
+    /// The largest of the checks'.
     #[serde(deserialize_with = "nan_null::de")]
     pub max_abs_err: f64,
     #[serde(deserialize_with = "nan_null::de")]
@@ -358,7 +364,37 @@ pub struct CorrectnessReport {
     pub nan_count: u64,
     /// Outputs still holding the poison value after the run.
     pub unwritten: u64,
+    /// Every check passed.
     pub pass: bool,
+    /// The rules the checks were judged by (absent before per-row bounds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<super::check::Bounds>,
+    /// One per input distribution, each with its seed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<super::check::DistCheck>,
+}
+
+impl CorrectnessReport {
+    /// The distributions checked, e.g. "uniform+rising".
+    pub fn inputs_text(&self) -> String {
+        if self.checks.is_empty() {
+            return self.inputs.to_string();
+        }
+        self.checks
+            .iter()
+            .map(|c| c.inputs.to_string())
+            .collect::<Vec<_>>()
+            .join("+")
+    }
+
+    /// The largest ratio of an error to its bound over the checks (at most
+    /// 1 passes); None before per-row bounds.
+    pub fn worst_ratio(&self) -> Option<f64> {
+        self.checks
+            .iter()
+            .map(super::check::DistCheck::worst_ratio)
+            .reduce(f64::max)
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -501,7 +537,7 @@ pub struct Bookmark {
 /// value: a race stopped after one round, a check of a kernel that wrote
 /// NaN). Read back, null is NaN again, so such an event still parses
 /// instead of being lost.
-mod nan_null {
+pub(super) mod nan_null {
     use serde::{Deserialize, Deserializer};
 
     pub fn de<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {

@@ -138,6 +138,71 @@ impl FromStr for Inputs {
     }
 }
 
+/// The distributions one correctness check runs, in order, each on the
+/// same seed. The first is the one a command that times on its check's
+/// inputs (`ab`) times on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputSet(pub Vec<Inputs>);
+
+impl InputSet {
+    /// Every command's check unless told otherwise: uniform, and rising,
+    /// which makes the running maximum rise mid-row so the online softmax's
+    /// rescale runs (uniform inputs never trigger the lazy rescale of the
+    /// WMMA P·V, mma and wgmma paths: docs/measurement.md).
+    pub fn default_check() -> InputSet {
+        InputSet(vec![Inputs::Uniform, Inputs::Rising])
+    }
+
+    /// `i` and a distribution that drives the rescale (live's `I` picks `i`).
+    pub fn with_rescale(i: Inputs) -> InputSet {
+        let other = if i == Inputs::Rising {
+            Inputs::Uniform
+        } else {
+            Inputs::Rising
+        };
+        InputSet(vec![i, other])
+    }
+
+    pub fn all() -> InputSet {
+        InputSet(Inputs::ALL.to_vec())
+    }
+
+    pub fn first(&self) -> Inputs {
+        self.0.first().copied().unwrap_or_default()
+    }
+}
+
+impl Default for InputSet {
+    fn default() -> Self {
+        InputSet::default_check()
+    }
+}
+
+impl fmt::Display for InputSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<String> = self.0.iter().map(Inputs::to_string).collect();
+        f.write_str(&names.join(","))
+    }
+}
+
+impl FromStr for InputSet {
+    type Err = String;
+    /// `all`, or distributions separated by commas (each once).
+    fn from_str(text: &str) -> Result<InputSet, String> {
+        if text.trim() == "all" {
+            return Ok(InputSet::all());
+        }
+        let mut out: Vec<Inputs> = Vec::new();
+        for part in text.split(',') {
+            let i: Inputs = part.parse()?;
+            if !out.contains(&i) {
+                out.push(i);
+            }
+        }
+        Ok(InputSet(out))
+    }
+}
+
 impl Serialize for Inputs {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.to_string())
@@ -167,6 +232,28 @@ mod tests {
             Ok(Inputs::Normal { sigma_milli: 500 })
         );
         assert_eq!(Inputs::Normal { sigma_milli: 4000 }.to_string(), "normal:4");
+    }
+
+    #[test]
+    fn input_sets_parse_and_default_to_a_rescale() {
+        let d = InputSet::default();
+        assert_eq!(d.to_string(), "uniform,rising");
+        assert_eq!("uniform,rising".parse::<InputSet>(), Ok(d));
+        assert_eq!(
+            "all".parse::<InputSet>().unwrap().0.len(),
+            Inputs::ALL.len()
+        );
+        assert_eq!(
+            "rising,rising".parse::<InputSet>().unwrap().0,
+            vec![Inputs::Rising]
+        );
+        assert!("uniform,gauss".parse::<InputSet>().is_err());
+        assert!("".parse::<InputSet>().is_err());
+        assert_eq!(
+            InputSet::with_rescale(Inputs::Rising).0,
+            vec![Inputs::Rising, Inputs::Uniform]
+        );
+        assert_eq!(InputSet::with_rescale(Inputs::Ties).first(), Inputs::Ties);
     }
 
     #[test]

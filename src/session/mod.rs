@@ -1,6 +1,7 @@
 //! Session files: the event types, the recorder, the reader (plain, zstd or
 //! gzip, told by content: `open`) and replay pacing.
 
+pub mod check;
 pub mod command;
 pub mod compress;
 pub mod event;
@@ -15,7 +16,7 @@ pub mod variant;
 
 pub use compress::{Compression, open};
 pub use event::{Event, Regime, SCHEMA_VERSION, Stamped};
-pub use inputs::Inputs;
+pub use inputs::{InputSet, Inputs};
 pub use manifest::Tile;
 pub use manifest::registry::KernelId;
 pub use variant::{Shape, Toggles, Variant};

@@ -176,7 +176,7 @@ pub const KEYS: &[Binding] = &[
         Char('I'),
         "I",
         NextInputs,
-        "next input distribution of the correctness checks (rising, ties…)",
+        "next input distribution of the checks (rising always joins it)",
         false,
     ),
     bind(

@@ -1,24 +1,141 @@
 //! The correctness oracle's GPU side: inputs drawn from a distribution and a
 //! seed, the output poisoned, one launch, and the comparison against the
-//! f64 reference on the CPU.
+//! f64 reference on the CPU (rows from every head; the rules are in
+//! `metrics/reference.rs`).
+
+use std::sync::Arc;
 
 use half::f16;
 use rayon::prelude::*;
 
 use super::{Buffers, Engine, EngineError, POISON, cuda};
-use crate::metrics::reference::{self, Accumulator};
+use crate::metrics::reference::{self, At, RowSample, Tally};
+use crate::session::check::{Bounds, DistCheck};
 use crate::session::event::CorrectnessReport;
-use crate::session::{Inputs, Shape, Variant};
+use crate::session::{InputSet, Inputs, Shape, Variant};
+
+/// One check's inputs and what the reference says about them: the rows
+/// compared in each head, their f64 outputs, and V's column ranges for the
+/// rows not compared.
+pub(super) struct Reference {
+    key: (Shape, Inputs, u64),
+    host: [Vec<f16>; 3],
+    sample: RowSample,
+    /// Per head: its sampled rows' outputs, row after row.
+    rows: Vec<Vec<f64>>,
+    ranges: Vec<Vec<(f32, f32)>>,
+    value_scale: f64,
+}
+
+impl Reference {
+    fn new(shape: &Shape, inputs: Inputs, seed: u64) -> Reference {
+        let host = crate::metrics::inputs::generate(inputs, shape, seed);
+        let sample = reference::rows_to_check(shape, seed);
+        let (s, d) = (shape.s as usize, shape.d as usize);
+        let to_f32 = |x: &[f16]| x.iter().map(|h| h.to_f32()).collect::<Vec<f32>>();
+        let (rows, ranges) = sample
+            .rows
+            .par_iter()
+            .enumerate()
+            .map(|(h, rows)| {
+                let r = h * s * d..(h + 1) * s * d;
+                let out = reference::attention_rows(
+                    &to_f32(&host[0][r.clone()]),
+                    &to_f32(&host[1][r.clone()]),
+                    &to_f32(&host[2][r.clone()]),
+                    s,
+                    d,
+                    shape.causal,
+                    rows,
+                );
+                (out, reference::column_ranges(&host[2][r], d))
+            })
+            .unzip();
+        Reference {
+            key: (*shape, inputs, seed),
+            value_scale: crate::metrics::inputs::value_scale(&host[2]),
+            host,
+            sample,
+            rows,
+            ranges,
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        self.host.iter().map(|h| h.len() * 2).sum::<usize>()
+            + self.rows.iter().map(|r| r.len() * 8).sum::<usize>()
+    }
+
+    /// `out` (the kernel's O) judged: sampled rows against the reference,
+    /// the others scanned.
+    fn judge(&self, shape: &Shape, bounds: &Bounds, out: &[f16]) -> DistCheck {
+        let (s, d) = (shape.s as usize, shape.d as usize);
+        self.sample
+            .rows
+            .par_iter()
+            .enumerate()
+            .map(|(h, rows)| {
+                let mut t = Tally::default();
+                let mut got = vec![0f32; d];
+                let mut poisoned = vec![false; d];
+                let mut next = 0;
+                for row in 0..s {
+                    let at = (h * s + row) * d;
+                    for (c, x) in out[at..at + d].iter().enumerate() {
+                        got[c] = x.to_f32();
+                        poisoned[c] = x.to_bits() == POISON;
+                    }
+                    if rows.get(next) == Some(&row) {
+                        let want = &self.rows[h][next * d..(next + 1) * d];
+                        let at = At {
+                            head: h as u64,
+                            row: row as u64,
+                        };
+                        t.compare_row(bounds, at, &got, &poisoned, want);
+                        next += 1;
+                    } else {
+                        t.scan_row(bounds, &got, &poisoned, &self.ranges[h]);
+                    }
+                }
+                t
+            })
+            .reduce(Tally::default, Tally::merge)
+            .finish()
+    }
+}
+
+/// The last few references, newest last, within a memory budget.
+#[derive(Default)]
+pub(super) struct OracleCache(Vec<Arc<Reference>>);
+
+impl OracleCache {
+    const ENTRIES: usize = 8;
+    const BYTES: usize = 512 << 20;
+
+    fn get(&mut self, shape: &Shape, inputs: Inputs, seed: u64) -> Arc<Reference> {
+        let key = (*shape, inputs, seed);
+        if let Some(r) = self.0.iter().find(|r| r.key == key) {
+            return r.clone();
+        }
+        let r = Arc::new(Reference::new(shape, inputs, seed));
+        self.0.push(r.clone());
+        while self.0.len() > Self::ENTRIES
+            || self.0.len() > 1 && self.0.iter().map(|r| r.bytes()).sum::<usize>() > Self::BYTES
+        {
+            self.0.remove(0);
+        }
+        r
+    }
+}
 
 impl Engine {
-    /// Fresh inputs for `shape` from `inputs` and `seed`, uploaded; returns
-    /// the host copies (the correctness check compares against them).
-    pub fn set_inputs(
+    /// Uploads Q, K, V and allocates O for `shape`.
+    fn upload(
         &mut self,
         shape: &Shape,
         inputs: Inputs,
-        seed: u64,
-    ) -> Result<[Vec<f16>; 3], EngineError> {
+        host: &[Vec<f16>; 3],
+    ) -> Result<(), EngineError> {
         let n = shape.elements();
         let need = 4 * n as u64 * 2;
         let (free, _) = cuda(cudarc::driver::result::mem_get_info(), "memory info")?;
@@ -27,7 +144,8 @@ impl Engine {
                 "shape {shape} needs {need} B of GPU memory; {free} B free"
             )));
         }
-        let host = crate::metrics::inputs::generate(inputs, shape, seed);
+        // The old buffers go first, so a large shape fits twice over.
+        self.bufs = None;
         let q = cuda(self.stream.clone_htod(&host[0]), "upload Q")?;
         let k = cuda(self.stream.clone_htod(&host[1]), "upload K")?;
         let v = cuda(self.stream.clone_htod(&host[2]), "upload V")?;
@@ -41,6 +159,19 @@ impl Engine {
             v,
             o,
         });
+        Ok(())
+    }
+
+    /// Fresh inputs for `shape` from `inputs` and `seed`, uploaded; returns
+    /// the host copies.
+    pub fn set_inputs(
+        &mut self,
+        shape: &Shape,
+        inputs: Inputs,
+        seed: u64,
+    ) -> Result<[Vec<f16>; 3], EngineError> {
+        let host = crate::metrics::inputs::generate(inputs, shape, seed);
+        self.upload(shape, inputs, &host)?;
         Ok(host)
     }
 
@@ -61,84 +192,81 @@ impl Engine {
         Ok(())
     }
 
-    /// Runs the variant on fresh inputs drawn from `dist` with `seed`, the
-    /// output poisoned first, and compares against the f64 reference.
-    pub fn check(
+    /// Runs the variant on the inputs of `dist` and `seed`, O poisoned
+    /// first, and judges its output; returns the check and the output.
+    pub fn check_output(
         &mut self,
         variant: &Variant,
         shape: &Shape,
         dist: Inputs,
         seed: u64,
-    ) -> Result<CorrectnessReport, EngineError> {
+    ) -> Result<(DistCheck, Vec<f16>), EngineError> {
         self.prepare(variant, shape)?;
-        let inputs = self.set_inputs(shape, dist, seed)?;
-        let value_scale = crate::metrics::inputs::value_scale(&inputs[2]);
-        let n = shape.elements();
+        let r = self.oracle.get(shape, dist, seed);
+        self.upload(shape, dist, &r.host)?;
         {
             let b = self.bufs.as_mut().expect("set above");
-            let poison = vec![f16::from_bits(POISON); n];
+            let poison = vec![f16::from_bits(POISON); shape.elements()];
             cuda(self.stream.memcpy_htod(&poison, &mut b.o), "poison O")?;
         }
         self.launch(variant, shape)?;
         cuda(self.stream.synchronize(), "kernel execution")?;
         let b = self.bufs.as_ref().expect("set above");
         let out: Vec<f16> = cuda(self.stream.clone_dtoh(&b.o), "download O")?;
-        let (s, d) = (shape.s as usize, shape.d as usize);
-        let head_len = s * d;
-        let to_f32 = |x: &[f16]| x.iter().map(|h| h.to_f32()).collect::<Vec<f32>>();
-        let checked = reference::heads_to_check(shape, seed);
-        let mut acc = Accumulator::default();
-        let per_head: Vec<(usize, Vec<f64>)> = checked
-            .par_iter()
-            .map(|&hd| {
-                let r = hd * head_len..(hd + 1) * head_len;
-                (
-                    hd,
-                    reference::attention_head(
-                        &to_f32(&inputs[0][r.clone()]),
-                        &to_f32(&inputs[1][r.clone()]),
-                        &to_f32(&inputs[2][r]),
-                        s,
-                        d,
-                        shape.causal,
-                    ),
-                )
-            })
-            .collect();
-        let got = to_f32(&out);
-        let poisoned: Vec<bool> = out.iter().map(|h| h.to_bits() == POISON).collect();
-        let heads_total = shape.b as usize * shape.h as usize;
-        let mut compared = vec![false; heads_total];
-        for (hd, reference) in &per_head {
-            let r = hd * head_len..(hd + 1) * head_len;
-            acc.add(&got[r.clone()], &poisoned[r], reference);
-            compared[*hd] = true;
-        }
-        for (hd, done) in compared.iter().enumerate() {
-            if !done {
-                let r = hd * head_len..(hd + 1) * head_len;
-                acc.scan_only(&got[r.clone()], &poisoned[r]);
-            }
-        }
-        let c = acc.finish();
-        Ok(CorrectnessReport {
-            variant: *variant,
-            shape: *shape,
-            seed,
+        let check = DistCheck {
             inputs: dist,
-            heads_checked: checked.len() as u64,
-            heads_total: heads_total as u64,
-            heads: if checked.len() < heads_total {
-                checked.iter().map(|h| *h as u64).collect()
-            } else {
-                Vec::new()
-            },
-            value_scale,
-            max_abs_err: c.max_abs_err,
-            rel_l2_err: c.rel_l2_err,
-            nan_count: c.nan_count,
-            unwritten: c.unwritten,
-            pass: c.pass_scaled(value_scale),
-        })
+            seed,
+            value_scale: r.value_scale,
+            ..r.judge(shape, &Bounds::default(), &out)
+        };
+        Ok((check, out))
+    }
+
+    /// Checks the variant on every distribution of `set`, each on `seed`:
+    /// one report, passing when every check passes.
+    pub fn check(
+        &mut self,
+        variant: &Variant,
+        shape: &Shape,
+        set: &InputSet,
+        seed: u64,
+    ) -> Result<CorrectnessReport, EngineError> {
+        let mut checks = Vec::new();
+        for &dist in &set.0 {
+            checks.push(self.check_output(variant, shape, dist, seed)?.0);
+        }
+        let sample = reference::rows_to_check(shape, seed);
+        Ok(report(variant, shape, seed, &sample, checks))
+    }
+}
+
+/// The report of `checks` (one per distribution) on the rows of `sample`.
+pub fn report(
+    variant: &Variant,
+    shape: &Shape,
+    seed: u64,
+    sample: &RowSample,
+    checks: Vec<DistCheck>,
+) -> CorrectnessReport {
+    let heads = sample.rows.iter().filter(|r| !r.is_empty()).count() as u64;
+    let fold = |f: fn(&DistCheck) -> f64| checks.iter().map(f).fold(0.0, f64::max);
+    CorrectnessReport {
+        variant: *variant,
+        shape: *shape,
+        seed,
+        inputs: checks.first().map(|c| c.inputs).unwrap_or_default(),
+        heads_checked: heads,
+        heads_total: shape.b as u64 * shape.h as u64,
+        heads: Vec::new(),
+        rows_checked: sample.checked(),
+        rows_total: shape.b as u64 * shape.h as u64 * shape.s as u64,
+        value_scale: fold(|c| c.value_scale),
+        max_abs_err: fold(|c| c.max_abs_err),
+        rel_l2_err: fold(|c| c.rel_l2_err),
+        nan_count: checks.iter().map(|c| c.nan_count).sum(),
+        unwritten: checks.iter().map(|c| c.unwritten).sum(),
+        pass: !checks.is_empty() && checks.iter().all(|c| c.pass),
+        bounds: Some(Bounds::default()),
+        checks,
     }
 }

@@ -169,6 +169,9 @@ pub struct Engine {
     pub isolation: Isolation,
     /// Host ns per globaltimer ns (`calibrate_clock_probe`), once measured.
     pub globaltimer_vs_host: Option<f64>,
+    /// The last few checks' inputs and reference rows, reused when a check
+    /// draws the same shape, distribution and seed (selftest's mutants).
+    oracle: check::OracleCache,
 }
 
 impl Engine {
@@ -219,6 +222,7 @@ impl Engine {
             cudnn: None,
             isolation: Isolation::from_env(),
             globaltimer_vs_host: None,
+            oracle: check::OracleCache::default(),
         })
     }
 

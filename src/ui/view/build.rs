@@ -103,33 +103,26 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             } else {
                 ("FAIL", theme::fail())
             };
-            let mut groups = vec![
-                vec![
-                    Span::styled("correct ", theme::label()),
-                    Span::styled(format!("{verdict}  "), style),
-                ],
+            let mut groups = vec![vec![
+                Span::styled("correct ", theme::label()),
+                Span::styled(format!("{verdict}  "), style),
+            ]];
+            if let Some(r) = c.worst_ratio() {
+                groups.push(vec![Span::raw(format!("margin {:.1}×  ", 1.0 / r))]);
+            }
+            groups.extend([
                 vec![Span::raw(format!("max|Δ| {:.2e}  ", c.max_abs_err))],
                 vec![Span::raw(format!("rel L2 {:.2e}  ", c.rel_l2_err))],
                 vec![Span::raw(format!("NaN {}  ", c.nan_count))],
                 vec![Span::raw(format!("unwritten {}  ", c.unwritten))],
                 vec![Span::styled(
-                    format!("{} inputs, seed {}  ", c.inputs, c.seed),
+                    format!("{} inputs, seed {}  ", c.inputs_text(), c.seed),
                     theme::dim(),
                 )],
-            ];
-            if !c.heads.is_empty() {
-                groups.push(vec![Span::styled(
-                    format!(
-                        "heads {} of {}",
-                        c.heads
-                            .iter()
-                            .map(u64::to_string)
-                            .collect::<Vec<_>>()
-                            .join(","),
-                        c.heads_total
-                    ),
-                    theme::dim(),
-                )]);
+            ]);
+            let coverage = crate::metrics::reference::coverage_text(c);
+            if !coverage.is_empty() {
+                groups.push(vec![Span::styled(coverage, theme::dim())]);
             }
             lines.extend(super::flow(groups, inner.width));
         }

@@ -138,9 +138,18 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             theme::value(),
         ),
     ]));
+    // Live checks the chosen distribution and one that makes the softmax
+    // rescale (gpu/worker.rs).
     let inputs = match &state.mode {
-        Mode::Live { inputs, .. } => Some(*inputs),
-        Mode::Replay { .. } => state.session.inputs,
+        Mode::Live { inputs, .. } => Some(
+            crate::session::InputSet::with_rescale(*inputs)
+                .0
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("+"),
+        ),
+        Mode::Replay { .. } => state.session.inputs.map(|i| i.to_string()),
     };
     if let Some(i) = inputs {
         lines_ref.push(Line::from(vec![

@@ -1,0 +1,403 @@
+//! `attnscope selftest --mutations`: every planted bug (the manifest's
+//! test-only toggles with mutation sites) built into each variant that
+//! lists it, run through the default check at three shapes beside the same
+//! variant without it, on the same inputs. A bug must be caught at every
+//! shape where it changes O; a build or launch error is an error, never a
+//! catch.
+
+use std::collections::HashMap;
+
+use half::f16;
+use serde_json::json;
+
+use super::fail;
+use super::selftest::shape;
+use crate::cli::{SelftestArgs, exit};
+use crate::gpu::engine::Engine;
+use crate::session::manifest::registry;
+use crate::session::{InputSet, Inputs, Shape, Toggles, Variant};
+
+/// The planted bugs and the variants each is planted in, those a GPU of
+/// compute capability `cc` runs.
+fn mutants(cc: u32) -> Vec<(String, Variant)> {
+    let kernel = registry::primary();
+    let m = registry::manifest(kernel);
+    let mut out = Vec::new();
+    for (i, t) in m.toggles.iter().enumerate() {
+        for (bits, tile) in m.mutation_sites(i) {
+            let v = Variant {
+                kernel,
+                toggles: Toggles(bits | 1 << i),
+                tile,
+            };
+            if v.runs_on(cc) {
+                out.push((t.name.clone(), v));
+            }
+        }
+    }
+    out
+}
+
+/// The variant without its test-only toggles.
+fn clean_of(mutant: Variant) -> Variant {
+    let m = mutant.manifest().expect("a kernel variant");
+    let test_only = m
+        .toggles
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.test_only)
+        .fold(0u64, |acc, (i, _)| acc | 1 << i);
+    Variant {
+        toggles: Toggles(mutant.toggles.0 & !test_only),
+        ..mutant
+    }
+}
+
+/// What the check made of one mutant at one shape.
+#[derive(Clone, Debug, PartialEq)]
+enum Cell {
+    /// The check failed on these distributions.
+    Caught(Vec<Inputs>),
+    /// O differs from the clean variant's and every check passed.
+    Missed,
+    /// O is the clean variant's, bit for bit, on every distribution: the
+    /// bug does not fire here (a causal bug at a non-causal shape).
+    Silent,
+    Error(String),
+}
+
+impl Cell {
+    fn text(&self, all: usize) -> String {
+        match self {
+            Cell::Caught(by) if by.len() == all => "caught".into(),
+            Cell::Caught(by) => {
+                let names: Vec<String> = by.iter().map(Inputs::to_string).collect();
+                format!("caught ({})", names.join("+"))
+            }
+            Cell::Missed => "MISSED".into(),
+            Cell::Silent => "silent".into(),
+            Cell::Error(_) => "ERROR".into(),
+        }
+    }
+}
+
+/// The clean variant's output at (shape, distribution), or its error.
+type CleanRuns = HashMap<(Variant, Shape, Inputs), Result<Vec<f16>, String>>;
+
+/// Everything the table and the JSON say.
+#[derive(Default)]
+struct Findings {
+    rows: Vec<(String, Variant, Vec<Cell>)>,
+    checks: Vec<serde_json::Value>,
+    clean_failed: Vec<String>,
+}
+
+impl Findings {
+    /// A mutant passes when it fired somewhere, was caught wherever it
+    /// fired, and nothing errored.
+    fn verdict(cells: &[Cell]) -> bool {
+        cells.iter().any(|c| matches!(c, Cell::Caught(_)))
+            && cells
+                .iter()
+                .all(|c| matches!(c, Cell::Caught(_) | Cell::Silent))
+    }
+
+    fn failed(&self) -> Vec<String> {
+        self.rows
+            .iter()
+            .filter(|(_, _, cells)| !Findings::verdict(cells))
+            .map(|(what, v, _)| format!("{what} in {}", clean_of(*v).name()))
+            .collect()
+    }
+}
+
+/// The clean variant's run at (shape, distribution, seed), once.
+fn clean_run(
+    engine: &mut Engine,
+    runs: &mut CleanRuns,
+    found: &mut Findings,
+    (clean, shape, dist, seed): (Variant, Shape, Inputs, u64),
+) -> Result<Vec<f16>, String> {
+    runs.entry((clean, shape, dist))
+        .or_insert_with(|| match engine.check_output(&clean, &shape, dist, seed) {
+            Ok((c, out)) => {
+                if !c.pass {
+                    found
+                        .clean_failed
+                        .push(format!("{clean} {shape} {dist} (seed {seed})"));
+                }
+                Ok(out)
+            }
+            Err(e) => Err(format!("{clean} (unmutated) {shape} {dist}: {e}")),
+        })
+        .clone()
+}
+
+/// One mutant at one shape, on every distribution.
+fn cell(
+    engine: &mut Engine,
+    runs: &mut CleanRuns,
+    found: &mut Findings,
+    (what, mutant): (&str, Variant),
+    shape: Shape,
+    dists: &[Inputs],
+    seed: u64,
+) -> Cell {
+    let clean = clean_of(mutant);
+    let mut caught = Vec::new();
+    let mut fired = false;
+    for &dist in dists {
+        let base = match clean_run(engine, runs, found, (clean, shape, dist, seed)) {
+            Ok(o) => o,
+            Err(e) => return Cell::Error(e),
+        };
+        let (c, out) = match engine.check_output(&mutant, &shape, dist, seed) {
+            Ok(r) => r,
+            Err(e) => return Cell::Error(format!("{mutant} {shape} {dist}: {e}")),
+        };
+        let changed = out
+            .iter()
+            .zip(&base)
+            .any(|(a, b)| a.to_bits() != b.to_bits());
+        fired |= changed;
+        if !c.pass {
+            caught.push(dist);
+        }
+        found.checks.push(
+            json!({"mutation": what, "mutant": mutant.name(), "shape": shape,
+            "inputs": dist, "seed": seed, "fired": changed, "caught": !c.pass,
+            "worst_ratio": c.worst_ratio(), "check": c}),
+        );
+    }
+    match (caught.is_empty(), fired) {
+        (false, _) => Cell::Caught(caught),
+        (true, true) => Cell::Missed,
+        (true, false) => Cell::Silent,
+    }
+}
+
+/// Runs every mutant through the check at each shape (shape i on seed
+/// base + i, the clean variant on the same inputs). Exits 1 when a bug is
+/// missed where it fires, never fires, or a build or launch fails, or when
+/// an unmutated variant fails (the table would mean nothing).
+pub(super) fn mutations(engine: &mut Engine, args: &SelftestArgs, base: u64) -> i32 {
+    // The third: not causal, more row blocks than SMs, so persistent tiles
+    // walk several (and split tiles' groups merge in many CTAs).
+    let shapes = [
+        Shape::MISSION,
+        shape("1,3,333,64", true),
+        shape("1,72,333,64", false),
+    ];
+    let dists = args
+        .inputs
+        .clone()
+        .unwrap_or_else(InputSet::default_check)
+        .0;
+    let mutants = mutants(engine.info.cc());
+    if mutants.is_empty() {
+        return fail(
+            exit::USAGE,
+            "this kernel's manifest plants no bugs: give a test_only toggle mutation sites (docs/kernel-abi.md)",
+        );
+    }
+    let mut runs = CleanRuns::new();
+    let mut found = Findings::default();
+    for (what, mutant) in mutants {
+        let cells = shapes
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| {
+                let seed = base + i as u64;
+                cell(
+                    engine,
+                    &mut runs,
+                    &mut found,
+                    (&what, mutant),
+                    s,
+                    &dists,
+                    seed,
+                )
+            })
+            .collect();
+        found.rows.push((what, mutant, cells));
+    }
+    let failed = found.failed();
+    if args.json {
+        print_json(engine, base, &shapes, &dists, &found);
+    } else {
+        print_table(engine, base, &shapes, &dists, &found);
+    }
+    if failed.is_empty() && found.clean_failed.is_empty() {
+        0
+    } else {
+        exit::CHECK_FAILED
+    }
+}
+
+fn print_json(engine: &Engine, base: u64, shapes: &[Shape], dists: &[Inputs], f: &Findings) {
+    let rows: Vec<serde_json::Value> = f
+        .rows
+        .iter()
+        .map(|(what, mutant, cells)| {
+            let by: Vec<serde_json::Value> = shapes
+                .iter()
+                .zip(cells)
+                .map(|(s, c)| {
+                    let (state, by, error) = match c {
+                        Cell::Caught(by) => ("caught", by.clone(), None),
+                        Cell::Missed => ("missed", Vec::new(), None),
+                        Cell::Silent => ("silent", Vec::new(), None),
+                        Cell::Error(e) => ("error", Vec::new(), Some(e.clone())),
+                    };
+                    json!({"shape": s, "state": state, "caught_by": by, "error": error})
+                })
+                .collect();
+            json!({"mutation": what, "path": clean_of(*mutant).name(), "mutant": mutant.name(),
+                "ok": Findings::verdict(cells), "by_shape": by})
+        })
+        .collect();
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&json!({"gpu": engine.info, "base_seed": base,
+            "inputs": dists, "shapes": shapes, "table": rows, "checks": f.checks,
+            "not_caught": f.failed(), "unmutated_failures": f.clean_failed}))
+        .unwrap_or_default()
+    );
+}
+
+fn print_table(engine: &Engine, base: u64, shapes: &[Shape], dists: &[Inputs], f: &Findings) {
+    let names: Vec<String> = dists.iter().map(Inputs::to_string).collect();
+    println!(
+        "mutations on {} ({}): the check on {} inputs (shape i on seed {base} + i) against each planted bug",
+        engine.info.name,
+        engine.arch,
+        names.join(" and ")
+    );
+    println!(
+        "caught: the check failed (on the distributions named, when not all); silent: the bug left O unchanged at that shape; ERROR: a build or launch failed (never counted as caught)"
+    );
+    let w = f
+        .rows
+        .iter()
+        .map(|(_, v, _)| clean_of(*v).name().len())
+        .fold(24, usize::max);
+    let cw = shapes
+        .iter()
+        .map(|s| s.to_string().len())
+        .fold(18, usize::max);
+    print!("{:<13} {:<w$}", "mutation", "path");
+    for s in shapes {
+        print!(" {:<cw$}", s.to_string());
+    }
+    println!(" verdict");
+    for (what, v, cells) in &f.rows {
+        print!("{what:<13} {:<w$}", clean_of(*v).name());
+        for c in cells {
+            print!(" {:<cw$}", c.text(dists.len()));
+        }
+        println!(
+            " {}",
+            if Findings::verdict(cells) {
+                "ok"
+            } else {
+                "NOT CAUGHT"
+            }
+        );
+    }
+    for (what, v, cells) in &f.rows {
+        for c in cells {
+            if let Cell::Error(e) = c {
+                println!("ERROR {what} in {}: {e}", clean_of(*v).name());
+            }
+        }
+    }
+    for c in &f.clean_failed {
+        println!("the unmutated variant failed: {c}");
+    }
+    let failed = f.failed();
+    if failed.is_empty() && f.clean_failed.is_empty() {
+        println!(
+            "every planted bug ({} in {} variants) is caught wherever it changes O, by the check on {} inputs",
+            f.rows
+                .iter()
+                .map(|r| &r.0)
+                .collect::<std::collections::BTreeSet<_>>()
+                .len(),
+            f.rows.len(),
+            names.join(" and ")
+        );
+    } else if !failed.is_empty() {
+        println!("NOT CAUGHT: {}", failed.join(", "));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mutant_passes_only_when_caught_wherever_it_fires() {
+        let u = vec![Inputs::Uniform];
+        let ok = [
+            Cell::Caught(u.clone()),
+            Cell::Silent,
+            Cell::Caught(u.clone()),
+        ];
+        assert!(Findings::verdict(&ok));
+        assert!(!Findings::verdict(&[Cell::Caught(u.clone()), Cell::Missed]));
+        assert!(
+            !Findings::verdict(&[Cell::Silent, Cell::Silent]),
+            "never fired"
+        );
+        assert!(
+            !Findings::verdict(&[Cell::Caught(u.clone()), Cell::Error("launch".into())]),
+            "an error is not a catch"
+        );
+        assert!(!Findings::verdict(&[Cell::Error("build".into())]));
+        assert_eq!(Cell::Caught(u).text(2), "caught (uniform)");
+    }
+
+    #[test]
+    fn every_planted_bug_has_sites_and_cleans_to_a_shipped_variant() {
+        let all = mutants(90);
+        let names: std::collections::BTreeSet<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
+        for want in [
+            "mutrescale",
+            "mutmerge",
+            "mutexp",
+            "mutrow",
+            "muttile",
+            "mutlasthead",
+            "mutlastbatch",
+            "mutcolumn",
+            "mutcausal",
+            "mutnorm",
+        ] {
+            assert!(names.contains(want), "{want} has no site");
+        }
+        for (what, v) in &all {
+            let clean = clean_of(*v);
+            assert_ne!(clean, *v, "{what}");
+            assert!(clean.check().is_ok() && v.check().is_ok(), "{what} {v}");
+        }
+        // The seeds' paths and the mma epilogue carry each output bug.
+        for what in [
+            "mutrow",
+            "muttile",
+            "mutlasthead",
+            "mutlastbatch",
+            "mutcolumn",
+            "mutcausal",
+            "mutnorm",
+        ] {
+            let paths: Vec<String> = all
+                .iter()
+                .filter(|(n, _)| n == what)
+                .map(|(_, v)| clean_of(*v).name())
+                .collect();
+            for p in ["scalar", "wmma+pv+async", "mma"] {
+                assert!(paths.iter().any(|x| x == p), "{what} not in {p}: {paths:?}");
+            }
+        }
+    }
+}

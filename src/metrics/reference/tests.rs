@@ -1,0 +1,373 @@
+use super::*;
+use crate::metrics::inputs::generate;
+use crate::session::Inputs;
+
+#[test]
+fn one_key_gives_its_value() {
+    // S=1: softmax over one score is 1, so O = V.
+    let out = attention_head(&[1.0, 2.0], &[3.0, 4.0], &[0.5, -0.25], 1, 2, false);
+    assert_eq!(out, vec![0.5, -0.25]);
+}
+
+#[test]
+fn hand_computed_two_keys() {
+    // d=1, q=1, k=[0, ln 3 · 1] → scores 0 and ln 3, weights 1 and 3.
+    let ln3 = 3f64.ln() as f32;
+    let out = attention_head(&[1.0, 1.0], &[0.0, ln3], &[1.0, 5.0], 2, 1, false);
+    // Row 0 and row 1 see the same keys: (1·1 + 3·5) / 4 = 4.
+    assert!((out[0] - 4.0).abs() < 1e-6, "{out:?}");
+    // Causal: row 0 sees key 0 only.
+    let out = attention_head(&[1.0, 1.0], &[0.0, ln3], &[1.0, 5.0], 2, 1, true);
+    assert!(
+        (out[0] - 1.0).abs() < 1e-12 && (out[1] - 4.0).abs() < 1e-6,
+        "{out:?}"
+    );
+    // Chosen rows are the same numbers as the whole head's.
+    let rows = attention_rows(&[1.0, 1.0], &[0.0, ln3], &[1.0, 5.0], 2, 1, true, &[1]);
+    assert_eq!(rows, vec![out[1]]);
+}
+
+#[test]
+fn format_units() {
+    let h = Format::F16;
+    assert_eq!(h.unit(), 2f64.powi(-11));
+    assert_eq!(h.ulp(1.0), 2f64.powi(-10));
+    assert_eq!(h.ulp(1.5), 2f64.powi(-10));
+    assert_eq!(h.ulp(0.07), 2f64.powi(-14)); // 0.07 is in [2⁻⁴, 2⁻³)
+    assert_eq!(h.ulp(60_000.0), 32.0);
+    assert_eq!(h.ulp(1e-7), 2f64.powi(-24)); // subnormal spacing
+    assert_eq!(h.ulp(0.0), 2f64.powi(-24));
+    // Every fp16 value's neighbour is one ulp away.
+    for x in [0.07f64, 1.0, 3.3, 60_000.0] {
+        let v = f16::from_f64(x);
+        let next = f16::from_bits(v.to_bits() + 1).to_f64();
+        assert_eq!(next - v.to_f64(), h.ulp(v.to_f64()), "{x}");
+    }
+    let b = Format::Bf16;
+    assert_eq!(b.unit(), 2f64.powi(-8));
+    assert_eq!(b.ulp(1.0), 2f64.powi(-7));
+    assert_eq!(b.round(1.0 + 2f64.powi(-9)), 1.0);
+    // A bf16 output is judged in bf16's units: 8× fp16's.
+    let (bh, bb) = (Bounds::of(h), Bounds::of(b));
+    assert_eq!(bb.atol(1.0) / bh.atol(1.0), 8.0);
+    assert_eq!(bb.row(1.0) / bh.row(1.0), 8.0);
+}
+
+/// A head's inputs as f32 and its exact output, rows ascending.
+struct Head {
+    v: Vec<f16>,
+    exact: Vec<f64>,
+}
+
+/// Uniform inputs at `shape` and the exact output of each head.
+fn heads(shape: &Shape, inputs: Inputs, seed: u64) -> Vec<Head> {
+    let [q, k, v] = generate(inputs, shape, seed);
+    let (s, d) = (shape.s as usize, shape.d as usize);
+    let f = |x: &[f16]| x.iter().map(|h| h.to_f32()).collect::<Vec<f32>>();
+    (0..(shape.b * shape.h) as usize)
+        .into_par_iter()
+        .map(|h| {
+            let r = h * s * d..(h + 1) * s * d;
+            Head {
+                v: v[r.clone()].to_vec(),
+                exact: attention_head(
+                    &f(&q[r.clone()]),
+                    &f(&k[r.clone()]),
+                    &f(&v[r]),
+                    s,
+                    d,
+                    shape.causal,
+                ),
+            }
+        })
+        .collect()
+}
+
+/// Judges `got` (one Vec per head, as the kernel would write it, in
+/// fp16) against the exact heads, every row compared.
+fn judge(heads: &[Head], got: &[Vec<f64>], d: usize) -> DistCheck {
+    let b = Bounds::default();
+    let mut t = Tally::default();
+    for (h, (head, out)) in heads.iter().zip(got).enumerate() {
+        for (row, (g, r)) in out.chunks(d).zip(head.exact.chunks(d)).enumerate() {
+            let g: Vec<f32> = g.iter().map(|x| f16::from_f64(*x).to_f32()).collect();
+            let at = At {
+                head: h as u64,
+                row: row as u64,
+            };
+            t.compare_row(&b, at, &g, &vec![false; d], r);
+        }
+    }
+    t.finish()
+}
+
+/// The rule before issue 37, kept to show what it let through: max |Δ| ≤
+/// 1e-2·max(1, max |V|) and ‖Δ‖₂/‖ref‖₂ ≤ 1e-3 pooled over every element.
+fn legacy_pass(heads: &[Head], got: &[Vec<f64>]) -> (bool, f64) {
+    let (mut max_abs, mut e2, mut r2, mut scale) = (0.0f64, 0.0, 0.0, 1.0f64);
+    for (head, out) in heads.iter().zip(got) {
+        scale = head.v.iter().fold(scale, |m, x| m.max(x.to_f64().abs()));
+        for (g, r) in out.iter().zip(&head.exact) {
+            let e = (f16::from_f64(*g).to_f64() - r).abs();
+            max_abs = max_abs.max(e);
+            e2 += e * e;
+            r2 += r * r;
+        }
+    }
+    let rel = (e2 / r2).sqrt();
+    (max_abs <= 1e-2 * scale && rel <= 1e-3, rel)
+}
+
+/// The exact outputs with rows `rows` of head `head` scaled by `factor`.
+fn perturbed(
+    heads: &[Head],
+    head: usize,
+    rows: std::ops::Range<usize>,
+    factor: f64,
+    d: usize,
+) -> Vec<Vec<f64>> {
+    heads
+        .iter()
+        .enumerate()
+        .map(|(h, x)| {
+            let mut out = x.exact.clone();
+            if h == head {
+                for v in &mut out[rows.start * d..rows.end * d] {
+                    *v *= factor;
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+#[test]
+fn synthetic_outputs_against_the_bounds() {
+    // The issue's numbers: B2 H8 S512 D64, uniform inputs.
+    let shape = Shape::MISSION;
+    let (s, d) = (shape.s as usize, shape.d as usize);
+    let hs = heads(&shape, Inputs::Uniform, 3);
+    let exact: Vec<Vec<f64>> = hs.iter().map(|h| h.exact.clone()).collect();
+
+    // The exact output rounded to fp16: at most a quarter of each bound.
+    let c = judge(&hs, &exact, d);
+    assert!(c.pass, "{c:?}");
+    assert!(
+        c.worst_element.ratio <= 0.25 + 1e-9,
+        "{:?}",
+        c.worst_element
+    );
+    assert!(c.worst_row.ratio <= 0.25 + 1e-9, "{:?}", c.worst_row);
+    eprintln!(
+        "fp16-rounded exact output: worst element {:.3}, worst row {:.3} of their bounds",
+        c.worst_element.ratio, c.worst_row.ratio
+    );
+
+    // One row 8% wrong: 40× over the row bound; the old rule let it pass.
+    let one_row = perturbed(&hs, 5, 200..201, 1.08, d);
+    let c = judge(&hs, &one_row, d);
+    let (legacy, rel) = legacy_pass(&hs, &one_row);
+    eprintln!(
+        "one row 8% off: worst row {:.1}× its bound (row {} of head {}); pooled rel L2 {rel:.2e}, old rule passes: {legacy}",
+        c.worst_row.ratio, c.worst_row.row, c.worst_row.head
+    );
+    assert!(!c.pass && c.worst_row.ratio > 30.0, "{:?}", c.worst_row);
+    assert_eq!((c.worst_row.head, c.worst_row.row), (5, 200));
+    assert!(legacy, "the old rule passed it (rel L2 {rel:.2e})");
+
+    // The last 64-row tile of one head 1% off: 5× over the row bound.
+    let tile = perturbed(&hs, 15, s - 64..s, 1.01, d);
+    let c = judge(&hs, &tile, d);
+    let (legacy, rel) = legacy_pass(&hs, &tile);
+    eprintln!(
+        "last 64-row tile 1% off: worst row {:.2}×, worst element {:.2}× their bounds; pooled rel L2 {rel:.2e}, old rule passes: {legacy}",
+        c.worst_row.ratio, c.worst_element.ratio
+    );
+    assert!(!c.pass && c.worst_row.ratio > 4.0, "{:?}", c.worst_row);
+    assert!(c.worst_element.ratio > 1.0, "{:?}", c.worst_element);
+    assert!(legacy, "the old rule passed it (rel L2 {rel:.2e})");
+}
+
+/// An fp16 kernel as the bundled one computes: scores in fp32 from fp16
+/// inputs, P = exp2 against the row maximum rounded to fp16 for P·V, fp32
+/// sums, O / l rounded to fp16.
+fn fp16_kernel(shape: &Shape, inputs: Inputs, seed: u64) -> Vec<Vec<f64>> {
+    let [q, k, v] = generate(inputs, shape, seed);
+    let (s, d) = (shape.s as usize, shape.d as usize);
+    let scale_log2 = std::f32::consts::LOG2_E / (d as f32).sqrt();
+    (0..(shape.b * shape.h) as usize)
+        .into_par_iter()
+        .map(|h| {
+            let base = h * s * d;
+            let at = |t: &[f16], r: usize, c: usize| t[base + r * d + c].to_f32();
+            let mut out = vec![0.0f64; s * d];
+            for i in 0..s {
+                let end = if shape.causal { i + 1 } else { s };
+                let sc: Vec<f32> = (0..end)
+                    .map(|j| (0..d).map(|c| at(&q, i, c) * at(&k, j, c)).sum::<f32>() * scale_log2)
+                    .collect();
+                let m = sc.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                let p: Vec<f32> = sc
+                    .iter()
+                    .map(|x| f16::from_f32((x - m).exp2()).to_f32())
+                    .collect();
+                let l: f32 = p.iter().sum();
+                for c in 0..d {
+                    let o: f32 = p.iter().enumerate().map(|(j, pj)| pj * at(&v, j, c)).sum();
+                    out[i * d + c] = (o / l) as f64;
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+#[test]
+fn an_fp16_kernel_passes_with_room_to_spare() {
+    // What a correct kernel's errors look like next to the bounds: P in
+    // fp16 adds about as much as rounding O does, well inside both bounds.
+    for (inputs, causal) in [
+        (Inputs::Uniform, false),
+        (Inputs::Rising, true),
+        (Inputs::Large, false),
+    ] {
+        let shape = Shape {
+            b: 1,
+            h: 2,
+            s: 333,
+            d: 64,
+            causal,
+        };
+        let hs = heads(&shape, inputs, 11);
+        let c = judge(&hs, &fp16_kernel(&shape, inputs, 11), 64);
+        eprintln!(
+            "{inputs}: worst element {:.3}, worst row {:.3} of their bounds",
+            c.worst_element.ratio, c.worst_row.ratio
+        );
+        assert!(c.pass && c.worst_ratio() < 0.5, "{inputs}: {c:?}");
+    }
+}
+
+#[test]
+fn rows_not_compared_must_be_finite_and_inside_v() {
+    let b = Bounds::default();
+    let v: Vec<f16> = [-1.0f32, 0.5, 0.25, 2.0]
+        .iter()
+        .map(|x| f16::from_f32(*x))
+        .collect();
+    let range = column_ranges(&v, 2); // columns: [-1, 0.25] and [0.5, 2]
+    assert_eq!(range, vec![(-1.0, 0.25), (0.5, 2.0)]);
+    let scan = |got: [f32; 2], poisoned: [bool; 2]| {
+        let mut t = Tally::default();
+        t.scan_row(&b, &got, &poisoned, &range);
+        t.finish()
+    };
+    assert!(scan([0.0, 1.0], [false; 2]).pass);
+    assert!(scan([0.25, 0.5], [false; 2]).pass, "the range's ends pass");
+    let c = scan([f32::INFINITY, 1.0], [false; 2]);
+    assert!(!c.pass && c.inf_count == 1, "{c:?}");
+    let c = scan([f32::NAN, 1.0], [false; 2]);
+    assert!(!c.pass && c.nan_count == 1, "{c:?}");
+    let c = scan([0.3, 1.0], [false; 2]);
+    assert!(
+        !c.pass && c.out_of_range == 1,
+        "0.3 is past column 0's 0.25: {c:?}"
+    );
+    let c = scan([0.0, 1.0], [true, false]);
+    assert!(!c.pass && c.unwritten == 1, "{c:?}");
+}
+
+#[test]
+fn compared_rows_count_nan_inf_and_poison() {
+    let b = Bounds::default();
+    let mut t = Tally::default();
+    let at = At { head: 0, row: 0 };
+    t.compare_row(&b, at, &[1.0, 2.0], &[false, false], &[1.0, 2.0]);
+    assert!(t.finish().pass);
+    t.compare_row(
+        &b,
+        at,
+        &[f32::NAN, f32::NEG_INFINITY, 0.0],
+        &[false, false, true],
+        &[0.0; 3],
+    );
+    let c = t.finish();
+    assert_eq!((c.nan_count, c.inf_count, c.unwritten), (1, 1, 1));
+    assert!(!c.pass);
+    // 1.02 against 1: 0.02 > 4 ulp(1) + 4u = 0.0059.
+    let mut t = Tally::default();
+    t.compare_row(&b, at, &[1.02], &[false], &[1.0]);
+    assert!(!t.finish().pass);
+}
+
+#[test]
+fn every_head_gets_rows() {
+    let s = rows_to_check(&Shape::MISSION, 1);
+    assert_eq!(s.rows.len(), 16);
+    assert!(
+        s.rows.iter().all(|r| r.len() == 512),
+        "small shapes: every row"
+    );
+    let big = Shape {
+        b: 4,
+        h: 16,
+        s: 4096,
+        d: 64,
+        causal: false,
+    };
+    let a = rows_to_check(&big, 1);
+    assert_eq!(a.rows.len(), 64);
+    for r in &a.rows {
+        assert!(r.len() > 2 && r.len() < 4096, "{}", r.len());
+        assert_eq!((r[0], *r.last().unwrap()), (0, 4095));
+        assert!(r.windows(2).all(|w| w[0] < w[1]));
+    }
+    assert!(a.checked() as f64 * 4096.0 * 64.0 <= ROW_BUDGET);
+    assert_eq!(
+        rows_to_check(&big, 1).rows,
+        a.rows,
+        "the same seed, the same rows"
+    );
+    assert_ne!(rows_to_check(&big, 2).rows, a.rows);
+    assert_ne!(a.rows[0], a.rows[1], "each head draws its own rows");
+    // Past the budget every head still gets its first and last row.
+    let huge = Shape {
+        b: 64,
+        h: 64,
+        s: 131_072,
+        d: 128,
+        causal: true,
+    };
+    let h = rows_to_check(&huge, 1);
+    assert!(h.rows.iter().all(|r| r == &vec![0, 131_071]));
+    let one = Shape {
+        b: 1,
+        h: 1,
+        s: 1,
+        d: 64,
+        causal: false,
+    };
+    assert_eq!(rows_to_check(&one, 1).rows, vec![vec![0]]);
+}
+
+#[test]
+fn coverage_in_words() {
+    use crate::session::event::CorrectnessReport;
+    let c = CorrectnessReport {
+        rows_checked: 4096,
+        rows_total: 1_048_576,
+        heads_checked: 64,
+        heads_total: 64,
+        ..Default::default()
+    };
+    assert_eq!(coverage_text(&c), "rows 4,096 of 1,048,576 in all 64 heads");
+    let old = CorrectnessReport {
+        heads_checked: 3,
+        heads_total: 64,
+        heads: vec![0, 17, 63],
+        ..Default::default()
+    };
+    assert_eq!(coverage_text(&old), "heads 0,17,63 of 64");
+    assert_eq!(grouped(999), "999");
+    assert_eq!(grouped(1000), "1,000");
+}
