@@ -239,23 +239,28 @@ fn stub_binary(dir: &Path) -> PathBuf {
     bin
 }
 
-#[test]
-fn the_campaign_runner_writes_a_run_folder_with_ratios() {
-    let tmp = tempfile::tempdir().unwrap();
-    let campaign = write(tmp.path(), "stub.toml", CAMPAIGN);
-    let bin = stub_binary(tmp.path());
-    let out_dir = tmp.path().join("out");
-    let out = python(&[
+/// `campaign.py run CAMPAIGN --bin BIN --out OUT [EXTRA…]`.
+fn run_campaign(campaign: &Path, bin: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
         "scripts/campaign.py",
         "run",
         campaign.to_str().unwrap(),
         "--bin",
         bin.to_str().unwrap(),
         "--out",
-        out_dir.to_str().unwrap(),
-        "--id",
-        "run9999",
-    ]);
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    python(&args)
+}
+
+#[test]
+fn the_campaign_runner_writes_a_run_folder_with_ratios() {
+    let tmp = tempfile::tempdir().unwrap();
+    let campaign = write(tmp.path(), "stub.toml", CAMPAIGN);
+    let bin = stub_binary(tmp.path());
+    let out_dir = tmp.path().join("out");
+    let out = run_campaign(&campaign, &bin, &out_dir, &["--id", "run9999"]);
     let said = text(&out);
     assert!(out.status.success(), "{said}");
     let folder = out_dir.join("run9999");
@@ -315,15 +320,7 @@ fn the_campaign_runner_exits_non_zero_when_a_command_fails() {
         "campaign = \"fails\"\nabout = \"a doctor that fails\"\n[[step]]\nkind = \"doctor\"\n",
     );
     let bin = stub_binary(tmp.path());
-    let out = python(&[
-        "scripts/campaign.py",
-        "run",
-        campaign.to_str().unwrap(),
-        "--bin",
-        bin.to_str().unwrap(),
-        "--out",
-        tmp.path().join("out").to_str().unwrap(),
-    ]);
+    let out = run_campaign(&campaign, &bin, &tmp.path().join("out"), &[]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(
         text(&out).contains("1 commands, 1 with a non-zero exit"),
