@@ -13,13 +13,18 @@ use super::blocks::RatioInterval;
 /// the interval excludes 1.0: no kernel engineer acts on a 0.3% change.
 pub const MIN_EFFECT: f64 = 0.005;
 
-/// What the race found, in words: "B faster by 12.3%", "B slower by 4.0%",
+/// What the race found, in words: "B faster by 12.3%", "B slower by 4.0%", "B 3.65× faster"
+/// once B takes half the time or less ("slower by 2542%" reads worse than "26.42× slower"),
 /// or "no difference detected" with the reason.
 pub fn verdict_text(r: &RatioInterval) -> String {
     let faster = r.low > 1.0 + MIN_EFFECT;
     let slower = r.high < 1.0 / (1.0 + MIN_EFFECT);
-    if faster {
+    if faster && r.ratio >= 2.0 {
+        format!("B {:.2}× faster", r.ratio)
+    } else if faster {
         format!("B faster by {:.1}%", (r.ratio - 1.0) * 100.0)
+    } else if slower && r.ratio <= 0.5 {
+        format!("B {:.2}× slower", 1.0 / r.ratio)
     } else if slower {
         format!("B slower by {:.1}%", (1.0 / r.ratio - 1.0) * 100.0)
     } else if r.low > 1.0 || r.high < 1.0 {
@@ -132,6 +137,12 @@ mod tests {
             verdict_text(&interval(0.8, 0.79, 0.81)),
             "B slower by 25.0%"
         );
+        // Past a factor of two, a factor: not "slower by 2542.0%".
+        assert_eq!(
+            verdict_text(&interval(1.0 / 26.42, 0.0378, 0.0379)),
+            "B 26.42× slower"
+        );
+        assert_eq!(verdict_text(&interval(3.654, 3.65, 3.66)), "B 3.65× faster");
         // Excludes 1.0, inside the threshold.
         assert!(
             verdict_text(&interval(1.003, 1.002, 1.004))
