@@ -99,6 +99,27 @@ fn mid_session_before_ab() {
     insta::assert_snapshot!("fixture_mid_120x40", text(&draw(&state, 120, 40)));
 }
 
+/// A gate not collected yet reads "pending" while more events can come; once a replay has
+/// ended nothing will, and it reads "not run".
+#[test]
+fn a_gate_never_collected_is_not_pending_after_the_end() {
+    let events = fixture_events();
+    let mut state = replay_state(&events[..30]);
+    let before = text(&draw(&state, 120, 40));
+    assert!(
+        before.contains("pending") && !before.contains("not run"),
+        "{before}"
+    );
+    if let attnscope::ui::app_state::Mode::Replay { ended, .. } = &mut state.mode {
+        *ended = true;
+    }
+    let after = text(&draw(&state, 120, 40));
+    assert!(
+        after.contains("not run") && !after.contains("pending"),
+        "{after}"
+    );
+}
+
 #[test]
 fn help_lists_every_key() {
     let mut state = replay_state(&fixture_events());

@@ -98,6 +98,11 @@ impl UiState {
         }
     }
 
+    /// A replay that has reached its end: nothing more will arrive.
+    pub fn replay_ended(&self) -> bool {
+        matches!(self.mode, Mode::Replay { ended: true, .. })
+    }
+
     pub fn replay(gates: GateSet, file: String, speed: f64, banner: Option<String>) -> UiState {
         UiState {
             session: SessionState::default(),

@@ -47,7 +47,12 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState, ab: &AbReport) {
     for (a, b) in ga.iter().zip(&gb) {
         let source = super::gates::speedup_source(state, &kb, b)
             .or_else(|| super::gates::speedup_source(state, &ka, a));
-        rows.push(gate_row(super::gates::gate_name(a, source, name_w), a, b));
+        rows.push(gate_row(
+            state,
+            super::gates::gate_name(a, source, name_w),
+            a,
+            b,
+        ));
     }
     Table::new(
         rows,
@@ -63,12 +68,14 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState, ab: &AbReport) {
     .render(inner, buf);
 }
 
-fn gate_row(name: String, a: &GateResult, b: &GateResult) -> Row<'static> {
+fn gate_row(state: &UiState, name: String, a: &GateResult, b: &GateResult) -> Row<'static> {
     let cell = |g: &GateResult| {
         let (text, style) = match (&g.status, g.value) {
             (Status::Pass, Some(v)) => (metric(v, &g.unit), theme::pass()),
             (Status::Fail, Some(v)) => (metric(v, &g.unit), theme::fail()),
-            (Status::NotApplicable(w), _) => (super::gates::na_label(w).to_string(), theme::na()),
+            (Status::NotApplicable(w), _) => {
+                (super::gates::na_label(w, state).to_string(), theme::na())
+            }
             _ => ("—".to_string(), theme::na()),
         };
         Cell::from(text).style(style)

@@ -45,11 +45,15 @@ pub fn speedup_source(
     })
 }
 
-/// The value cell of a gate with no value: not yet collected, failed or
-/// refused, or not applicable to this variant.
-pub fn na_label(why: &str) -> &'static str {
+/// The value cell of a gate with no value: not yet collected ("pending" while more can come,
+/// "not run" once a replay has ended and nothing will), failed or refused, or not applicable.
+pub fn na_label(why: &str, state: &UiState) -> &'static str {
     if why.starts_with("not collected") {
-        "pending"
+        if state.replay_ended() {
+            "not run"
+        } else {
+            "pending"
+        }
     } else if why.starts_with("counters failed") || why.starts_with("refused") {
         "error"
     } else {
@@ -93,7 +97,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     let inner = super::panel(area, buf, Line::from(title));
     // Why counters are missing, under the table, when it is not just "not yet".
     let why = results.iter().find_map(|r| match &r.status {
-        Status::NotApplicable(w) if na_label(w) == "error" => Some(w.clone()),
+        Status::NotApplicable(w) if na_label(w, state) == "error" => Some(w.clone()),
         _ => None,
     });
     // The reason takes rows from the table when there are none to spare:
@@ -125,7 +129,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
                 theme::fail(),
                 r.value.map(|v| metric(v, &r.unit)).unwrap_or_default(),
             ),
-            Status::NotApplicable(why) => (theme::na(), na_label(why).to_string()),
+            Status::NotApplicable(why) => (theme::na(), na_label(why, state).to_string()),
         };
         Row::new(vec![
             Cell::from(gate_name(r, speedup_source(state, &key, r), name_w)).style(theme::label()),
