@@ -102,6 +102,38 @@ fn telemetry_json(s: &SessionState) -> Value {
     })
 }
 
+/// Corrupt lines shown with their message; the rest by number only.
+const SKIPPED_SHOWN: usize = 10;
+
+/// `3, 7, 12–40, 52`: ascending line numbers with runs joined, cut short
+/// (with how many more) past about 200 characters.
+fn line_numbers(lines: &[u64]) -> String {
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for &n in lines {
+        match runs.last_mut() {
+            Some((_, hi)) if n == *hi + 1 => *hi = n,
+            _ => runs.push((n, n)),
+        }
+    }
+    let mut out = String::new();
+    for (i, (lo, hi)) in runs.iter().enumerate() {
+        if out.len() > 200 {
+            let more: u64 = runs[i..].iter().map(|(lo, hi)| hi - lo + 1).sum();
+            out.push_str(&format!(" … ({more} more)"));
+            break;
+        }
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(&if lo == hi {
+            lo.to_string()
+        } else {
+            format!("{lo}–{hi}")
+        });
+    }
+    out
+}
+
 static EMPTY_RUN: std::sync::LazyLock<crate::model::state::RunState> =
     std::sync::LazyLock::new(Default::default);
 
@@ -172,8 +204,15 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
                 ""
             }
         ));
-        for l in read.skipped.iter().take(10) {
+        for l in read.skipped.iter().take(SKIPPED_SHOWN) {
             line(format!("  line {}: {}", l.line, l.message));
+        }
+        if read.skipped.len() > SKIPPED_SHOWN {
+            let rest: Vec<u64> = read.skipped[SKIPPED_SHOWN..]
+                .iter()
+                .map(|l| l.line)
+                .collect();
+            line(format!("  and lines {}", line_numbers(&rest)));
         }
     }
     line(String::new());
@@ -410,6 +449,14 @@ mod tests {
         });
         let text = to_text(&s, &GateSet::default_set(), &ReadReport::default());
         text.lines().next().unwrap_or_default().to_string()
+    }
+
+    #[test]
+    fn corrupt_lines_are_numbered_compactly() {
+        assert_eq!(line_numbers(&[3, 7, 12, 13, 14, 40]), "3, 7, 12–14, 40");
+        let many: Vec<u64> = (1..=1000).map(|i| i * 2).collect();
+        let text = line_numbers(&many);
+        assert!(text.len() < 260 && text.ends_with("more)"), "{text}");
     }
 
     #[test]

@@ -429,7 +429,6 @@ impl<'de> Deserialize<'de> for Variant {
 pub const MAX_GRID_YZ: u32 = 65_535;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(default)]
 pub struct Shape {
     pub b: u32,
     pub h: u32,

@@ -284,7 +284,6 @@ pub fn load_dir(dir: &Path, primary: bool) -> Result<KernelId, String> {
 
 /// A kernel as a session file records it: enough to read its variants back.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
 pub struct KernelRecord {
     /// "" for the session's primary kernel.
     pub label: String,
@@ -292,8 +291,9 @@ pub struct KernelRecord {
     pub manifest: String,
     pub dir: Option<String>,
     pub source_hash: Option<String>,
-    /// The GPU or host it ran on, in a merged session.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    /// The GPU or host it ran on, in a merged session. Added after schema
+    /// 2, written only in merged sessions.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub source: String,
 }
 
