@@ -255,14 +255,15 @@ impl SeqCheck {
     pub fn see(&mut self, seq: u64) -> Result<(), String> {
         let expected = self.next.max(1);
         self.received += 1;
+        // A garbled number may be anything up to u64::MAX: never wrap.
         if seq == expected {
-            self.next = seq + 1;
+            self.next = seq.saturating_add(1);
             return Ok(());
         }
         if seq > expected {
-            self.next = seq + 1;
+            self.next = seq.saturating_add(1);
             let missing = seq - expected;
-            self.lost += missing;
+            self.lost = self.lost.saturating_add(missing);
             return Err(if missing == 1 {
                 format!(
                     "event {expected} from the worker never arrived (lost or garbled on the link)"

@@ -400,6 +400,8 @@ impl Legacy {
                 other => return Err(format!("tile {name} = {other} is not a number")),
             };
         }
+        // As a name would be: what reads must write and read back.
+        v.check().map_err(|e| format!("variant '{v}': {e}"))?;
         Ok(v)
     }
 }
