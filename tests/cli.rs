@@ -767,3 +767,34 @@ fn the_issue_43_sessions_end_every_way() {
         assert!(out_dir.join("latency_histogram.svg").exists());
     }
 }
+
+/// Issue 39: an argument that is not UTF-8 panicked in std::env::args()
+/// (exit 101). Now it is one line naming the argument, exit 2.
+#[cfg(unix)]
+#[test]
+fn an_argument_that_is_not_utf8_is_a_usage_error() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let bad_path = OsStr::from_bytes(b"/tmp/\xff\xfe.jsonl");
+    let bad_variant = OsStr::from_bytes(b"\xff\xfe");
+    let limit = std::time::Duration::from_secs(20);
+    for (args, which) in [
+        (
+            vec![OsStr::new("replay"), bad_path, OsStr::new("--summary")],
+            "argument 2 ('/tmp/\\xFF\\xFE.jsonl')",
+        ),
+        (
+            vec![OsStr::new("live"), OsStr::new("--variant"), bad_variant],
+            "argument 3 ('\\xFF\\xFE')",
+        ),
+    ] {
+        let (code, out, err) = run_within(&args, limit);
+        assert_eq!(code, 2, "{err}");
+        assert!(out.is_empty(), "{out}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!("attnscope: {which} is not valid UTF-8")),
+            "{err}"
+        );
+    }
+}
