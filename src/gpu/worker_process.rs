@@ -4,7 +4,6 @@
 //! faults kills this process, never the dashboard; see supervisor.rs for
 //! the other side.
 
-use std::io::BufRead;
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
@@ -195,8 +194,7 @@ fn serve_commands(args: WorkerConfig, started: Instant, out: Arc<Link>) -> i32 {
     let commands_out = Arc::clone(&out);
     std::thread::spawn(move || {
         // The hello was line 1.
-        for (i, line) in std::io::stdin().lock().lines().enumerate() {
-            let Ok(line) = line else { break };
+        for (i, line) in protocol::lines(std::io::stdin().lock()).enumerate() {
             if line.trim().is_empty() {
                 continue;
             }

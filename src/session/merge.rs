@@ -279,6 +279,7 @@ fn map_kernel(
         return Ok(());
     };
     let new = relabel(rec, tag)?;
+    registry::room()?;
     let m = Manifest::parse(&new.manifest, &format!("the manifest of {}", new.name))
         .map_err(|e| e.to_string())?;
     let id = registry::register_from(tag, &new.label, m, new.dir.as_ref().map(PathBuf::from));

@@ -5,8 +5,6 @@
 //! the worker: a hello with its setup and kernels, then commands, damaged,
 //! through `read_hello`, the setup check, the manifests and `parse_command`.
 
-use std::io::BufRead;
-
 use attnscope::gpu::worker_process::{WorkerConfig, parse_command};
 use attnscope::model::state::SessionState;
 use attnscope::session::command::Command;
@@ -150,20 +148,19 @@ pub fn run(input: &[u8], _index: u64) {
     let Some((&direction, rest)) = input.split_first() else {
         return;
     };
-    let text = String::from_utf8_lossy(rest);
     if direction == 1 {
-        at_the_worker(&text);
+        at_the_worker(rest);
     } else {
-        at_the_dashboard(&text);
+        at_the_dashboard(rest);
     }
 }
 
-fn at_the_dashboard(text: &str) {
+fn at_the_dashboard(text: &[u8]) {
     let mut seq = SeqCheck::default();
     let mut state = SessionState::default();
     let offset_us = 1_000_000;
-    for line in text.lines() {
-        let Ok(parsed) = FromWorker::parse(line) else {
+    for line in protocol::lines(text) {
+        let Ok(parsed) = FromWorker::parse(&line) else {
             continue;
         };
         // What the dashboard reads it records: it must read back.
@@ -189,8 +186,8 @@ fn at_the_dashboard(text: &str) {
     );
 }
 
-fn at_the_worker(text: &str) {
-    let mut input = std::io::Cursor::new(text.as_bytes());
+fn at_the_worker(text: &[u8]) {
+    let mut input = std::io::Cursor::new(text);
     let Ok(Some(hello)) = protocol::read_hello(&mut input) else {
         return;
     };
@@ -202,8 +199,7 @@ fn at_the_worker(text: &str) {
             let _ = Manifest::parse(&k.manifest, &k.manifest_file);
         }
     }
-    for line in input.lines() {
-        let Ok(line) = line else { break };
+    for line in protocol::lines(input) {
         let command = parse_command(&line);
         if command.is_ok() {
             harness::reached("protocol: command read by the worker");

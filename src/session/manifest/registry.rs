@@ -338,12 +338,32 @@ pub fn records() -> Vec<KernelRecord> {
     out
 }
 
+/// Kernels one process takes from files at most. A session names a few; a
+/// damaged one naming thousands would grow the registry past what a
+/// `KernelId` numbers, and variants would read with another's manifest.
+pub const MAX_KERNELS: usize = 1024;
+
+/// Err when the registry holds MAX_KERNELS kernels: no more from files.
+pub fn room() -> Result<(), String> {
+    if read().kernels.len() < MAX_KERNELS {
+        Ok(())
+    } else {
+        Err(format!(
+            "this process already knows {MAX_KERNELS} kernels: no more are read from files"
+        ))
+    }
+}
+
 /// Makes a session's kernels current before its events are read: each
 /// record's manifest under its label. A record that does not parse is
 /// returned as an error naming the label; the others are kept.
 pub fn adopt(records: &[KernelRecord]) -> Result<(), String> {
     let mut failed = Vec::new();
     for rec in records {
+        if let Err(e) = room() {
+            failed.push(e);
+            break;
+        }
         match Manifest::parse(
             &rec.manifest,
             &format!("the session's manifest of {}", rec.name),
