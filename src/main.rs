@@ -2,20 +2,20 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 use attnscope::app;
-use attnscope::cli::{Cli, Cmd};
+use attnscope::cli::Cmd;
+use attnscope::cli::argv::{self, ArgsError};
 
 fn main() -> ExitCode {
-    // Kernel folders first: variant names on the command line are theirs.
-    let argv: Vec<String> = std::env::args().collect();
-    if let Err(e) = attnscope::cli::register_kernels(&argv) {
-        eprintln!("attnscope: {e}");
-        return ExitCode::from(attnscope::exit::USAGE as u8);
-    }
-    let cli = Cli::parse();
-    let command = cli.command.unwrap_or(Cmd::Live(cli.live));
+    // Kernel folders are registered first: variant names on the command line are theirs.
+    let (argv, command) = match argv::parse(std::env::args_os()) {
+        Ok(parsed) => parsed,
+        Err(ArgsError::Clap(e)) => e.exit(),
+        Err(ArgsError::Usage(line)) => {
+            eprintln!("attnscope: {line}");
+            return ExitCode::from(attnscope::exit::USAGE as u8);
+        }
+    };
     // Before anything opens a GPU: the whole process drives this one.
     // (The worker chooses after the dashboard's hello, which may name one.)
     if let Some(device) = command

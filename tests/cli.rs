@@ -716,3 +716,111 @@ fn no_gpu_with_a_kernel_folder_names_the_folder_and_build() {
     );
     assert!(err.contains(&expect), "{err}");
 }
+
+/// Runs the binary; a run past `limit` is killed and fails the test: a
+/// hang is a failure like a panic.
+fn run_within(args: &[&std::ffi::OsStr], limit: std::time::Duration) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_attnscope"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("attnscope {args:?} did not end within {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+/// Issue 43's reduced case, and the chart hang under it. The first file is
+/// a header, one `latency` event and a telemetry line renamed `ab_result`:
+/// it was read as a race of zeros and `export` never ended. The second
+/// names a race between two variants with no samples: the histogram's axis
+/// had no finite range and plotters looped. Both end, quickly, every way.
+#[test]
+fn the_issue_43_sessions_end_every_way() {
+    let limit = std::time::Duration::from_secs(20);
+    let dir = tempfile::tempdir().unwrap();
+    for file in [
+        "tests/fixtures/issue43_renamed_telemetry.jsonl",
+        "tests/fixtures/issue43_race_without_samples.jsonl",
+    ] {
+        let renamed = file.contains("renamed");
+        let os = |a: &[&str]| -> Vec<std::ffi::OsString> { a.iter().map(Into::into).collect() };
+        let runs = [
+            os(&["replay", file, "--summary"]),
+            os(&["replay", file, "--summary", "--json"]),
+            os(&["replay", file, "--summary", "--strict"]),
+        ];
+        for args in &runs {
+            let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+            let (code, out, err) = run_within(&args, limit);
+            let strict = args.iter().any(|a| *a == "--strict");
+            if renamed && strict {
+                assert_eq!(code, 3, "{args:?}: {err}");
+                assert!(err.contains(":3: ab_result: missing field `a`"), "{err}");
+                continue;
+            }
+            assert_eq!(code, 0, "{args:?}: {err}");
+            if renamed && args.iter().any(|a| *a == "--json") {
+                let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+                assert_eq!(v["skipped_lines"][0]["line"], 3, "{out}");
+                assert_eq!(v["ab"], serde_json::Value::Null, "a race read from nothing");
+            } else if renamed {
+                assert!(
+                    out.contains("line 3: ab_result: missing field `a`"),
+                    "{out}"
+                );
+                assert!(!out.contains("A/B:"), "a race read from nothing: {out}");
+            }
+        }
+        let out_dir = dir.path().join(if renamed { "renamed" } else { "race" });
+        let args = os(&["export", file, "--out", out_dir.to_str().unwrap()]);
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let (code, _, err) = run_within(&args, limit);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(out_dir.join("latency_histogram.svg").exists());
+    }
+}
+
+/// Issue 39: an argument that is not UTF-8 panicked in std::env::args()
+/// (exit 101). Now it is one line naming the argument, exit 2.
+#[cfg(unix)]
+#[test]
+fn an_argument_that_is_not_utf8_is_a_usage_error() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let bad_path = OsStr::from_bytes(b"/tmp/\xff\xfe.jsonl");
+    let bad_variant = OsStr::from_bytes(b"\xff\xfe");
+    let limit = std::time::Duration::from_secs(20);
+    for (args, which) in [
+        (
+            vec![OsStr::new("replay"), bad_path, OsStr::new("--summary")],
+            "argument 2 ('/tmp/\\xFF\\xFE.jsonl')",
+        ),
+        (
+            vec![OsStr::new("live"), OsStr::new("--variant"), bad_variant],
+            "argument 3 ('\\xFF\\xFE')",
+        ),
+    ] {
+        let (code, out, err) = run_within(&args, limit);
+        assert_eq!(code, 2, "{err}");
+        assert!(out.is_empty(), "{out}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!("attnscope: {which} is not valid UTF-8")),
+            "{err}"
+        );
+    }
+}

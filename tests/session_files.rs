@@ -362,6 +362,33 @@ fn read_decoded(bytes: Vec<u8>, mode: OnCorrupt) {
     }
 }
 
+/// Excerpts of sessions recorded under schema 1 (the first of each event
+/// kind, from the run archive's 2026-11-22 and 2026-11-23 recordings) read
+/// strictly: the fields schema 1 grew while it was current are filled in as
+/// not recorded. The early lines in a file that says schema 2 are damaged
+/// (the late ones carry every field schema 2 has).
+#[test]
+fn schema_1_sessions_read_strictly_and_only_as_schema_1() {
+    for (file, events) in [
+        ("tests/fixtures/schema1_early.jsonl", 9),
+        ("tests/fixtures/schema1_late.jsonl", 11),
+    ] {
+        let (v, r) = read_all(Path::new(file), OnCorrupt::Stop).unwrap();
+        assert_eq!((v.len(), r.skipped.len()), (events, 0), "{file}");
+    }
+    let file = "tests/fixtures/schema1_early.jsonl";
+    let text = std::fs::read_to_string(file).unwrap();
+    let relabelled = text.replacen("\"schema_version\":1", "\"schema_version\":2", 1);
+    let e = read_stream(
+        relabelled.as_bytes(),
+        Path::new(file),
+        OnCorrupt::Stop,
+        |_| true,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("missing field"), "{e}");
+}
+
 #[test]
 fn sink_can_stop_early() {
     let mut n = 0;

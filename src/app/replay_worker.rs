@@ -5,7 +5,7 @@
 //! command's output, and exit code 0. The remote path, dropped links, gaps
 //! and soaks are tested with it on machines without a GPU; it is also a demo.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -94,8 +94,7 @@ impl ReplayWorker<'_> {
         let stop = Arc::new(AtomicBool::new(false));
         let stop_reader = Arc::clone(&stop);
         std::thread::spawn(move || {
-            for line in std::io::stdin().lock().lines() {
-                let Ok(line) = line else { break };
+            for line in crate::session::protocol::lines(std::io::stdin().lock()) {
                 if matches!(
                     crate::gpu::worker_process::parse_command(&line),
                     Ok(Command::Shutdown)

@@ -9,6 +9,7 @@ use crate::session::{InputSet, Inputs, Regime, Shape, Variant};
 
 pub use crate::exit;
 
+pub mod argv;
 mod link;
 mod sweep;
 pub use link::{RemoteArgs, WorkerArgs, parse_labelled_dir};

@@ -109,6 +109,41 @@ pub fn draw_all(g: &Gathered, gates: &GateSet, out: &Path) -> Result<Vec<PathBuf
     Ok(files)
 }
 
+/// The four charts drawn without files: their SVG text, and with `png`
+/// each drawn into a bitmap too (thrown away), so every backend's drawing
+/// runs. For tests and the fuzz targets.
+pub fn draw_in_memory(
+    g: &Gathered,
+    gates: &GateSet,
+    png: bool,
+) -> Result<Vec<String>, ExportError> {
+    register_font();
+    let mut svgs = Vec::new();
+    for chart in Chart::ALL {
+        let name = PathBuf::from(format!("{}.svg", chart.file_stem()));
+        let mut text = String::new();
+        write(
+            chart,
+            SVGBackend::with_string(&mut text, (WIDTH, HEIGHT)),
+            &name,
+            g,
+            gates,
+        )?;
+        svgs.push(text);
+        if png {
+            let mut pixels = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
+            write(
+                chart,
+                BitMapBackend::with_buffer(&mut pixels, (WIDTH, HEIGHT)),
+                &name.with_extension("png"),
+                g,
+                gates,
+            )?;
+        }
+    }
+    Ok(svgs)
+}
+
 /// Draws `chart` on `backend` and finishes the file at `path`.
 fn write<DB: DrawingBackend>(
     chart: Chart,
@@ -163,6 +198,35 @@ pub(super) fn font(size: u32) -> TextStyle<'static> {
     (FAMILY, size).into_font().into()
 }
 
+/// An axis plotters can lay out: both ends finite and the upper above the
+/// lower by a width that is finite and not lost in their magnitude. Its
+/// tick search never ends on anything else (issue 43: an empty histogram's
+/// axis ran from infinity).
+pub(super) fn axis(lo: f64, hi: f64) -> Option<std::ops::Range<f64>> {
+    let width = hi - lo;
+    let magnitude = lo.abs().max(hi.abs());
+    (width.is_finite() && width > 0.0 && width > magnitude * 1e-9).then_some(lo..hi)
+}
+
+/// A chart with nothing it can draw: its title, and why, where the plot
+/// would be.
+pub(super) fn empty_chart<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    why: &str,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let body = root.titled(title, font(24)).map_err(text)?;
+    body.draw(&Text::new(
+        format!("Nothing to draw: {why}"),
+        (40, 60),
+        font(18),
+    ))
+    .map_err(text)
+}
+
 fn histogram<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, g: &Gathered) -> Result<(), String>
 where
     DB::ErrorType: 'static,
@@ -173,24 +237,32 @@ where
         sides.push(("B", b, B_COLOR));
     }
     sides.retain(|(_, k, _)| g.stats(k).count() > 0);
-    let body = root
-        .titled(
-            &format!(
-                "Latency per launch, {}, {} · {}",
-                a.shape,
-                crate::session::event::regime_name(g.regime_of(&a)),
-                gpu_name(g)
-            ),
-            font(24),
-        )
-        .map_err(text)?;
+    let title = format!(
+        "Latency per launch, {}, {} · {}",
+        a.shape,
+        crate::session::event::regime_name(g.regime_of(&a)),
+        gpu_name(g)
+    );
+    if sides.is_empty() {
+        let names = std::iter::once(a).chain(b).map(|k| k.variant.to_string());
+        let why = format!(
+            "no samples of {} in the regime shown",
+            names.collect::<Vec<_>>().join(" or ")
+        );
+        return empty_chart(root, &title, &why);
+    }
+    let body = root.titled(&title, font(24)).map_err(text)?;
     let body = match g.state.ab.as_ref().filter(|ab| ab.done) {
         Some(ab) => {
             let (top, rest) = body.split_vertically(30);
             top.draw(&Text::new(
                 format!(
-                    "A/B race: speedup p50(A)/p50(B) {:.3}× [{:.3}, {:.3}] 95% CI · {} ({})",
-                    ab.speedup, ab.ci_low, ab.ci_high, ab.verdict, ab.test
+                    "A/B race: speedup p50(A)/p50(B) {}× [{}, {}] 95% CI · {} ({})",
+                    ratio3(ab.speedup),
+                    ratio3(ab.ci_low),
+                    ratio3(ab.ci_high),
+                    ab.verdict,
+                    ab.test
                 ),
                 (20, 5),
                 font(16),
@@ -270,11 +342,14 @@ where
     let x1 = bins.iter().flatten().map(|b| b.1).fold(0.0, f64::max);
     let pad = (x1 - x0).max(0.01) * 0.05;
     let ymax = ymax.max(1e-9);
+    let (Some(x), Some(y)) = (axis(x0 - pad, x1 + pad), axis(0.0, ymax * 1.25)) else {
+        return empty_chart(area, "", "the latencies have no finite range");
+    };
     let mut chart = ChartBuilder::on(area)
         .margin(20)
         .x_label_area_size(50)
         .y_label_area_size(70)
-        .build_cartesian_2d(x0 - pad..x1 + pad, 0.0..ymax * 1.25)
+        .build_cartesian_2d(x, y)
         .map_err(text)?;
     chart
         .configure_mesh()
@@ -360,7 +435,11 @@ where
         .map(|(_, k, _)| g.state.gates(gates, k))
         .collect();
     let n_gates = gates.gates.len();
-    let rows = (n_gates * sides.len()) as i32;
+    if n_gates == 0 {
+        return empty_chart(root, "Gates", "the gates file holds no gates");
+    }
+    // A gate file of any length stays a picture, not a loop over rows.
+    let rows = (n_gates * sides.len()).min(i32::MAX as usize / 2) as i32;
     // Rows count from the bottom; the first gate goes on top.
     let labels: Vec<String> = (0..rows as usize)
         .map(|y| {
@@ -479,6 +558,11 @@ where
     Ok(())
 }
 
+/// A ratio to three decimals, `—` when it is not a number.
+fn ratio3(v: f64) -> String {
+    crate::metrics::format::fixed(v, 3)
+}
+
 fn fmt_value(v: f64, unit: &str) -> String {
     crate::metrics::format::metric(v, unit)
 }
@@ -512,6 +596,13 @@ where
     rows.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
     let n = rows.len().max(1) as i32;
     let xmax = rows.iter().map(|r| r.2).fold(1e-3, f64::max) * 1.15;
+    let Some(x) = axis(0.0, xmax) else {
+        return empty_chart(
+            root,
+            "p50 per variant",
+            "the latencies have no finite range",
+        );
+    };
     let names: Vec<String> = rows.iter().map(|r| r.0.name()).collect();
     let mut chart = ChartBuilder::on(root)
         .caption(
@@ -525,7 +616,7 @@ where
         .margin(20)
         .x_label_area_size(50)
         .y_label_area_size(230)
-        .build_cartesian_2d(0.0..xmax, (0..n - 1).into_segmented())
+        .build_cartesian_2d(x, (0..n - 1).into_segmented())
         .map_err(text)?;
     chart
         .configure_mesh()
@@ -621,6 +712,25 @@ mod tests {
             )
             .is_ok()
         );
+    }
+
+    /// plotters' tick search loops on an axis without a finite width.
+    #[test]
+    fn only_finite_axes_with_a_width_are_drawn() {
+        use super::axis;
+        assert_eq!(axis(1.0, 2.0), Some(1.0..2.0));
+        assert_eq!(axis(0.0, 1e300), Some(0.0..1e300));
+        for (lo, hi) in [
+            (f64::INFINITY, 0.0005),
+            (0.0, f64::NAN),
+            (f64::NEG_INFINITY, 1.0),
+            (2.0, 2.0),
+            (2.0, 1.0),
+            (-1e308, 1e308),
+            (1e17, 1e17 + 16.0),
+        ] {
+            assert_eq!(axis(lo, hi), None, "{lo}..{hi}");
+        }
     }
 
     #[test]

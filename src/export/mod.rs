@@ -202,6 +202,45 @@ pub fn export(
     Ok(Written { files, read })
 }
 
+/// What `export` writes, made in memory from events already read: the
+/// samples CSV, the trace, the counters CSV and the charts' SVG text (with
+/// `png`, the bitmaps are drawn too and thrown away). For tests and the fuzz
+/// targets; Err as `export` would fail, less the file system.
+#[derive(Debug, Default)]
+pub struct InMemory {
+    pub samples_csv: Vec<u8>,
+    pub trace: Vec<u8>,
+    pub counters_csv: Vec<u8>,
+    pub svgs: Vec<String>,
+}
+
+pub fn export_in_memory(
+    events: &[Stamped],
+    gates: &GateSet,
+    png: bool,
+) -> Result<InMemory, ExportError> {
+    let io = |e: std::io::Error| write_err(Path::new("memory"), e);
+    let mut samples = tables::SamplesCsv::new(Vec::new()).map_err(io)?;
+    let mut trace = trace::TraceWriter::new(Vec::new()).map_err(io)?;
+    let mut g = Gathered::default();
+    for s in events {
+        samples.event(s).map_err(io)?;
+        trace.event(s).map_err(io)?;
+        gather(&mut g, s);
+    }
+    let mut out = InMemory {
+        samples_csv: samples.finish().map_err(io)?,
+        trace: trace.finish().map_err(io)?,
+        ..InMemory::default()
+    };
+    if g.batches.is_empty() {
+        return Err(ExportError::Empty(PathBuf::from("memory")));
+    }
+    tables::counters_csv(&g.state, &mut out.counters_csv).map_err(io)?;
+    out.svgs = charts::draw_in_memory(&g, gates, png)?;
+    Ok(out)
+}
+
 fn gather(g: &mut Gathered, s: &Stamped) {
     let t_s = s.t_us as f64 / 1e6;
     match &s.event {

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::metrics::format::{bytes, duration_ns, median_interval, metric};
+use crate::metrics::format::{bytes, duration_ns, exact, fixed, median_interval, metric};
 use crate::metrics::gates::{GateSet, Status};
 use crate::model::state::{Key, SessionState, Speedup, active_throttles};
 use crate::session::event::regime_name;
@@ -102,6 +102,38 @@ fn telemetry_json(s: &SessionState) -> Value {
     })
 }
 
+/// Corrupt lines shown with their message; the rest by number only.
+const SKIPPED_SHOWN: usize = 10;
+
+/// `3, 7, 12–40, 52`: ascending line numbers with runs joined, cut short
+/// (with how many more) past about 200 characters.
+fn line_numbers(lines: &[u64]) -> String {
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for &n in lines {
+        match runs.last_mut() {
+            Some((_, hi)) if n == *hi + 1 => *hi = n,
+            _ => runs.push((n, n)),
+        }
+    }
+    let mut out = String::new();
+    for (i, (lo, hi)) in runs.iter().enumerate() {
+        if out.len() > 200 {
+            let more: u64 = runs[i..].iter().map(|(lo, hi)| hi - lo + 1).sum();
+            out.push_str(&format!(" … ({more} more)"));
+            break;
+        }
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(&if lo == hi {
+            lo.to_string()
+        } else {
+            format!("{lo}–{hi}")
+        });
+    }
+    out
+}
+
 static EMPTY_RUN: std::sync::LazyLock<crate::model::state::RunState> =
     std::sync::LazyLock::new(Default::default);
 
@@ -172,8 +204,15 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
                 ""
             }
         ));
-        for l in read.skipped.iter().take(10) {
+        for l in read.skipped.iter().take(SKIPPED_SHOWN) {
             line(format!("  line {}: {}", l.line, l.message));
+        }
+        if read.skipped.len() > SKIPPED_SHOWN {
+            let rest: Vec<u64> = read.skipped[SKIPPED_SHOWN..]
+                .iter()
+                .map(|l| l.line)
+                .collect();
+            line(format!("  and lines {}", line_numbers(&rest)));
         }
     }
     line(String::new());
@@ -199,8 +238,8 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
             Some(_) if key.variant.is_cudnn() => ("—".into(), "—".into(), "—".into()),
             Some(b) => (
                 b.registers.to_string(),
-                bytes((b.smem_static_bytes + b.smem_dynamic_bytes) as f64),
-                (b.spill_store_bytes + b.spill_load_bytes).to_string(),
+                bytes(f64::from(b.smem_static_bytes) + f64::from(b.smem_dynamic_bytes)),
+                (u64::from(b.spill_store_bytes) + u64::from(b.spill_load_bytes)).to_string(),
             ),
             None => ("—".into(), "—".into(), "—".into()),
         };
@@ -240,7 +279,7 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
                     .get(&cudnn_key)
                     .and_then(|c| c.median_ns(*regime)),
             ) {
-                (Some(m), Some(c)) if cudnn_seen => format!("  {:.3}", m / c),
+                (Some(m), Some(c)) if cudnn_seen => format!("  {}", fixed(m / c, 3)),
                 _ if cudnn_seen => "  —".into(),
                 _ => String::new(),
             };
@@ -322,27 +361,28 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
         }
         if let Some(c) = &v.counters {
             line(format!(
-                "  counters ({} passes, {:.0} ms):",
-                c.passes, c.collection_ms
+                "  counters ({} passes, {} ms):",
+                c.passes,
+                fixed(c.collection_ms, 0)
             ));
             for (name, value) in &c.values {
-                line(format!("    {name:<66} {value}"));
+                line(format!("    {name:<66} {}", exact(*value)));
             }
         }
     }
     if let Some(ab) = &s.ab {
         line(String::new());
         line(format!(
-            "A/B: A={} B={} @ {}, {}: p50 {} vs {}, speedup {:.3}× [{:.3}, {:.3}] 95% CI, {} ({}), n={}/{}",
+            "A/B: A={} B={} @ {}, {}: p50 {} vs {}, speedup {}× [{}, {}] 95% CI, {} ({}), n={}/{}",
             ab.a,
             ab.b,
             ab.shape,
             regime_name(ab.regime),
             duration_ns(ab.p50_a_ns),
             duration_ns(ab.p50_b_ns),
-            ab.speedup,
-            ab.ci_low,
-            ab.ci_high,
+            fixed(ab.speedup, 3),
+            fixed(ab.ci_low, 3),
+            fixed(ab.ci_high, 3),
             ab.verdict,
             ab.test,
             ab.samples_a,
@@ -362,9 +402,9 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
             let lo = v[0].as_f64().unwrap_or(f64::NAN);
             let hi = v[1].as_f64().unwrap_or(f64::NAN);
             if (hi - lo).abs() < 0.5 {
-                format!("{lo:.0}")
+                fixed(lo, 0)
             } else {
-                format!("{lo:.0}–{hi:.0}")
+                format!("{}–{}", fixed(lo, 0), fixed(hi, 0))
             }
         };
         line(format!(
@@ -410,6 +450,14 @@ mod tests {
         });
         let text = to_text(&s, &GateSet::default_set(), &ReadReport::default());
         text.lines().next().unwrap_or_default().to_string()
+    }
+
+    #[test]
+    fn corrupt_lines_are_numbered_compactly() {
+        assert_eq!(line_numbers(&[3, 7, 12, 13, 14, 40]), "3, 7, 12–14, 40");
+        let many: Vec<u64> = (1..=1000).map(|i| i * 2).collect();
+        let text = line_numbers(&many);
+        assert!(text.len() < 260 && text.ends_with("more)"), "{text}");
     }
 
     #[test]

@@ -13,11 +13,16 @@ pub const SAMPLE_COLUMNS: &str =
 pub const COUNTER_COLUMNS: &str =
     "\"variant\",\"shape\",\"metric\",\"unit\",\"value\",\"passes\",\"l2\",\"chip\"";
 
-pub struct SamplesCsv(BufWriter<File>);
+pub struct SamplesCsv<W: Write = BufWriter<File>>(W);
 
 impl SamplesCsv {
     pub fn create(path: &Path) -> std::io::Result<SamplesCsv> {
-        let mut w = BufWriter::new(File::create(path)?);
+        SamplesCsv::new(BufWriter::new(File::create(path)?))
+    }
+}
+
+impl<W: Write> SamplesCsv<W> {
+    pub fn new(mut w: W) -> std::io::Result<SamplesCsv<W>> {
         writeln!(w, "{SAMPLE_COLUMNS}")?;
         Ok(SamplesCsv(w))
     }
@@ -31,21 +36,23 @@ impl SamplesCsv {
         let throttled = b.throttled.map_or(String::new(), |t| t.to_string());
         let shape = shape_field(&b.shape);
         let regime = b.regime.map_or("", |r| r.name());
+        // The same for every sample of the batch: formatted once.
+        let row = format!(
+            "{},{},{shape},{regime},{},{},{clock},{throttled}",
+            s.t_us,
+            b.variant,
+            l2_name(b.l2),
+            plain_field(&b.timer)
+        );
         for (i, ns) in b.samples_ns.iter().enumerate() {
-            writeln!(
-                self.0,
-                "{},{},{shape},{regime},{},{},{clock},{throttled},{i},{ns}",
-                s.t_us,
-                b.variant,
-                l2_name(b.l2),
-                b.timer
-            )?;
+            writeln!(self.0, "{row},{i},{ns}")?;
         }
         Ok(())
     }
 
-    pub fn finish(mut self) -> std::io::Result<()> {
-        self.0.flush()
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.0.flush()?;
+        Ok(self.0)
     }
 }
 
@@ -66,6 +73,16 @@ pub fn shape_field(s: &crate::session::Shape) -> String {
         s.d,
         if s.causal { "c" } else { "" }
     )
+}
+
+/// A free-text field of the unquoted samples CSV: a comma, quote or line
+/// break in it (a damaged file's timer name) would shift every column after.
+fn plain_field(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains([',', '"', '\n', '\r']) {
+        s.replace([',', '"', '\n', '\r'], " ").into()
+    } else {
+        s.into()
+    }
 }
 
 fn quote(s: &str) -> String {

@@ -6,7 +6,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::Gathered;
-use super::charts::{A_COLOR, B_COLOR, NA, font, gpu_name, legend, text};
+use super::charts::{A_COLOR, B_COLOR, NA, axis, empty_chart, font, gpu_name, legend, text};
 use crate::model::state::Key;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,13 +28,14 @@ pub fn series_styles(g: &Gathered) -> Vec<(Key, RGBColor, Marker)> {
     for b in &g.batches {
         *counts.entry(b.key).or_default() += 1;
     }
+    let counted = counts.clone();
     let mut rest: Vec<(Key, usize)> = counts
         .into_iter()
         .filter(|(k, _)| !order.contains(k))
         .collect();
     rest.sort_by_key(|r| std::cmp::Reverse(r.1));
     order.extend(rest.into_iter().map(|(k, _)| k));
-    order.retain(|k| g.batches.iter().any(|b| b.key == *k));
+    order.retain(|k| counted.contains_key(k));
     const MARKERS: [Marker; 3] = [Marker::Circle, Marker::Triangle, Marker::Cross];
     order
         .into_iter()
@@ -83,21 +84,27 @@ where
     } else {
         (clo as f64 * 0.9, chi as f64 * 1.05)
     };
+    let title = format!(
+        "Batch median latency over the session, SM clock overlaid · {}",
+        gpu_name(g)
+    );
+    let axes = (
+        axis(0.0, tmax * 1.02),
+        axis((ylo - pad).max(0.0), yhi + pad),
+        axis(clo, chi),
+    );
+    let (Some(x), Some(y), Some(clock)) = axes else {
+        return empty_chart(root, &title, "the times or latencies have no finite range");
+    };
     let mut chart = ChartBuilder::on(root)
-        .caption(
-            format!(
-                "Batch median latency over the session, SM clock overlaid · {}",
-                gpu_name(g)
-            ),
-            font(22),
-        )
+        .caption(title, font(22))
         .margin(20)
         .x_label_area_size(50)
         .y_label_area_size(70)
         .right_y_label_area_size(80)
-        .build_cartesian_2d(0.0..tmax * 1.02, (ylo - pad).max(0.0)..yhi + pad)
+        .build_cartesian_2d(x.clone(), y)
         .map_err(text)?
-        .set_secondary_coord(0.0..tmax * 1.02, clo..chi);
+        .set_secondary_coord(x, clock);
     chart
         .configure_mesh()
         .x_desc("session time (s)")
@@ -147,13 +154,13 @@ where
     // first, then the most sampled); the rest are one grey series, so no two
     // series a reader must tell apart look alike.
     let styles = series_styles(g);
-    let others: Vec<Key> = {
-        let mut k: Vec<Key> = g.batches.iter().map(|b| b.key).collect();
-        k.sort();
-        k.dedup();
-        k.retain(|k| !styles.iter().any(|(s, _, _)| s == k));
-        k
-    };
+    // A set: a sweep has hundreds of variants and every batch asks.
+    let others: std::collections::BTreeSet<Key> = g
+        .batches
+        .iter()
+        .map(|b| b.key)
+        .filter(|k| !styles.iter().any(|(s, _, _)| s == k))
+        .collect();
     if !others.is_empty() {
         chart
             .draw_series(

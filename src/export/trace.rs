@@ -16,15 +16,20 @@ const PID: u32 = 1;
 /// Thread ids 1.. go to variants in order of appearance; 0 is the session.
 const SESSION_TID: u32 = 0;
 
-pub struct TraceWriter {
-    w: BufWriter<File>,
+pub struct TraceWriter<W: Write = BufWriter<File>> {
+    w: W,
     first: bool,
     tids: BTreeMap<String, u32>,
 }
 
 impl TraceWriter {
     pub fn create(path: &Path) -> std::io::Result<TraceWriter> {
-        let mut w = BufWriter::new(File::create(path)?);
+        TraceWriter::new(BufWriter::new(File::create(path)?))
+    }
+}
+
+impl<W: Write> TraceWriter<W> {
+    pub fn new(mut w: W) -> std::io::Result<TraceWriter<W>> {
         write!(w, "{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[")?;
         let mut t = TraceWriter {
             w,
@@ -61,7 +66,8 @@ impl TraceWriter {
             Event::Latency(b) if !b.samples_ns.is_empty() => {
                 let name = b.variant.to_string();
                 let tid = self.tid(&name)?;
-                let gpu_us = b.samples_ns.iter().sum::<u64>() as f64 / 1e3;
+                // u128: a damaged batch's samples may sum past u64.
+                let gpu_us = b.samples_ns.iter().map(|&n| u128::from(n)).sum::<u128>() as f64 / 1e3;
                 let mut sorted = b.samples_ns.clone();
                 sorted.sort_unstable();
                 let p50 = sorted[sorted.len() / 2] as f64 / 1e3;
@@ -107,8 +113,11 @@ impl TraceWriter {
                 )?;
             }
             Event::AbResult(ab) if ab.done => {
-                self.put(json!({"ph": "i", "s": "g", "pid": PID, "tid": SESSION_TID, "ts": ts,
-                    "name": format!("A/B {} vs {}: {:.3}×, {}", ab.a, ab.b, ab.speedup, ab.verdict)}))?;
+                self.put(
+                    json!({"ph": "i", "s": "g", "pid": PID, "tid": SESSION_TID, "ts": ts,
+                    "name": format!("A/B {} vs {}: {}×, {}", ab.a, ab.b,
+                        crate::metrics::format::fixed(ab.speedup, 3), ab.verdict)}),
+                )?;
             }
             Event::Error(e) => {
                 self.put(
@@ -127,8 +136,9 @@ impl TraceWriter {
         Ok(())
     }
 
-    pub fn finish(mut self) -> std::io::Result<()> {
+    pub fn finish(mut self) -> std::io::Result<W> {
         self.w.write_all(b"]}\n")?;
-        self.w.flush()
+        self.w.flush()?;
+        Ok(self.w)
     }
 }

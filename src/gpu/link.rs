@@ -7,7 +7,7 @@
 //! back as one line and the exit code that fits it.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::process::{Child, ChildStdin, Command as Process, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
@@ -144,8 +144,7 @@ pub fn connect(place: &Place, setup: Option<Setup>, wait: Duration) -> Result<Co
     let (tx, incoming) = mpsc::channel();
     if let Some(out) = child.stdout.take() {
         std::thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { break };
+            for line in protocol::lines(BufReader::new(out)) {
                 let item = match FromWorker::parse(&line) {
                     Ok(l) => Incoming::Line(l),
                     Err(_) => Incoming::Garbage(line),
@@ -160,8 +159,7 @@ pub fn connect(place: &Place, setup: Option<Setup>, wait: Duration) -> Result<Co
     if let Some(err) = child.stderr.take() {
         let tail = Arc::clone(&stderr_tail);
         std::thread::spawn(move || {
-            for line in BufReader::new(err).lines() {
-                let Ok(line) = line else { break };
+            for line in protocol::lines(BufReader::new(err)) {
                 let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
                 if t.len() == STDERR_KEEP {
                     t.pop_front();

@@ -395,7 +395,7 @@ fn deliver(
                 }
                 Incoming::Line(_) => continue,
             };
-            s.t_us += offset_us;
+            s.t_us = s.t_us.saturating_add(offset_us);
             {
                 let mut t = track.lock().unwrap_or_else(|e| e.into_inner());
                 if let Event::Header(h) = &mut s.event {

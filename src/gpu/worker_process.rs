@@ -4,7 +4,6 @@
 //! faults kills this process, never the dashboard; see supervisor.rs for
 //! the other side.
 
-use std::io::BufRead;
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
@@ -37,14 +36,33 @@ pub struct WorkerConfig {
 }
 
 impl WorkerConfig {
-    fn from_setup(s: Setup) -> WorkerConfig {
-        WorkerConfig {
+    /// The dashboard's setup, its numbers held to the command line's ranges:
+    /// a rate or a race length no dashboard of ours sends (NaN, infinite,
+    /// negative) is refused in one line, never run as a busy loop or an
+    /// endless race. No race length (0) is the command line's default.
+    pub fn from_setup(s: Setup) -> Result<WorkerConfig, String> {
+        if !(0.0..=100.0).contains(&s.telemetry_hz) {
+            return Err(format!(
+                "the dashboard asks for telemetry at {} Hz: 0 (off) to 100 expected",
+                s.telemetry_hz
+            ));
+        }
+        let ab_seconds = match s.ab_seconds {
+            0.0 => 10.0,
+            v if (0.5..=600.0).contains(&v) => v,
+            v => {
+                return Err(format!(
+                    "the dashboard asks for races of up to {v} s: 0.5 to 600 expected"
+                ));
+            }
+        };
+        Ok(WorkerConfig {
             telemetry_hz: s.telemetry_hz,
-            ab_seconds: s.ab_seconds,
+            ab_seconds,
             metric_names: s.metric_names,
             kernels: s.kernels,
             device: s.device,
-        }
+        })
     }
 }
 
@@ -77,7 +95,14 @@ pub fn serve(args: WorkerConfig) -> i32 {
     {
         return super::worker_run::run(argv, kernels, &out);
     }
-    let args = setup.map_or(args, WorkerConfig::from_setup);
+    let args = match setup.map(WorkerConfig::from_setup) {
+        None => args,
+        Some(Ok(a)) => a,
+        Some(Err(e)) => {
+            out.event(&error(started, "protocol", e));
+            return crate::exit::USAGE;
+        }
+    };
     serve_commands(args, started, out)
 }
 
@@ -169,8 +194,7 @@ fn serve_commands(args: WorkerConfig, started: Instant, out: Arc<Link>) -> i32 {
     let commands_out = Arc::clone(&out);
     std::thread::spawn(move || {
         // The hello was line 1.
-        for (i, line) in std::io::stdin().lock().lines().enumerate() {
-            let Ok(line) = line else { break };
+        for (i, line) in protocol::lines(std::io::stdin().lock()).enumerate() {
             if line.trim().is_empty() {
                 continue;
             }

@@ -2,7 +2,8 @@
 
 /// Nanoseconds as a short human latency: `812 ns`, `12.3 µs`, `4.56 ms`, `1.20 s`.
 pub fn duration_ns(ns: f64) -> String {
-    if !ns.is_finite() {
+    // A negative time is no measurement either.
+    if !ns.is_finite() || ns < 0.0 {
         return "—".into();
     }
     if ns < 1e3 {
@@ -16,9 +17,37 @@ pub fn duration_ns(ns: f64) -> String {
     }
 }
 
+/// A number with `digits` decimals; `—` when it is not a number, and an
+/// exponent past a million (a damaged file's 1e300 is not 301 digits).
+pub fn fixed(v: f64, digits: usize) -> String {
+    if !v.is_finite() {
+        "—".into()
+    } else if v.abs() >= 1e6 {
+        format!("{v:.digits$e}")
+    } else {
+        format!("{v:.digits$}")
+    }
+}
+
+/// A value at full precision, as recorded (a counter), in exponent form
+/// outside 1e-6..1e15 where plain digits would run to hundreds.
+pub fn exact(v: f64) -> String {
+    let a = v.abs();
+    if !v.is_finite() {
+        "—".into()
+    } else if a == 0.0 || (1e-6..1e15).contains(&a) {
+        v.to_string()
+    } else {
+        format!("{v:e}")
+    }
+}
+
 /// Bytes with a binary unit: `512 B`, `40.0 KiB`, `3.21 GiB`.
 pub fn bytes(b: f64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    if !b.is_finite() || b < 0.0 {
+        return "—".into();
+    }
     let mut v = b;
     let mut i = 0;
     while v >= 1024.0 && i < UNITS.len() - 1 {
@@ -32,10 +61,15 @@ pub fn bytes(b: f64) -> String {
     }
 }
 
-/// Three significant digits, no exponent: 1.23, 12.3, 123.
+/// Three significant digits, no exponent: 1.23, 12.3, 123 (an exponent
+/// past 10^15, `—` for what is not a number).
 pub fn sig3(v: f64) -> String {
     let a = v.abs();
-    if a >= 100.0 {
+    if !v.is_finite() {
+        "—".into()
+    } else if a >= 1e15 {
+        format!("{v:.2e}")
+    } else if a >= 100.0 {
         format!("{v:.0}")
     } else if a >= 10.0 {
         format!("{v:.1}")
@@ -51,7 +85,7 @@ pub fn noise(rel: f64) -> String {
     } else if rel < 1e-4 {
         "±<0.01%".into()
     } else {
-        format!("±{:.2}%", rel * 100.0)
+        format!("±{}%", fixed(rel * 100.0, 2))
     }
 }
 
@@ -74,9 +108,10 @@ pub fn median_interval(m: &crate::session::event::MeasurementDone) -> String {
             "±?".into()
         };
     }
-    let pct = format!("±{:.2}%", m.rel_noise * 100.0);
+    let pct = format!("±{}%", fixed(m.rel_noise * 100.0, 2));
     match m.resolution_ns {
-        Some(step) if m.limited_by_resolution => format!(
+        // A step is a share of a median only when both are positive numbers.
+        Some(step) if m.limited_by_resolution && m.median_ns > 0.0 && step.is_finite() => format!(
             "{pct} (below the timer's {} ns step, {:.2}%)",
             step_text(step),
             step / m.median_ns * 100.0
@@ -87,7 +122,11 @@ pub fn median_interval(m: &crate::session::event::MeasurementDone) -> String {
 
 /// A timer step in ns: `32`, or `1.5` when it is not whole.
 pub fn step_text(step: f64) -> String {
-    if (step - step.round()).abs() < 0.05 {
+    if !(step.is_finite() && step > 0.0) {
+        "—".into()
+    } else if step >= 1e6 {
+        sig3(step)
+    } else if (step - step.round()).abs() < 0.05 {
         format!("{step:.0}")
     } else {
         sig3(step)
@@ -115,12 +154,15 @@ pub fn fit_middle(text: &str, width: usize) -> String {
 
 /// A metric value in its unit, compact.
 pub fn metric(value: f64, unit: &str) -> String {
+    if !value.is_finite() {
+        return "—".into();
+    }
     match unit {
-        "%" => format!("{value:.1}%"),
+        "%" => format!("{}%", fixed(value, 1)),
         "byte" | "B" => bytes(value),
         "ns" => duration_ns(value),
-        "x" => format!("{value:.2}×"),
-        "KiB" => format!("{value:.1} KiB"),
+        "x" => format!("{}×", fixed(value, 2)),
+        "KiB" => format!("{} KiB", fixed(value, 1)),
         _ if value.fract() == 0.0 && value.abs() < 1e15 => count(value as i64),
         _ => sig3(value),
     }
@@ -142,6 +184,37 @@ pub fn count(n: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A damaged file's values print as a dash or with an exponent, never
+    /// as "NaN", "inf" or hundreds of digits.
+    #[test]
+    fn values_that_are_no_measurement_stay_short() {
+        assert_eq!(fixed(1.23456, 3), "1.235");
+        assert_eq!(fixed(f64::NAN, 3), "—");
+        assert_eq!(fixed(f64::INFINITY, 0), "—");
+        assert_eq!(fixed(1e300, 3), "1.000e300");
+        for v in [1e300, -1e300, f64::MAX, f64::NAN, f64::NEG_INFINITY] {
+            for text in [
+                sig3(v),
+                duration_ns(v),
+                step_text(v),
+                exact(v),
+                exact(5e-324),
+                bytes(v),
+                metric(v, "%"),
+                metric(v, "x"),
+                metric(v, "KiB"),
+                metric(v, ""),
+                noise(v),
+            ] {
+                assert!(text.chars().count() <= 24, "{v:e}: {text}");
+                assert!(
+                    !text.contains("NaN") && !text.contains("inf"),
+                    "{v}: {text}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn formats() {

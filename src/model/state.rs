@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use crate::metrics::format::fixed;
 use crate::metrics::gates::{self, GateResult, GateSet};
 use crate::metrics::histogram::LatencyStats;
 use crate::session::Regime;
@@ -256,8 +257,8 @@ impl SessionState {
                     b.variant,
                     b.arch,
                     b.registers,
-                    b.smem_static_bytes + b.smem_dynamic_bytes,
-                    b.spill_store_bytes + b.spill_load_bytes,
+                    u64::from(b.smem_static_bytes) + u64::from(b.smem_dynamic_bytes),
+                    u64::from(b.spill_store_bytes) + u64::from(b.spill_load_bytes),
                     if b.cached { " (cached)" } else { "" }
                 );
                 self.log(t, Level::Info, text);
@@ -322,10 +323,10 @@ impl SessionState {
                     t,
                     Level::Info,
                     format!(
-                        "{}: {} samples, median {:.2} µs {} {}, {}",
+                        "{}: {} samples, median {} µs {} {}, {}",
                         m.variant,
                         m.samples,
-                        m.median_ns / 1e3,
+                        fixed(m.median_ns / 1e3, 2),
                         crate::metrics::format::median_interval(m),
                         regime_name(m.regime),
                         m.stop_reason
@@ -379,11 +380,11 @@ impl SessionState {
                     t,
                     Level::Info,
                     format!(
-                        "counters for {}: {} metrics in {} passes, {:.0} ms",
+                        "counters for {}: {} metrics in {} passes, {} ms",
                         c.variant,
                         c.values.len(),
                         c.passes,
-                        c.collection_ms
+                        fixed(c.collection_ms, 0)
                     ),
                 );
                 let s = self
@@ -409,13 +410,13 @@ impl SessionState {
                         t,
                         Level::Info,
                         format!(
-                            "A/B {} vs {} ({}): {:.3}× [{:.3}, {:.3}] — {}",
+                            "A/B {} vs {} ({}): {}× [{}, {}] — {}",
                             ab.a,
                             ab.b,
                             regime_name(ab.regime),
-                            ab.speedup,
-                            ab.ci_low,
-                            ab.ci_high,
+                            fixed(ab.speedup, 3),
+                            fixed(ab.ci_low, 3),
+                            fixed(ab.ci_high, 3),
                             ab.verdict
                         ),
                     );
@@ -493,11 +494,11 @@ impl SessionState {
             values.insert("attnscope:registers".into(), b.registers as f64);
             values.insert(
                 "attnscope:smem_bytes".into(),
-                (b.smem_static_bytes + b.smem_dynamic_bytes) as f64,
+                f64::from(b.smem_static_bytes) + f64::from(b.smem_dynamic_bytes),
             );
             values.insert(
                 "attnscope:spill_bytes".into(),
-                (b.spill_store_bytes + b.spill_load_bytes) as f64,
+                f64::from(b.spill_store_bytes) + f64::from(b.spill_load_bytes),
             );
         }
         if let Some(c) = &s.correctness {

@@ -9,7 +9,9 @@ pub use super::variant::{Shape, Toggles, Variant};
 
 /// Bumped when a change would make an old reader misread a new file.
 /// Additive changes (new optional fields, new event kinds) keep the version:
-/// readers ignore unknown fields and skip unknown kinds.
+/// readers ignore unknown fields and skip unknown kinds. A field added after
+/// schema 2 carries `#[serde(default)]` (older files lack it); every other
+/// field is required, so a damaged line is refused, never read as zeros.
 pub const SCHEMA_VERSION: u32 = 2;
 /// The oldest version this reader converts (1: variants as named fields
 /// of the bundled kernel).
@@ -58,7 +60,6 @@ pub enum Event {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
 pub struct SessionHeader {
     pub tool: String,
     pub tool_version: String,
@@ -76,8 +77,8 @@ pub struct SessionHeader {
     pub kernel_source_hash: Option<String>,
     /// The kernels the session knows, each with its manifest, so a replay
     /// names their toggles as recorded (empty before kernel manifests:
-    /// the bundled kernel).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// the bundled kernel). Written only when not empty, so it may be absent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kernels: Vec<super::manifest::registry::KernelRecord>,
     pub clocks_at_start: Option<ClockInfo>,
     pub power_limit_w: Option<f64>,
@@ -89,14 +90,14 @@ pub struct SessionHeader {
     /// probe's calibration (its readings are divided by it).
     pub globaltimer_vs_host: Option<f64>,
     /// A merged session's sources (`attnscope merge`): each GPU or host and
-    /// the label its variants carry; empty for a session of one GPU.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// the label its variants carry; empty for a session of one GPU. Added
+    /// after schema 2 and written only when not empty: may be absent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<SourceInfo>,
 }
 
 /// One session of a merged one: where it ran, under which label.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
 pub struct SourceInfo {
     pub label: String,
     /// The file it came from.
@@ -114,7 +115,6 @@ pub struct SourceInfo {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
 pub struct GpuInfo {
     pub name: String,
     pub cc_major: u32,
@@ -124,11 +124,13 @@ pub struct GpuInfo {
     pub memory_bytes: u64,
     /// Largest dynamic shared memory a block may opt into, bytes (0: not recorded).
     pub max_smem_per_block: u32,
-    /// GPU-xxxxxxxx-…: which of a host's GPUs this was (older sessions: none).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// GPU-xxxxxxxx-…: which of a host's GPUs this was. Added after
+    /// schema 2 (older sessions: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uuid: Option<String>,
-    /// The PCI bus id as CUDA writes it, "0000:65:00.0" (older sessions: none).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The PCI bus id as CUDA writes it, "0000:65:00.0". Added after
+    /// schema 2 (older sessions: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pci_bus_id: Option<String>,
 }
 
@@ -161,7 +163,6 @@ impl GpuInfo {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
 pub struct ClockInfo {
     pub sm_mhz: u32,
     pub mem_mhz: u32,
@@ -170,14 +171,12 @@ pub struct ClockInfo {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
 pub struct VariantSelected {
     pub variant: Variant,
     pub shape: Shape,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
 pub struct BuildReport {
     pub variant: Variant,
     pub arch: String,
@@ -199,7 +198,6 @@ pub struct BuildReport {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
 pub struct BuildFailure {
     pub variant: Variant,
     pub arch: String,
@@ -277,7 +275,6 @@ pub fn regime_name(r: Option<Regime>) -> &'static str {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
 pub struct LatencyBatch {
     pub variant: Variant,
     pub shape: Shape,
@@ -293,13 +290,13 @@ pub struct LatencyBatch {
     pub throttled: Option<bool>,
     /// The timer that produced the samples: `cupti` or `events`.
     pub timer: String,
-    /// Idle gap before each launch (isolated regime), microseconds.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Idle gap before each launch (isolated regime), microseconds; written
+    /// only for that regime.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gap_us: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
 pub struct MeasurementDone {
     pub variant: Variant,
     pub shape: Shape,
@@ -330,12 +327,12 @@ pub struct MeasurementDone {
     pub within_batch_rel: Option<f64>,
     pub between_batch_rel: Option<f64>,
     /// Seconds of untimed load before sampling (`bench --warm-seconds`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Added after schema 2, written only when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warm_s: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
 pub struct CorrectnessReport {
     pub variant: Variant,
     pub shape: Shape,
@@ -347,11 +344,13 @@ pub struct CorrectnessReport {
     /// `heads` when not all.
     pub heads_checked: u64,
     pub heads_total: u64,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub heads: Vec<u64>,
     /// Rows compared against the reference, of B·H·S (0: a session from
-    /// before row sampling).
+    /// before row sampling). Added after schema 2: absent in older sessions.
+    #[serde(default)]
     pub rows_checked: u64,
+    #[serde(default)]
     pub rows_total: u64,
     /// The largest max(1, max |V|) of the checks.
     #[serde(deserialize_with = "nan_null::de")]
@@ -369,8 +368,9 @@ pub struct CorrectnessReport {
     /// The rules the checks were judged by (absent before per-row bounds).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bounds: Option<super::check::Bounds>,
-    /// One per input distribution, each with its seed.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// One per input distribution, each with its seed. Added after schema 2:
+    /// absent in older sessions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<super::check::DistCheck>,
 }
 
@@ -398,7 +398,6 @@ impl CorrectnessReport {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
 pub struct CounterProgress {
     pub variant: Variant,
     pub pass: u32,
@@ -406,7 +405,6 @@ pub struct CounterProgress {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
 pub struct CounterReport {
     pub variant: Variant,
     pub shape: Shape,
@@ -429,7 +427,6 @@ pub struct CounterReport {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
 pub struct TelemetrySample {
     pub sm_clock_mhz: u32,
     pub mem_clock_mhz: u32,
@@ -450,8 +447,9 @@ pub struct TelemetrySample {
     /// GPU memory this process holds.
     pub process_mem_bytes: Option<u64>,
     pub mem_max_mhz: Option<u32>,
-    /// In a merged session: the source (GPU) it was read from.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    /// In a merged session: the source (GPU) it was read from. Added after
+    /// schema 2, written only in merged sessions.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub source: String,
 }
 
@@ -468,7 +466,6 @@ impl TelemetrySample {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
 pub struct AbReport {
     pub a: Variant,
     pub b: Variant,
@@ -519,7 +516,6 @@ pub struct AbReport {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
 pub struct ErrorReport {
     /// Where it happened: `build`, `launch`, `cupti`, `nvml`, `worker`, `session`.
     pub source: String,
@@ -528,7 +524,6 @@ pub struct ErrorReport {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
 pub struct Bookmark {
     pub label: String,
 }
@@ -650,27 +645,40 @@ impl<'de> Deserialize<'de> for Event {
             Some(kind) => Tag { kind },
             None => serde_json::from_str(text).map_err(D::Error::custom)?,
         };
-        fn payload<T: serde::de::DeserializeOwned, E: Error>(text: &str) -> Result<T, E> {
-            serde_json::from_str(text).map_err(E::custom)
+        // The outer parser adds where in the line; the message says which event.
+        let kind = tag.kind.as_ref();
+        let fail =
+            |e: serde_json::Error| D::Error::custom(format!("{kind}: {}", without_position(&e)));
+        fn payload<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
+            serde_json::from_str(text)
         }
-        Ok(match tag.kind.as_ref() {
-            "header" => Event::Header(payload(text)?),
-            "variant_selected" => Event::VariantSelected(payload(text)?),
-            "build_finished" => Event::BuildFinished(payload(text)?),
-            "build_failed" => Event::BuildFailed(payload(text)?),
-            "latency" => Event::Latency(payload(text)?),
-            "measurement_done" => Event::MeasurementDone(payload(text)?),
-            "correctness" => Event::Correctness(payload(text)?),
-            "counter_progress" => Event::CounterProgress(payload(text)?),
-            "counters" => Event::Counters(payload(text)?),
-            "telemetry" => Event::Telemetry(payload(text)?),
-            "ab_result" => Event::AbResult(payload(text)?),
-            "error" => Event::Error(payload(text)?),
-            "bookmark" => Event::Bookmark(payload(text)?),
-            "kernel_loaded" => Event::KernelLoaded(payload(text)?),
+        Ok(match kind {
+            "header" => Event::Header(payload(text).map_err(fail)?),
+            "variant_selected" => Event::VariantSelected(payload(text).map_err(fail)?),
+            "build_finished" => Event::BuildFinished(payload(text).map_err(fail)?),
+            "build_failed" => Event::BuildFailed(payload(text).map_err(fail)?),
+            "latency" => Event::Latency(payload(text).map_err(fail)?),
+            "measurement_done" => Event::MeasurementDone(payload(text).map_err(fail)?),
+            "correctness" => Event::Correctness(payload(text).map_err(fail)?),
+            "counter_progress" => Event::CounterProgress(payload(text).map_err(fail)?),
+            "counters" => Event::Counters(payload(text).map_err(fail)?),
+            "telemetry" => Event::Telemetry(payload(text).map_err(fail)?),
+            "ab_result" => Event::AbResult(payload(text).map_err(fail)?),
+            "error" => Event::Error(payload(text).map_err(fail)?),
+            "bookmark" => Event::Bookmark(payload(text).map_err(fail)?),
+            "kernel_loaded" => Event::KernelLoaded(payload(text).map_err(fail)?),
             _ => Event::Unknown,
         })
     }
+}
+
+/// A serde_json error's message without its " at line 1 column 9" (the
+/// reader says which line; a column counted from the event's own text
+/// would mislead).
+pub fn without_position(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let at = format!(" at line {} column {}", e.line(), e.column());
+    text.strip_suffix(&at).map_or(text.clone(), str::to_string)
 }
 
 impl Event {
@@ -725,6 +733,8 @@ impl Event {
         }
     }
 }
+
+pub(crate) mod schema1;
 
 #[cfg(test)]
 mod tests;

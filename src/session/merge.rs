@@ -195,7 +195,10 @@ pub fn merge(files: &[PathBuf], labels: &[String], out: &Path) -> Result<Merged,
     )?;
     let mut skipped = 0;
     for ((file, h), tag) in files.iter().zip(&headers).zip(labels) {
-        let shift_us = h.started_unix_ms.saturating_sub(origin) * 1000;
+        let shift_us = h
+            .started_unix_ms
+            .saturating_sub(origin)
+            .saturating_mul(1000);
         let cudnn = Variant::cudnn_on(tag);
         // This file's kernel numbers (as the reader registered them) → the
         // relabelled kernels'.
@@ -225,7 +228,7 @@ pub fn merge(files: &[PathBuf], labels: &[String], out: &Path) -> Result<Merged,
                         }
                     }
                 }
-                s.t_us += shift_us;
+                s.t_us = s.t_us.saturating_add(shift_us);
                 put(&mut rec, &s)
             })();
             match result {
@@ -276,6 +279,7 @@ fn map_kernel(
         return Ok(());
     };
     let new = relabel(rec, tag)?;
+    registry::room()?;
     let m = Manifest::parse(&new.manifest, &format!("the manifest of {}", new.name))
         .map_err(|e| e.to_string())?;
     let id = registry::register_from(tag, &new.label, m, new.dir.as_ref().map(PathBuf::from));

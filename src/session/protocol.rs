@@ -255,14 +255,15 @@ impl SeqCheck {
     pub fn see(&mut self, seq: u64) -> Result<(), String> {
         let expected = self.next.max(1);
         self.received += 1;
+        // A garbled number may be anything up to u64::MAX: never wrap.
         if seq == expected {
-            self.next = seq + 1;
+            self.next = seq.saturating_add(1);
             return Ok(());
         }
         if seq > expected {
-            self.next = seq + 1;
+            self.next = seq.saturating_add(1);
             let missing = seq - expected;
-            self.lost += missing;
+            self.lost = self.lost.saturating_add(missing);
             return Err(if missing == 1 {
                 format!(
                     "event {expected} from the worker never arrived (lost or garbled on the link)"
@@ -351,19 +352,54 @@ impl<W: std::io::Write> LinkWriter<W> {
     }
 }
 
+/// No line of a link comes near this (a hello carries kernel sources).
+pub const MAX_LINE_BYTES: u64 = 64 << 20;
+
+/// One line of a link, or None at its end (or a read error: the far side
+/// is gone either way). Bytes that are not UTF-8 are replaced, so a garbled
+/// line is reported as one rather than ending the link; a line past
+/// MAX_LINE_BYTES is cut there and the rest of it skipped, never held.
+pub fn next_line(input: &mut impl std::io::BufRead) -> Option<String> {
+    next_line_within(input, MAX_LINE_BYTES)
+}
+
+fn next_line_within(input: &mut impl std::io::BufRead, max: u64) -> Option<String> {
+    use std::io::{BufRead, Read};
+    let mut buf = Vec::new();
+    let n = input.take(max).read_until(b'\n', &mut buf).ok()?;
+    if n == 0 {
+        return None;
+    }
+    if buf.last() != Some(&b'\n') && n as u64 == max {
+        let mut rest = Vec::new();
+        loop {
+            rest.clear();
+            match input.take(1 << 20).read_until(b'\n', &mut rest) {
+                Ok(0) | Err(_) => break,
+                Ok(_) if rest.last() == Some(&b'\n') => break,
+                Ok(_) => {}
+            }
+        }
+    }
+    let text = String::from_utf8_lossy(&buf);
+    Some(text.trim_end_matches(['\n', '\r']).to_string())
+}
+
+/// The lines of a link, as `next_line` reads them.
+pub fn lines<R: std::io::BufRead>(mut input: R) -> impl Iterator<Item = String> {
+    std::iter::from_fn(move || next_line(&mut input))
+}
+
 /// The worker reads the dashboard's hello: Ok(None) when the input ended
 /// first (a probe that only wanted the worker's hello).
 pub fn read_hello(input: &mut impl std::io::BufRead) -> Result<Option<Hello>, String> {
-    let mut line = String::new();
-    loop {
-        line.clear();
-        match input.read_line(&mut line) {
-            Ok(0) => return Ok(None),
-            Ok(_) if line.trim().is_empty() => continue,
-            Ok(_) => break,
-            Err(e) => return Err(format!("cannot read the dashboard's hello: {e}")),
+    let line = loop {
+        match next_line(input) {
+            None => return Ok(None),
+            Some(l) if l.trim().is_empty() => continue,
+            Some(l) => break l,
         }
-    }
+    };
     let hello = parse_hello(&line)?;
     match hello.mismatch("dashboard") {
         Some(m) => Err(m),

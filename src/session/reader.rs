@@ -124,6 +124,8 @@ pub fn read_stream(
     let mut line_no = 0u64;
     let mut at_end = false;
     let mut cut = None;
+    // What the lines mean depends on the header's schema: read it first.
+    let mut schema = SCHEMA_VERSION;
     while !at_end {
         // Lines read before an error are handed on first, then the error.
         let mut batch = Vec::new();
@@ -136,6 +138,14 @@ pub fn read_stream(
             &mut batch,
         )
         .err();
+        if !seen_header && let Some(first) = batch.first() {
+            // A header of another schema may lack what ours requires: its
+            // version is checked before the line is parsed.
+            if let Some(v) = schema_of(trim_ascii(&first.bytes)) {
+                check_schema(v, path)?;
+                schema = v;
+            }
+        }
         // Parsing dominates replay of large sessions: lines parse in parallel,
         // events are handed on in file order.
         let parse = |l: &RawLine| match l.too_long {
@@ -143,7 +153,7 @@ pub fn read_stream(
                 "line longer than {} MiB ({bytes} bytes)",
                 MAX_LINE_BYTES >> 20
             )),
-            None => serde_json::from_slice(trim_ascii(&l.bytes)).map_err(|e| e.to_string()),
+            None => parse_line(trim_ascii(&l.bytes), schema),
         };
         // The header goes first and alone: its kernels' manifests say what
         // the variants in every later line mean.
@@ -251,6 +261,39 @@ pub fn read_stream(
     Ok(report)
 }
 
+/// The schema a header line says its file is in; None when it is no
+/// header line (the header check then says what it is).
+fn schema_of(line: &[u8]) -> Option<u32> {
+    #[derive(serde::Deserialize)]
+    struct Line {
+        event: Header,
+    }
+    #[derive(serde::Deserialize)]
+    struct Header {
+        #[serde(rename = "type")]
+        kind: String,
+        schema_version: u32,
+    }
+    serde_json::from_slice::<Line>(line)
+        .ok()
+        .filter(|l| l.event.kind == "header")
+        .map(|l| l.event.schema_version)
+}
+
+fn parse_line(line: &[u8], schema: u32) -> Result<Stamped, String> {
+    if schema == 1 {
+        return super::event::schema1::parse(line);
+    }
+    serde_json::from_slice(line).map_err(|e| match e.line() {
+        1 => format!(
+            "{} (column {})",
+            super::event::without_position(&e),
+            e.column()
+        ),
+        _ => e.to_string(),
+    })
+}
+
 struct RawLine {
     no: u64,
     bytes: Vec<u8>,
@@ -347,17 +390,21 @@ fn check_header(event: &Event, path: &Path, line: u64) -> Result<(), SessionErro
             found: event.kind().into(),
         });
     };
-    if h.schema_version > SCHEMA_VERSION {
+    check_schema(h.schema_version, path)
+}
+
+fn check_schema(found: u32, path: &Path) -> Result<(), SessionError> {
+    if found > SCHEMA_VERSION {
         return Err(SessionError::NewerSchema {
             path: path.into(),
-            found: h.schema_version,
+            found,
             supported: SCHEMA_VERSION,
         });
     }
-    if h.schema_version < OLDEST_SCHEMA {
+    if found < OLDEST_SCHEMA {
         return Err(SessionError::OlderSchema {
             path: path.into(),
-            found: h.schema_version,
+            found,
             supported: OLDEST_SCHEMA,
         });
     }

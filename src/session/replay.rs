@@ -77,7 +77,9 @@ impl ReplayClock {
         let elapsed = now
             .saturating_duration_since(self.anchor_wall)
             .as_secs_f64();
-        self.anchor_us + (elapsed * self.speed * 1e6) as u64
+        // Saturating: a damaged file's stamps may sit near u64::MAX.
+        self.anchor_us
+            .saturating_add((elapsed * self.speed * 1e6) as u64)
     }
 
     /// How long to wait before an event stamped `t_us` is due; `None` while paused.
@@ -106,7 +108,9 @@ impl ReplayClock {
             ReplayControl::TogglePause => self.paused = !self.paused,
             ReplayControl::Faster => self.speed = step_speed(self.speed, 1),
             ReplayControl::Slower => self.speed = step_speed(self.speed, -1),
-            ReplayControl::SkipSeconds(s) => self.skip_until_us = pos + (s * 1e6) as u64,
+            ReplayControl::SkipSeconds(s) => {
+                self.skip_until_us = pos.saturating_add((s * 1e6) as u64)
+            }
             ReplayControl::ToEnd => self.to_end = true,
             // Seeks are carried out by the player, which calls `seek_to`.
             ReplayControl::SeekBack(_) | ReplayControl::ToStart => {}

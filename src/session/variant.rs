@@ -400,6 +400,8 @@ impl Legacy {
                 other => return Err(format!("tile {name} = {other} is not a number")),
             };
         }
+        // As a name would be: what reads must write and read back.
+        v.check().map_err(|e| format!("variant '{v}': {e}"))?;
         Ok(v)
     }
 }
@@ -429,7 +431,6 @@ impl<'de> Deserialize<'de> for Variant {
 pub const MAX_GRID_YZ: u32 = 65_535;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(default)]
 pub struct Shape {
     pub b: u32,
     pub h: u32,

@@ -284,7 +284,6 @@ pub fn load_dir(dir: &Path, primary: bool) -> Result<KernelId, String> {
 
 /// A kernel as a session file records it: enough to read its variants back.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
 pub struct KernelRecord {
     /// "" for the session's primary kernel.
     pub label: String,
@@ -292,8 +291,9 @@ pub struct KernelRecord {
     pub manifest: String,
     pub dir: Option<String>,
     pub source_hash: Option<String>,
-    /// The GPU or host it ran on, in a merged session.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    /// The GPU or host it ran on, in a merged session. Added after schema
+    /// 2, written only in merged sessions.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub source: String,
 }
 
@@ -338,12 +338,32 @@ pub fn records() -> Vec<KernelRecord> {
     out
 }
 
+/// Kernels one process takes from files at most. A session names a few; a
+/// damaged one naming thousands would grow the registry past what a
+/// `KernelId` numbers, and variants would read with another's manifest.
+pub const MAX_KERNELS: usize = 1024;
+
+/// Err when the registry holds MAX_KERNELS kernels: no more from files.
+pub fn room() -> Result<(), String> {
+    if read().kernels.len() < MAX_KERNELS {
+        Ok(())
+    } else {
+        Err(format!(
+            "this process already knows {MAX_KERNELS} kernels: no more are read from files"
+        ))
+    }
+}
+
 /// Makes a session's kernels current before its events are read: each
 /// record's manifest under its label. A record that does not parse is
 /// returned as an error naming the label; the others are kept.
 pub fn adopt(records: &[KernelRecord]) -> Result<(), String> {
     let mut failed = Vec::new();
     for rec in records {
+        if let Err(e) = room() {
+            failed.push(e);
+            break;
+        }
         match Manifest::parse(
             &rec.manifest,
             &format!("the session's manifest of {}", rec.name),

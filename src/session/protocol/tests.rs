@@ -127,3 +127,18 @@ fn a_session_line_is_numbered_as_it_is() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A link's lines end: a line longer than the limit is cut and the rest of
+/// it skipped, bytes that are not UTF-8 make a garbled line, not the end.
+#[test]
+fn link_lines_are_bounded_and_never_end_the_link_early() {
+    let mut input: &[u8] = b"first\n0123456789abcdef-rest-of-it\nnot \xff utf8\r\nlast";
+    let mut got = Vec::new();
+    while let Some(l) = next_line_within(&mut input, 16) {
+        got.push(l);
+    }
+    assert_eq!(
+        got,
+        ["first", "0123456789abcdef", "not \u{FFFD} utf8", "last"]
+    );
+}

@@ -47,8 +47,8 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
                 .collect();
             groups.push(vec![Span::styled(
                 format!(
-                    "graph built in {:.0} ms{}",
-                    b.compile_ms,
+                    "graph built in {} ms{}",
+                    crate::metrics::format::fixed(b.compile_ms, 0),
                     if b.cached { " (cached)" } else { "" }
                 ),
                 theme::dim(),
@@ -56,7 +56,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             lines.extend(super::flow(groups, inner.width));
         }
         Some(b) => {
-            let spills = b.spill_store_bytes + b.spill_load_bytes;
+            let spills = u64::from(b.spill_store_bytes) + u64::from(b.spill_load_bytes);
             let fam = if b.families.is_empty() {
                 "scalar only".to_string()
             } else {
@@ -66,7 +66,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
                 kv("regs", b.registers.to_string()),
                 kv(
                     "smem",
-                    bytes((b.smem_static_bytes + b.smem_dynamic_bytes) as f64),
+                    bytes(f64::from(b.smem_static_bytes) + f64::from(b.smem_dynamic_bytes)),
                 ),
                 kv("stack", bytes(b.stack_bytes as f64)),
                 vec![
@@ -84,8 +84,8 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
                 kv("arch", b.arch.clone()),
                 vec![Span::styled(
                     format!(
-                        "compiled in {:.0} ms{}",
-                        b.compile_ms,
+                        "compiled in {} ms{}",
+                        crate::metrics::format::fixed(b.compile_ms, 0),
                         if b.cached { " (cache)" } else { "" }
                     ),
                     theme::dim(),
@@ -180,9 +180,9 @@ fn counter_lines(c: &crate::session::event::CounterReport, width: usize, lines: 
     use crate::metrics::catalogue;
     lines.push(Line::styled(
         format!(
-            "counters · {} passes · {:.0} ms · L2 {}",
+            "counters · {} passes · {} ms · L2 {}",
             c.passes,
-            c.collection_ms,
+            crate::metrics::format::fixed(c.collection_ms, 0),
             if c.l2 == crate::session::event::L2Mode::Cold {
                 "emptied per pass"
             } else {

@@ -7,7 +7,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::metrics::format::{count, duration_ns};
+use crate::metrics::format::{count, duration_ns, fixed};
 use crate::metrics::histogram::{LatencyStats, joint_range};
 use crate::model::state::{Key, RunState, VariantState};
 use crate::session::Regime;
@@ -257,9 +257,9 @@ fn speedup_line(state: &UiState) -> Line<'static> {
     };
     Line::from(vec![
         Span::styled("speedup A/B ", theme::label()),
-        Span::styled(format!("{:.3}×", ab.speedup), theme::value()),
+        Span::styled(format!("{}×", fixed(ab.speedup, 3)), theme::value()),
         Span::styled(
-            format!(" [{:.3}, {:.3}] 95% ", ab.ci_low, ab.ci_high),
+            format!(" [{}, {}] 95% ", fixed(ab.ci_low, 3), fixed(ab.ci_high, 3)),
             theme::dim(),
         ),
         Span::styled(ab.verdict.clone(), verdict_style),

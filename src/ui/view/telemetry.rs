@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Sparkline, Widget};
 
-use crate::metrics::format::bytes;
+use crate::metrics::format::{bytes, fixed};
 use crate::session::event::TelemetrySample;
 use crate::ui::{app_state::UiState, theme};
 
@@ -25,7 +25,7 @@ const SERIES: [Series; 4] = [
     (
         "power",
         |t| t.power_w,
-        |t| format!("{:.0}/{:.0} W", t.power_w, t.power_limit_w),
+        |t| format!("{}/{} W", fixed(t.power_w, 0), fixed(t.power_limit_w, 0)),
     ),
     ("temp", |t| t.temp_c as f64, |t| format!("{} °C", t.temp_c)),
     (

@@ -1,0 +1,94 @@
+//! The command line as the process got it, made into a command: every
+//! argument checked to be UTF-8, the kernel folders it names registered,
+//! then clap. One function, so `main` and the fuzz targets parse alike.
+
+use std::ffi::OsString;
+
+use clap::Parser;
+
+use super::{Cli, Cmd};
+
+/// Why a command line gives no command.
+#[derive(Debug)]
+pub enum ArgsError {
+    /// One line for stderr, exit code `exit::USAGE`.
+    Usage(String),
+    /// clap's own report (help and version too), printed by `clap::Error::exit`.
+    Clap(clap::Error),
+}
+
+/// The arguments as text and the command they make. The program name may
+/// be any bytes (it is only shown); every other argument must be UTF-8.
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(Vec<String>, Cmd), ArgsError> {
+    let argv = utf8(args)?;
+    super::register_kernels(&argv).map_err(ArgsError::Usage)?;
+    let cli = Cli::try_parse_from(&argv).map_err(ArgsError::Clap)?;
+    Ok((argv, cli.command.unwrap_or(Cmd::Live(cli.live))))
+}
+
+fn utf8(args: impl IntoIterator<Item = OsString>) -> Result<Vec<String>, ArgsError> {
+    let mut argv = Vec::new();
+    for (i, arg) in args.into_iter().enumerate() {
+        match arg.into_string() {
+            Ok(text) => argv.push(text),
+            Err(raw) if i == 0 => argv.push(raw.to_string_lossy().into_owned()),
+            Err(raw) => {
+                return Err(ArgsError::Usage(format!(
+                    "argument {i} ({}) is not valid UTF-8: attnscope takes its arguments, file \
+                     names included, as UTF-8 (rename the file, or pass a link to it with a UTF-8 name)",
+                    escaped(&raw)
+                )));
+            }
+        }
+    }
+    Ok(argv)
+}
+
+/// The argument in quotes, bytes that are not UTF-8 as `\xFF`.
+fn escaped(raw: &std::ffi::OsStr) -> String {
+    #[cfg(unix)]
+    let text = {
+        use std::os::unix::ffi::OsStrExt;
+        raw.as_bytes()
+            .utf8_chunks()
+            .map(|c| {
+                let bad: String = c.invalid().iter().map(|b| format!("\\x{b:02X}")).collect();
+                format!("{}{bad}", c.valid().escape_debug())
+            })
+            .collect::<String>()
+    };
+    #[cfg(not(unix))]
+    let text = raw.to_string_lossy().escape_debug().to_string();
+    format!("'{text}'")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn an_argument_that_is_not_utf8_is_one_usage_line() {
+        use std::os::unix::ffi::OsStringExt;
+        let args = [
+            OsString::from("attnscope"),
+            "replay".into(),
+            OsString::from_vec(b"/tmp/\xff\xfe.jsonl".to_vec()),
+            "--summary".into(),
+        ];
+        let Err(ArgsError::Usage(line)) = parse(args) else {
+            panic!("not a usage error")
+        };
+        assert!(
+            line.starts_with("argument 2 ('/tmp/\\xFF\\xFE.jsonl') is not valid UTF-8"),
+            "{line}"
+        );
+        assert!(!line.contains('\n'));
+        // The program's own name may be anything.
+        let args = [
+            OsString::from_vec(b"attn\xffscope".to_vec()),
+            "doctor".into(),
+        ];
+        assert!(parse(args).is_ok());
+    }
+}
