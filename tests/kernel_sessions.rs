@@ -16,11 +16,16 @@ fn line(v: serde_json::Value) -> String {
     format!("{v}\n")
 }
 
+/// A complete header (a header missing its fields is a corrupt line) with these kernels.
 fn header(kernels: serde_json::Value) -> String {
-    line(
-        serde_json::json!({"t_us": 0, "event": {"type": "header", "tool": "attnscope",
-        "schema_version": SCHEMA_VERSION, "kernels": kernels}}),
-    )
+    let mut event = serde_json::to_value(Event::Header(SessionHeader {
+        tool: "attnscope".into(),
+        schema_version: SCHEMA_VERSION,
+        ..Default::default()
+    }))
+    .unwrap();
+    event["kernels"] = kernels;
+    line(serde_json::json!({"t_us": 0, "event": event}))
 }
 
 fn selected(t: u64, variant: &str) -> String {

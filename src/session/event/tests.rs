@@ -187,9 +187,15 @@ fn only_fields_added_later_or_optional_may_be_absent() {
     );
     let check_report = CorrectnessReport {
         heads: vec![1],
+        checks: vec![Default::default()],
         ..Default::default()
     };
-    check("correctness", removable(&check_report), &["heads"]);
+    // rows_checked, rows_total and checks came with per-row bounds (issue 37), after schema 2.
+    check(
+        "correctness",
+        removable(&check_report),
+        &["heads", "rows_checked", "rows_total", "checks"],
+    );
     check(
         "counter_progress",
         removable(&CounterProgress::default()),
