@@ -156,11 +156,22 @@ pub fn run(input: &[u8], index: u64) {
         .get(1)
         .map(|a| a.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let safe = SAFE.contains(&sub.as_str())
-        || (matches!(
-            parsed,
-            Err(argv::ArgsError::Clap(_) | argv::ArgsError::Usage(_))
-        ) && sub != "worker");
+    // Commands that write take their paths from the pool, which names this
+    // repository's files: they run only where they cannot write into it.
+    let repo = env!("CARGO_MANIFEST_DIR").as_bytes();
+    let writes = ["export", "merge", "new"].contains(&sub.as_str())
+        && args
+            .iter()
+            .any(|a| a.as_bytes().windows(repo.len()).any(|w| w == repo));
+    // A command line that fails to parse fails the same way in the binary,
+    // before it acts; except a value's check, which may depend on kernels
+    // this process registered from other inputs.
+    let failed = match &parsed {
+        Err(argv::ArgsError::Usage(_)) => true,
+        Err(argv::ArgsError::Clap(e)) => e.kind() != clap::error::ErrorKind::ValueValidation,
+        Ok(_) => false,
+    };
+    let safe = !writes && (SAFE.contains(&sub.as_str()) || (failed && sub != "worker"));
     if safe {
         harness::reached("cli: run as a process");
         run_binary(&args[1..]);
