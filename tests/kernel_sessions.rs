@@ -19,7 +19,8 @@ fn line(v: serde_json::Value) -> String {
 fn header(kernels: serde_json::Value) -> String {
     line(
         serde_json::json!({"t_us": 0, "event": {"type": "header", "tool": "attnscope",
-        "schema_version": SCHEMA_VERSION, "kernels": kernels}}),
+        "tool_version": "test", "schema_version": SCHEMA_VERSION, "host": "h",
+        "command_line": [], "started_unix_ms": 0, "kernels": kernels}}),
     )
 }
 
