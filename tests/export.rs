@@ -229,3 +229,30 @@ fn export_of_a_compressed_session_matches_the_plain_one() {
     );
     assert!(cli_out.join("latency_histogram.png").exists());
 }
+
+/// Issue 43: a race between variants with no samples left the histogram no
+/// finite axis, and plotters looped on it. The chart says why it is empty;
+/// the others draw as usual.
+#[test]
+fn a_chart_with_no_finite_axis_is_drawn_empty_with_a_note() {
+    let mut events = Vec::new();
+    read_file(
+        Path::new("tests/fixtures/issue43_race_without_samples.jsonl"),
+        OnCorrupt::Stop,
+        |s| {
+            events.push(s);
+            true
+        },
+    )
+    .unwrap();
+    let out = attnscope::export::export_in_memory(&events, &GateSet::default_set(), false).unwrap();
+    assert!(
+        out.svgs[0].contains("Nothing to draw: no samples of wmma or wmma+pv in the regime shown"),
+        "{}",
+        &out.svgs[0][..out.svgs[0].len().min(2000)]
+    );
+    assert!(
+        !out.svgs[1].contains("Nothing to draw"),
+        "the time chart has its batch"
+    );
+}

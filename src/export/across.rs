@@ -131,7 +131,7 @@ pub fn text(s: &SessionState) -> Option<String> {
         }
         for m in &r.median_ns[1..] {
             let ratio = match (m, r.median_ns[0]) {
-                (Some(x), Some(base)) => format!("{:.3}", x / base),
+                (Some(x), Some(base)) => crate::metrics::format::fixed(x / base, 3),
                 _ => "—".into(),
             };
             out.push_str(&format!(" {ratio:>10}"));

@@ -112,9 +112,9 @@ pub fn median_interval(m: &crate::session::event::MeasurementDone) -> String {
     match m.resolution_ns {
         // A step is a share of a median only when both are positive numbers.
         Some(step) if m.limited_by_resolution && m.median_ns > 0.0 && step.is_finite() => format!(
-            "{pct} (below the timer's {} ns step, {:.2}%)",
+            "{pct} (below the timer's {} ns step, {}%)",
             step_text(step),
-            step / m.median_ns * 100.0
+            fixed(step / m.median_ns * 100.0, 2)
         ),
         _ => pct,
     }

@@ -146,63 +146,7 @@ pub fn read_stream(
                 schema = v;
             }
         }
-        // Parsing dominates replay of large sessions: lines parse in parallel,
-        // events are handed on in file order.
-        let parse = |l: &RawLine| match l.too_long {
-            Some(bytes) => Err(format!(
-                "line longer than {} MiB ({bytes} bytes)",
-                MAX_LINE_BYTES >> 20
-            )),
-            None => parse_line(trim_ascii(&l.bytes), schema),
-        };
-        // The header goes first and alone: its kernels' manifests say what
-        // the variants in every later line mean.
-        let mut parsed: Vec<Result<Stamped, String>> = Vec::with_capacity(batch.len());
-        if !seen_header && let Some(first) = batch.first() {
-            let header = parse(first);
-            if let Ok(Stamped {
-                event: Event::Header(h),
-                ..
-            }) = &header
-                && h.schema_version <= SCHEMA_VERSION
-                && let Err(message) = super::manifest::registry::adopt(&session_kernels(h))
-            {
-                report.skipped.push(SkippedLine {
-                    line: first.no,
-                    message: format!("a kernel manifest in the header cannot be read, its variants will not be: {message}"),
-                });
-            }
-            parsed.push(header);
-        }
-        // A kernel_loaded line is a barrier too: the lines after it read
-        // their variants with its manifest.
-        let mut from = parsed.len();
-        while from < batch.len() {
-            let barrier = batch[from..]
-                .iter()
-                .position(|l| memchr::memmem::find(&l.bytes, b"\"kernel_loaded\"").is_some())
-                .map(|i| from + i);
-            let to = barrier.unwrap_or(batch.len());
-            parsed.extend(batch[from..to].par_iter().map(parse).collect::<Vec<_>>());
-            if let Some(i) = barrier {
-                let line = parse(&batch[i]);
-                if let Ok(Stamped {
-                    event: Event::KernelLoaded(k),
-                    ..
-                }) = &line
-                    && let Err(message) = super::manifest::registry::adopt(std::slice::from_ref(k))
-                {
-                    report.skipped.push(SkippedLine {
-                        line: batch[i].no,
-                        message: format!("the reloaded manifest cannot be read: {message}"),
-                    });
-                }
-                parsed.push(line);
-                from = i + 1;
-            } else {
-                from = to;
-            }
-        }
+        let parsed = parse_batch(&batch, schema, !seen_header, &mut report);
         for (line, result) in batch.iter().zip(parsed) {
             let stamped = match result {
                 Ok(s) => s,
@@ -259,6 +203,75 @@ pub fn read_stream(
     }
     report.torn_tail |= cut.is_some();
     Ok(report)
+}
+
+/// Parses a batch's lines in file order: in parallel, except the header
+/// (when `header_first`) and each `kernel_loaded` line, which are parsed
+/// alone and their manifests adopted before the lines after them.
+fn parse_batch(
+    batch: &[RawLine],
+    schema: u32,
+    header_first: bool,
+    report: &mut ReadReport,
+) -> Vec<Result<Stamped, String>> {
+    // Parsing dominates replay of large sessions: lines parse in parallel,
+    // events are handed on in file order.
+    let parse = |l: &RawLine| match l.too_long {
+        Some(bytes) => Err(format!(
+            "line longer than {} MiB ({bytes} bytes)",
+            MAX_LINE_BYTES >> 20
+        )),
+        None => parse_line(trim_ascii(&l.bytes), schema),
+    };
+    // The header goes first and alone: its kernels' manifests say what
+    // the variants in every later line mean.
+    let mut parsed: Vec<Result<Stamped, String>> = Vec::with_capacity(batch.len());
+    if header_first && let Some(first) = batch.first() {
+        let header = parse(first);
+        if let Ok(Stamped {
+            event: Event::Header(h),
+            ..
+        }) = &header
+            && h.schema_version <= SCHEMA_VERSION
+            && let Err(message) = super::manifest::registry::adopt(&session_kernels(h))
+        {
+            report.skipped.push(SkippedLine {
+                line: first.no,
+                message: format!("a kernel manifest in the header cannot be read, its variants will not be: {message}"),
+            });
+        }
+        parsed.push(header);
+    }
+    // A kernel_loaded line is a barrier too: the lines after it read
+    // their variants with its manifest.
+    let mut from = parsed.len();
+    while from < batch.len() {
+        let barrier = batch[from..]
+            .iter()
+            .position(|l| memchr::memmem::find(&l.bytes, b"\"kernel_loaded\"").is_some())
+            .map(|i| from + i);
+        let to = barrier.unwrap_or(batch.len());
+        parsed.extend(batch[from..to].par_iter().map(parse).collect::<Vec<_>>());
+        if let Some(i) = barrier {
+            let line = parse(&batch[i]);
+            if let Ok(Stamped {
+                event: Event::KernelLoaded(k),
+                ..
+            }) = &line
+                && let Err(message) = super::manifest::registry::adopt(std::slice::from_ref(k))
+            {
+                report.skipped.push(SkippedLine {
+                    line: batch[i].no,
+                    message: format!("the reloaded manifest cannot be read: {message}"),
+                });
+            }
+            parsed.push(line);
+            from = i + 1;
+        } else {
+            from = to;
+        }
+    }
+    parsed
 }
 
 /// The schema a header line says its file is in; None when it is no

@@ -2,11 +2,13 @@
 //! valid, extreme, empty, huge or not UTF-8, through the parse `main` does
 //! (the UTF-8 check, kernel folders, clap). One in 64 that names a command
 //! which never opens a GPU or another machine also runs the binary itself,
-//! in a scratch folder, under the time limit: it must end with a documented
-//! exit code, never a panic's 101.
+//! in a scratch folder holding copies of the files the values name (every
+//! path is relative: nothing outside the folder is written), under the
+//! time limit: it must end with a documented exit code, never a panic's 101.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::Path;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -44,19 +46,28 @@ fn grammar() -> &'static Vec<(String, Vec<Flag>)> {
     })
 }
 
-fn fixture(rel: &str) -> String {
-    format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"))
-}
+/// Files the pool names, relative only: the in-process parse reads them in
+/// the repository (the tests' working directory), the binary reads copies
+/// in its scratch folder, so whatever a command writes lands there.
+const FILES: [&str; 7] = [
+    "tests/fixtures/fixture_mission.jsonl",
+    "tests/fixtures/issue43_race_without_samples.jsonl",
+    "sessions/20261125-034401_H100_tour.jsonl.zst",
+    "examples/rowwarp/rowwarp.toml",
+    "examples/rowwarp/rowwarp.cu",
+    "assets/gates.toml",
+    "Cargo.toml",
+];
 
 fn value(rng: &mut Rng) -> Vec<u8> {
     let pool = [
-        fixture("tests/fixtures/fixture_mission.jsonl"),
-        fixture("tests/fixtures/issue43_race_without_samples.jsonl"),
-        fixture("sessions/20261125-034401_H100_tour.jsonl.zst"),
-        fixture("examples/rowwarp"),
-        fixture("assets/gates.toml"),
-        fixture("Cargo.toml"),
-        "/nonexistent/x.jsonl".into(),
+        FILES[0].to_string(),
+        FILES[1].into(),
+        FILES[2].into(),
+        "examples/rowwarp".into(),
+        FILES[5].into(),
+        FILES[6].into(),
+        "nonexistent/x.jsonl".into(),
         "out".into(),
         "2,8,512,64".into(),
         "0,0,0,0".into(),
@@ -156,11 +167,12 @@ pub fn run(input: &[u8], index: u64) {
         .get(1)
         .map(|a| a.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let safe = SAFE.contains(&sub.as_str())
-        || (matches!(
-            parsed,
-            Err(argv::ArgsError::Clap(_) | argv::ArgsError::Usage(_))
-        ) && sub != "worker");
+    let failed = match &parsed {
+        Err(argv::ArgsError::Usage(_)) => true,
+        Err(argv::ArgsError::Clap(e)) => e.kind() != clap::error::ErrorKind::ValueValidation,
+        Ok(_) => false,
+    };
+    let safe = SAFE.contains(&sub.as_str()) || (failed && sub != "worker");
     if safe {
         harness::reached("cli: run as a process");
         run_binary(&args[1..]);
@@ -171,6 +183,11 @@ pub fn run(input: &[u8], index: u64) {
 /// the limit with one of the documented exit codes.
 fn run_binary(args: &[OsString]) {
     let dir = tempfile::tempdir().unwrap();
+    for f in FILES {
+        let to = dir.path().join(f);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join(f), to).unwrap();
+    }
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_attnscope"))
         .args(args)
         .current_dir(dir.path())

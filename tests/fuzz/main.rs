@@ -65,7 +65,6 @@ fn threads() -> usize {
 fn check(reports: &[Report]) {
     let mut failed = Vec::new();
     for r in reports {
-        println!("{}", r.line());
         for f in r.panics.iter().chain(&r.hangs).take(5) {
             failed.push(format!(
                 "{} input {}: {}\n  saved: {}",
@@ -90,7 +89,9 @@ fn run_all(seed: u64, inputs: u64) -> Vec<Report> {
         .iter()
         .zip(SHARES)
         .map(|(t, share)| {
-            harness::run(t, seed, inputs * share / total, threads(), harness::limit())
+            let r = harness::run(t, seed, inputs * share / total, threads(), harness::limit());
+            println!("{}", r.line());
+            r
         })
         .collect()
 }

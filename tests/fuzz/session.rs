@@ -236,8 +236,12 @@ fn screen(ui: &UiState, w: u16, h: u16) {
     let area = ratatui::layout::Rect::new(0, 0, w, h);
     let mut buf = ratatui::buffer::Buffer::empty(area);
     attnscope::ui::view::render_to(area, &mut buf, ui);
-    let text: String = buf.content().iter().map(|c| c.symbol()).collect();
-    no_endless_number(&text);
+    let rows: Vec<String> = buf
+        .content()
+        .chunks(usize::from(w))
+        .map(|row| row.iter().map(|c| c.symbol()).collect())
+        .collect();
+    no_endless_number(&rows.join("\n"));
 }
 
 /// No number printed with dozens of digits: a value from a damaged file
@@ -250,6 +254,9 @@ fn no_endless_number(text: &str) {
         if run >= 40 {
             let from = text[..i].rfind('\n').map_or(0, |n| n + 1);
             let line: String = text[from..].chars().take(300).collect();
+            if std::env::var_os("ATTNSCOPE_FUZZ_DUMP").is_some() {
+                eprintln!("{text}");
+            }
             panic!("a number of 40 digits or more: {line}");
         }
     }

@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
-use crate::metrics::format::bytes;
+use crate::metrics::format::{bytes, fixed};
 use crate::model::state::first_error_line;
 use crate::ui::{app_state::UiState, theme};
 
@@ -48,7 +48,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             groups.push(vec![Span::styled(
                 format!(
                     "graph built in {} ms{}",
-                    crate::metrics::format::fixed(b.compile_ms, 0),
+                    fixed(b.compile_ms, 0),
                     if b.cached { " (cached)" } else { "" }
                 ),
                 theme::dim(),
@@ -85,7 +85,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
                 vec![Span::styled(
                     format!(
                         "compiled in {} ms{}",
-                        crate::metrics::format::fixed(b.compile_ms, 0),
+                        fixed(b.compile_ms, 0),
                         if b.cached { " (cache)" } else { "" }
                     ),
                     theme::dim(),
@@ -134,13 +134,15 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     {
         let overhead = m
             .launch_overhead_us
-            .map(|us| format!("  launch {us:.1} µs host"))
+            .map(|us| format!("  launch {} µs host", fixed(us, 1)))
             .unwrap_or_default();
         let groups = vec![
             vec![Span::styled(
                 format!(
-                    "{} samples in {} batches, {:.1} s,  ",
-                    m.samples, m.batches, m.wall_s
+                    "{} samples in {} batches, {} s,  ",
+                    m.samples,
+                    m.batches,
+                    fixed(m.wall_s, 1)
                 ),
                 theme::dim(),
             )],
@@ -182,7 +184,7 @@ fn counter_lines(c: &crate::session::event::CounterReport, width: usize, lines: 
         format!(
             "counters · {} passes · {} ms · L2 {}",
             c.passes,
-            crate::metrics::format::fixed(c.collection_ms, 0),
+            fixed(c.collection_ms, 0),
             if c.l2 == crate::session::event::L2Mode::Cold {
                 "emptied per pass"
             } else {

@@ -96,6 +96,11 @@ fn delta(a: f64, b: f64) -> String {
     let d = b - a;
     if d == 0.0 {
         "=".into()
+    } else if !d.is_finite() {
+        "—".into()
+    } else if d.abs() >= 1e6 {
+        // A damaged file's values: an exponent, not hundreds of digits.
+        format!("{d:+.2e}")
     } else {
         format!("{d:+.3}")
             .trim_end_matches('0')

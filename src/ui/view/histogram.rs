@@ -210,7 +210,7 @@ fn stats_line<'a>(series: &Series<'a>) -> Line<'a> {
 
 /// Within-batch and between-batch spread of the shown run(s), one line.
 fn spread_line(series: &[Series]) -> Option<Line<'static>> {
-    let pct = |x: Option<f64>| x.map_or("?".to_string(), |v| format!("±{:.2}%", v * 100.0));
+    let pct = |x: Option<f64>| x.map_or("?".to_string(), |v| format!("±{}%", fixed(v * 100.0, 2)));
     let parts: Vec<String> = series
         .iter()
         .filter_map(|s| {
