@@ -406,7 +406,7 @@ fn no_gpu_banner_after_end_at_both_sizes() {
             "{screen}"
         );
         let bar = lines.last().unwrap();
-        assert!(bar.contains("q  quit") && bar.contains("?  show"), "{bar}");
+        assert!(bar.contains("q quit") && bar.contains("? help"), "{bar}");
         assert!(bar.contains("end of replay"), "{bar}");
         insta::assert_snapshot!(name, screen);
     }
@@ -508,4 +508,53 @@ fn build_panel_says_what_the_check_compared_and_its_margin() {
         screen.contains("correct FAIL") && screen.contains("margin 0.2×"),
         "{screen}"
     );
+}
+
+/// 80×24 is the stated minimum: the title keeps the shape, the latency panel each side's p50 (with
+/// its interval when measured) and the race's verdict, the key bar every replay key, and help
+/// leaves the key bar that closes it in view.
+#[test]
+fn the_essentials_survive_80x24() {
+    let events = fixture_events();
+    let state = replay_state(&events);
+    let screen = text(&draw(&state, 80, 24));
+    let rows: Vec<&str> = screen.lines().collect();
+    assert!(
+        rows[0].contains("wmma+pv+async @ B2 H8 S512 D64"),
+        "{}",
+        rows[0]
+    );
+    for needle in [
+        "A p50 41.1 µs",
+        "B p50 12.3 µs",
+        "3.333× [3.300, 3.360]",
+        "B faster by",
+    ] {
+        assert!(screen.contains(needle), "{needle} missing:\n{screen}");
+    }
+    let keys = rows.last().unwrap();
+    for key in [
+        "space pause",
+        "+ faster",
+        "- slower",
+        "→ +10 s",
+        "← -10 s",
+        "q quit",
+        "? help",
+    ] {
+        assert!(keys.contains(key), "{key} missing from the key bar: {keys}");
+    }
+
+    // Just after scalar's measurement ended: its interval is known.
+    let mid = replay_state(&events[..33]);
+    let screen = text(&draw(&mid, 80, 24));
+    let p50 = screen.lines().find(|l| l.contains("p50")).unwrap();
+    assert!(p50.contains("±"), "no interval beside p50: {p50}");
+
+    let mut help = replay_state(&events);
+    help.handle(Action::ToggleHelp);
+    let screen = text(&draw(&help, 80, 24));
+    insta::assert_snapshot!("help_80x24", screen);
+    let keys = screen.lines().last().unwrap();
+    assert!(keys.contains("Esc") && keys.contains("close"), "{keys}");
 }

@@ -175,14 +175,8 @@ pub fn bench(args: BenchArgs) -> i32 {
                 println!("{:<w$} ERROR {}", r["variant"].as_str().unwrap_or(""), e);
                 continue;
             }
-            let rel = r["rel_noise"].as_f64().unwrap_or(f64::NAN);
-            let at_step = r["limited_by_resolution"].as_bool() == Some(true);
+            let (noise, at_step) = noise_cell(r);
             any_at_step |= at_step;
-            let noise = if rel.is_finite() {
-                format!("±{:.2}%{}", rel * 100.0, if at_step { "*" } else { "" })
-            } else {
-                "?".into()
-            };
             let vs = r["vs_cudnn"]
                 .as_f64()
                 .map_or(String::new(), |x| format!("  {x:>7.3}"));
@@ -218,9 +212,7 @@ pub fn bench(args: BenchArgs) -> i32 {
         );
         print_checks(&rows);
         if any_at_step {
-            println!(
-                "* the interval is the timer's step: the median is steadier than the timer resolves"
-            );
+            println!("{AT_STEP_NOTE}");
         }
         if cudnn_us.is_some() {
             println!("÷ cuDNN: p50 over cuDNN's p50 in this run, same regime (below 1: faster)");
@@ -228,6 +220,27 @@ pub fn bench(args: BenchArgs) -> i32 {
     }
     if any_fail { exit::CHECK_FAILED } else { 0 }
 }
+
+/// A row's interval as a table cell (`±0.33%`, `*` when it is the timer's step, which a footnote
+/// explains once) and whether it was: a note inside the cell would push the columns after it.
+pub(super) fn noise_cell(r: &serde_json::Value) -> (String, bool) {
+    let rel = r["rel_noise"].as_f64().unwrap_or(f64::NAN);
+    let at_step = r["limited_by_resolution"].as_bool() == Some(true);
+    let cell = if rel.is_finite() {
+        format!(
+            "±{}%{}",
+            crate::metrics::format::fixed(rel * 100.0, 2),
+            if at_step { "*" } else { "" }
+        )
+    } else {
+        "?".into()
+    };
+    (cell, at_step)
+}
+
+/// The footnote for a `*` in the interval column.
+pub(super) const AT_STEP_NOTE: &str =
+    "* the interval is the timer's step: the median is steadier than the timer resolves";
 
 /// cuDNN's median in a table's rows, µs, when it ran and passed its check
 /// (a ratio to a wrong kernel is no ratio).
@@ -407,5 +420,9 @@ mod tests {
         assert_eq!(cudnn_median_us(&rows(false)), None);
         assert_eq!(margin_text(&serde_json::json!({"margin": 3.94})), "3.9×");
         assert_eq!(margin_text(&serde_json::json!({})), "—");
+        // The sweep's table printed the interval's note inside its column.
+        let at_step = serde_json::json!({"rel_noise": 0.0033, "limited_by_resolution": true});
+        assert_eq!(noise_cell(&at_step), ("±0.33%*".to_string(), true));
+        assert_eq!(noise_cell(&serde_json::json!({})), ("?".to_string(), false));
     }
 }

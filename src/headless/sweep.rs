@@ -4,7 +4,10 @@
 //! merges their sessions into the one asked for: each variant on each GPU,
 //! side by side (identical cards should agree within their intervals).
 
-use super::bench::{Check, bench_one, cudnn_median_us, margin_text, name_width, print_checks};
+use super::bench::{
+    AT_STEP_NOTE, Check, bench_one, cudnn_median_us, margin_text, name_width, noise_cell,
+    print_checks,
+};
 use super::{Run, fail, runnable};
 use crate::cli::{SweepArgs, VariantSpec, exit};
 use crate::gpu::engine::Timer;
@@ -102,6 +105,7 @@ fn print_shape(shape: &crate::session::Shape, rows: &[serde_json::Value]) {
         "{:<w$} {:>10} {:>9} {:>8} {:>8} {:>7} {:>7}",
         "variant", "p50 µs", "±95%", "TFLOP/s", "÷ cuDNN", "margin", "correct"
     );
+    let mut any_at_step = false;
     for r in rows {
         let name = r["variant"].as_str().unwrap_or("");
         if let Some(e) = r.get("error") {
@@ -110,9 +114,10 @@ fn print_shape(shape: &crate::session::Shape, rows: &[serde_json::Value]) {
         }
         let m = r["median_us"].as_f64().unwrap_or(f64::NAN);
         let vs = cudnn.map_or("—".to_string(), |c| format!("{:.3}", m / c));
+        let (noise, at_step) = noise_cell(r);
+        any_at_step |= at_step;
         println!(
-            "{name:<w$} {m:>10.2} {:>9} {:>8.1} {vs:>8} {:>7} {:>7}",
-            r["noise"].as_str().unwrap_or("?"),
+            "{name:<w$} {m:>10.2} {noise:>9} {:>8.1} {vs:>8} {:>7} {:>7}",
             r["tflops"].as_f64().unwrap_or(f64::NAN),
             margin_text(r),
             if r["correct"].as_bool() == Some(true) {
@@ -121,6 +126,9 @@ fn print_shape(shape: &crate::session::Shape, rows: &[serde_json::Value]) {
                 "FAIL"
             }
         );
+    }
+    if any_at_step {
+        println!("{AT_STEP_NOTE}");
     }
     print_checks(rows);
 }

@@ -349,6 +349,45 @@ pub fn dispatch(key: &KeyEvent, contexts: &[Context], table: &[Binding]) -> Opti
     })
 }
 
+/// A key's one word for a key bar too narrow for its help: the bar falls back to these rather
+/// than drop keys (80 columns hold every replay key this way).
+pub fn bar_word(b: &Binding) -> Cow<'static, str> {
+    Cow::Borrowed(match b.action {
+        Quit => "quit",
+        ToggleHelp if b.context == Help => "close",
+        ToggleHelp => "help",
+        CheckCorrectness => "check",
+        CollectCounters => "counters",
+        Race => "race",
+        Record => "rec",
+        Pause => "pause",
+        Faster => "faster",
+        Slower => "slower",
+        SkipAhead => "+10 s",
+        SeekBack => "-10 s",
+        ToStart => "start",
+        ToEnd => "end",
+        HelpDown | HelpPageDown => "down",
+        HelpUp | HelpPageUp => "up",
+        // A kernel's toggle: its define, the way the manifest names it (`USE_WMMA_PV` → wmma_pv).
+        Toggle(_) => {
+            let define = b.help.trim_start_matches("toggle ");
+            let define = define.split([':', ' ']).next().unwrap_or(define);
+            return Cow::Owned(define.trim_start_matches("USE_").to_lowercase());
+        }
+        // Keys not in the bar keep the start of their help.
+        _ => {
+            return Cow::Owned(
+                b.help
+                    .split([' ', ':', '('])
+                    .next()
+                    .unwrap_or("")
+                    .to_string(),
+            );
+        }
+    })
+}
+
 pub fn bar<'a>(
     contexts: &'a [Context],
     table: &'a [Binding],

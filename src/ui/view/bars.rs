@@ -57,24 +57,43 @@ pub fn title(area: Rect, buf: &mut Buffer, state: &UiState) {
             ));
         }
     }
-    let gpu = state
-        .session
-        .header
-        .as_ref()
-        .and_then(|h| h.gpu.as_ref())
-        .map_or("no GPU".to_string(), |g| {
-            format!(
-                "{} (sm_{}{}, {} SMs)",
-                g.name, g.cc_major, g.cc_minor, g.sm_count
-            )
-        });
-    spans.push(Span::styled(format!(" {gpu} "), theme::title()));
-    if let Some(key) = state.shown_key() {
-        spans.push(Span::styled(format!(" {} ", key.variant), theme::title()));
-        spans.push(Span::styled(format!("@ {} ", key.shape), theme::title()));
-    }
+    // What is measured (variant @ shape) outranks where: a narrow title drops the GPU's
+    // details, then its name, then the clock, never the shape.
+    let shown: Vec<Span> = state.shown_key().map_or(Vec::new(), |key| {
+        vec![
+            Span::styled(format!(" {} ", key.variant), theme::title()),
+            Span::styled(format!("@ {} ", key.shape), theme::title()),
+        ]
+    });
+    let gpu = state.session.header.as_ref().and_then(|h| h.gpu.as_ref());
+    let gpu_long = gpu.map_or(" no GPU ".to_string(), |g| {
+        format!(
+            " {} (sm_{}{}, {} SMs) ",
+            g.name, g.cc_major, g.cc_minor, g.sm_count
+        )
+    });
+    let gpu_short = gpu.map_or(" no GPU ".to_string(), |g| {
+        format!(" {} ", g.name.trim_start_matches("NVIDIA "))
+    });
     let t = state.session.last_t_us as f64 / 1e6;
-    spans.push(Span::styled(format!(" t={t:.1}s "), theme::title()));
+    let clock = format!(" t={t:.1}s ");
+    let width = |spans: &[Span]| spans.iter().map(|s| s.width()).sum::<usize>();
+    let fixed_w = width(&spans) + width(&shown);
+    let fits = |parts: &[&str]| {
+        fixed_w + parts.iter().map(|p| Span::raw(*p).width()).sum::<usize>() <= area.width as usize
+    };
+    let (gpu_text, clock_text) = if fits(&[&gpu_long, &clock]) {
+        (gpu_long, clock)
+    } else if fits(&[&gpu_short, &clock]) {
+        (gpu_short, clock)
+    } else if fits(&[&gpu_short]) {
+        (gpu_short, String::new())
+    } else {
+        (String::new(), String::new())
+    };
+    spans.push(Span::styled(gpu_text, theme::title()));
+    spans.extend(shown);
+    spans.push(Span::styled(clock_text, theme::title()));
     Paragraph::new(Line::from(spans)).render(area, buf);
 }
 
@@ -139,30 +158,59 @@ fn wrap_words(text: &str, width: u16) -> Vec<String> {
 }
 
 /// The key bar: a notice, then as many keys as fit; `?` and `q` are always
-/// at the right end, whatever the width.
+/// at the right end, whatever the width. When the keys' help does not fit, each key gets one word
+/// (`space pause`), so a narrow screen keeps its keys rather than its phrases.
 pub fn key_bar(area: Rect, buf: &mut Buffer, state: &UiState) {
     let contexts = state.contexts();
     let keys = state.key_table();
-    let pinned = |b: &&keymap::Binding| matches!(b.action, Action::Quit | Action::ToggleHelp);
-    let key_spans = |b: &keymap::Binding| {
+    let bar: Vec<&keymap::Binding> = keymap::bar(&contexts, &keys).collect();
+    let pinned = |b: &keymap::Binding| matches!(b.action, Action::Quit | Action::ToggleHelp);
+    let width = |spans: &[Span]| spans.iter().map(|s| s.width()).sum::<usize>();
+    let spans_of = |b: &keymap::Binding, terse: bool| {
+        let text = if terse {
+            format!("{} ", keymap::bar_word(b))
+        } else {
+            format!(" {} ", short_help(&b.help))
+        };
         vec![
             Span::styled(format!(" {} ", b.label), theme::key()),
-            Span::styled(format!(" {} ", short_help(&b.help)), Style::new()),
+            Span::styled(text, Style::new()),
         ]
     };
-    let width = |spans: &[Span]| spans.iter().map(|s| s.width()).sum::<usize>();
-    let tail: Vec<Span> = keymap::bar(&contexts, &keys)
-        .filter(pinned)
-        .flat_map(key_spans)
-        .collect();
+    let layout = |terse: bool| {
+        let tail: Vec<Span> = bar
+            .iter()
+            .filter(|b| pinned(b))
+            .flat_map(|b| spans_of(b, terse))
+            .collect();
+        let rest: Vec<Vec<Span>> = bar
+            .iter()
+            .filter(|b| !pinned(b))
+            .map(|b| spans_of(b, terse))
+            .collect();
+        (tail, rest)
+    };
+    let notice_w = state
+        .notice
+        .as_ref()
+        .map_or(0, |n| Span::raw(n.as_str()).width() + 2);
+    let (tail, rest) = {
+        let (tail, rest) = layout(false);
+        let all: usize = width(&tail) + rest.iter().map(|r| width(r)).sum::<usize>();
+        if all + notice_w > area.width as usize {
+            layout(true)
+        } else {
+            (tail, rest)
+        }
+    };
     let room = (area.width as usize).saturating_sub(width(&tail));
     let mut spans = Vec::new();
     if let Some(notice) = &state.notice {
         let text = crate::metrics::format::fit_middle(notice, room.saturating_sub(2));
         spans.push(Span::styled(format!(" {text} "), theme::warn()));
     }
-    for b in keymap::bar(&contexts, &keys).filter(|b| !pinned(b)) {
-        let more = key_spans(b);
+    for more in rest {
+        let more: Vec<Span> = more;
         if width(&spans) + width(&more) > room {
             break;
         }

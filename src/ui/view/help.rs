@@ -32,6 +32,10 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         }
     }
     lines.push(Line::styled(
+        "Under 110 columns each panel keeps its first numbers (the latency panel: p50, its interval, the race's verdict) and drops whole values, never half of one; `attnscope replay FILE --summary` prints them all.",
+        theme::dim(),
+    ));
+    lines.push(Line::styled(
         "NVML utilization means \"a kernel was running\", not occupancy; see achieved occupancy in the gates.",
         theme::dim(),
     ));

@@ -46,26 +46,13 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             .render(inner, buf);
         return;
     }
-    let stat_lines: Vec<Line> = series.iter().map(stats_line).collect();
-    let extra = usize::from(series.len() == 2)
-        + usize::from(throttle_line(&series).is_some())
-        + usize::from(spread_line(&series).is_some());
+    let lines = head_lines(state, &series, inner.width, inner.height.saturating_sub(2));
     let [head, chart, axis] = Layout::vertical([
-        Constraint::Length((stat_lines.len() + extra) as u16),
+        Constraint::Length(lines.len() as u16),
         Constraint::Fill(1),
         Constraint::Length(1),
     ])
     .areas(inner);
-    let mut lines = stat_lines;
-    if series.len() == 2 {
-        lines.push(speedup_line(state));
-    }
-    if let Some(line) = spread_line(&series) {
-        lines.push(line);
-    }
-    if let Some(line) = throttle_line(&series) {
-        lines.push(line);
-    }
     Paragraph::new(lines).render(head, buf);
     let stats: Vec<&LatencyStats> = series
         .iter()
@@ -165,47 +152,102 @@ fn series(state: &UiState) -> Vec<Series<'_>> {
         .unwrap_or_default()
 }
 
-fn stats_line<'a>(series: &Series<'a>) -> Line<'a> {
-    let (tag, style) = (series.tag, series.style);
-    let Some(p) = series.run.and_then(|r| r.latency.percentiles()) else {
-        return Line::from(vec![
-            Span::styled(format!("{tag} "), style),
-            Span::styled("no samples", theme::dim()),
-        ]);
-    };
+/// The lines above the chart, most important first, in at most `rows` rows of `width`: each
+/// variant's p50 with its interval, then the race's speedup, interval and verdict, then the
+/// throttling and the spreads while rows are left. A line keeps the groups that fit and drops the
+/// rest whole (help says where they are), so no value is cut mid-word.
+fn head_lines(state: &UiState, series: &[Series], width: u16, rows: u16) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line<'static>> = series
+        .iter()
+        .map(|s| first_line(stats_groups(s), width))
+        .collect();
+    if series.len() == 2 {
+        lines.extend(super::flow(speedup_groups(state), width));
+    }
+    for line in [throttle_line(series), spread_line(series)]
+        .into_iter()
+        .flatten()
+    {
+        if lines.len() < rows as usize && line.width() <= width as usize {
+            lines.push(line);
+        }
+    }
+    lines.truncate(rows as usize);
+    lines
+}
+
+/// As many whole groups as fit on one line of `width`.
+fn first_line(groups: Vec<Vec<Span<'static>>>, width: u16) -> Line<'static> {
     let mut spans = Vec::new();
+    let mut used = 0usize;
+    for g in groups {
+        let w: usize = g.iter().map(|s| s.width()).sum();
+        if used + w > width as usize {
+            break;
+        }
+        used += w;
+        spans.extend(g);
+    }
+    Line::from(spans)
+}
+
+/// A variant's numbers as groups, in the order a narrow panel keeps them: p50 and its interval
+/// first, the interval's note last.
+fn stats_groups(series: &Series) -> Vec<Vec<Span<'static>>> {
+    let (tag, style) = (series.tag, series.style);
+    let mut groups = Vec::new();
     if !tag.is_empty() {
-        spans.push(Span::styled(
+        groups.push(vec![Span::styled(
             format!("{tag} "),
             style.add_modifier(ratatui::style::Modifier::BOLD),
-        ));
+        )]);
     }
+    let Some(p) = series.run.and_then(|r| r.latency.percentiles()) else {
+        groups.push(vec![Span::styled("no samples", theme::dim())]);
+        return groups;
+    };
+    let interval = series
+        .run
+        .and_then(|r| r.measurement.as_ref())
+        .map(crate::metrics::format::median_interval);
+    let (pm, note) = match interval
+        .as_deref()
+        .map(|i| i.split_once(' ').unwrap_or((i, "")))
+    {
+        Some((pm, note)) => (
+            Some(pm.to_string()),
+            (!note.is_empty()).then(|| note.to_string()),
+        ),
+        None => (None, None),
+    };
+    let mut p50 = vec![
+        Span::styled("p50 ", theme::label()),
+        Span::styled(duration_ns(p.p50_ns), theme::value()),
+    ];
+    if let Some(pm) = pm {
+        p50.push(Span::styled(format!(" {pm}"), theme::dim()));
+    }
+    p50.push(Span::raw("  "));
+    groups.push(p50);
     for (name, v) in [
-        ("p50", p.p50_ns),
         ("p90", p.p90_ns),
         ("p99", p.p99_ns),
         ("min", p.min_ns),
         ("max", p.max_ns),
     ] {
-        spans.push(Span::styled(format!("{name} "), theme::label()));
-        spans.push(Span::styled(
-            format!("{}  ", duration_ns(v)),
-            if name == "p50" {
-                theme::value()
-            } else {
-                Style::new()
-            },
-        ));
+        groups.push(vec![
+            Span::styled(format!("{name} "), theme::label()),
+            Span::raw(format!("{}  ", duration_ns(v))),
+        ]);
     }
-    spans.push(Span::styled("n ", theme::label()));
-    spans.push(Span::raw(count(p.count as i64)));
-    if let Some(m) = series.run.and_then(|r| r.measurement.as_ref()) {
-        spans.push(Span::styled(
-            format!("  {}", crate::metrics::format::median_interval(m)),
-            theme::dim(),
-        ));
+    groups.push(vec![
+        Span::styled("n ", theme::label()),
+        Span::raw(count(p.count as i64)),
+    ]);
+    if let Some(note) = note {
+        groups.push(vec![Span::styled(format!("  {note}"), theme::dim())]);
     }
-    Line::from(spans)
+    groups
 }
 
 /// Within-batch and between-batch spread of the shown run(s), one line.
@@ -244,9 +286,10 @@ fn spread_line(series: &[Series]) -> Option<Line<'static>> {
     })
 }
 
-fn speedup_line(state: &UiState) -> Line<'static> {
+/// The race's speedup with its interval, its verdict and its test, as groups that wrap whole.
+fn speedup_groups(state: &UiState) -> Vec<Vec<Span<'static>>> {
     let Some(ab) = &state.session.ab else {
-        return Line::raw("");
+        return Vec::new();
     };
     let verdict_style = if ab.verdict.starts_with("B faster") {
         theme::pass()
@@ -255,15 +298,17 @@ fn speedup_line(state: &UiState) -> Line<'static> {
     } else {
         theme::value()
     };
-    Line::from(vec![
-        Span::styled("speedup A/B ", theme::label()),
-        Span::styled(format!("{}×", fixed(ab.speedup, 3)), theme::value()),
-        Span::styled(
-            format!(" [{}, {}] 95% ", fixed(ab.ci_low, 3), fixed(ab.ci_high, 3)),
-            theme::dim(),
-        ),
-        Span::styled(ab.verdict.clone(), verdict_style),
-        Span::styled(
+    vec![
+        vec![
+            Span::styled("speedup A/B ", theme::label()),
+            Span::styled(format!("{}×", fixed(ab.speedup, 3)), theme::value()),
+            Span::styled(
+                format!(" [{}, {}] 95% ", fixed(ab.ci_low, 3), fixed(ab.ci_high, 3)),
+                theme::dim(),
+            ),
+        ],
+        vec![Span::styled(ab.verdict.clone(), verdict_style)],
+        vec![Span::styled(
             format!(
                 " ({}{}){}",
                 ab.test,
@@ -275,8 +320,8 @@ fn speedup_line(state: &UiState) -> Line<'static> {
                 if ab.done { "" } else { " racing…" }
             ),
             theme::dim(),
-        ),
-    ])
+        )],
+    ]
 }
 
 fn throttle_line(series: &[Series]) -> Option<Line<'static>> {
@@ -292,7 +337,7 @@ fn throttle_line(series: &[Series]) -> Option<Line<'static>> {
     };
     Some(Line::styled(
         format!(
-            "{throttled} of {tagged} samples ran throttled or below the expected clock (tagged per batch)"
+            "{throttled} of {tagged} samples ran in batches throttled or below the expected clock"
         ),
         style,
     ))

@@ -78,8 +78,9 @@ pub fn render_to(area: Rect, buf: &mut Buffer, state: &UiState) {
         Layout::horizontal([Constraint::Length(gates_w), Constraint::Fill(1)]).areas(bottom);
     telemetry::render(tel, buf, state);
     log::render(lg, buf, state);
+    // Over the panels only: the title keeps what is shown, the key bar the keys help takes.
     if state.help_open {
-        help::render(area, buf, state);
+        help::render(body, buf, state);
     }
 }
 

@@ -62,7 +62,21 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             ),
         ])
     });
-    let status = if throttles.is_empty() {
+    // "Now" is the last sample; the latency panel counts batches over the whole run, so a
+    // throttle seen earlier is said here too rather than contradicted.
+    let earlier = samples
+        .iter()
+        .filter(|t| !crate::model::state::active_throttles(&t.throttle_reasons).is_empty())
+        .count();
+    let status = if throttles.is_empty() && earlier > 0 {
+        Line::styled(
+            format!(
+                "throttled earlier: {earlier} of last {} samples",
+                samples.len()
+            ),
+            theme::warn(),
+        )
+    } else if throttles.is_empty() {
         Line::styled(
             format!(
                 "mem {} of {} · no throttling",
