@@ -60,6 +60,30 @@ fn round_trip_every_event_of_the_fixture() {
     assert!(Recorder::create(&path).is_err());
 }
 
+/// A session saved by an editor that writes a UTF-8 byte-order mark reads as it did before,
+/// plain and compressed; a mark anywhere but the start is still damage.
+#[test]
+fn a_byte_order_mark_at_the_start_is_not_damage() {
+    let fixture = Path::new("tests/fixtures/fixture_mission.jsonl");
+    let (events, _) = read_all(fixture, OnCorrupt::Stop).unwrap();
+    let mut bytes = b"\xEF\xBB\xBF".to_vec();
+    bytes.extend(std::fs::read(fixture).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("bom.jsonl");
+    std::fs::write(&plain, &bytes).unwrap();
+    let zst = dir.path().join("bom.jsonl.zst");
+    std::fs::write(&zst, zstd::encode_all(&bytes[..], 3).unwrap()).unwrap();
+    for path in [&plain, &zst] {
+        let (back, report) = read_all(path, OnCorrupt::Stop).unwrap();
+        assert_eq!(back, events, "{}", path.display());
+        assert!(report.skipped.is_empty());
+    }
+    let mut twice = b"\xEF\xBB\xBF".to_vec();
+    twice.extend(&bytes);
+    std::fs::write(&plain, &twice).unwrap();
+    assert!(read_all(&plain, OnCorrupt::Stop).is_err());
+}
+
 #[test]
 fn torn_last_line_is_dropped_quietly() {
     let dir = tempfile::tempdir().unwrap();

@@ -138,6 +138,14 @@ pub fn read_stream(
             &mut batch,
         )
         .err();
+        // Editors on Windows save UTF-8 with a byte-order mark; JSON parsers refuse it, so a
+        // session opened and saved there would read as "not a session".
+        if let Some(first) = batch.first_mut()
+            && first.no == 1
+            && first.bytes.starts_with(b"\xEF\xBB\xBF")
+        {
+            first.bytes.drain(..3);
+        }
         if !seen_header && let Some(first) = batch.first() {
             // A header of another schema may lack what ours requires: its
             // version is checked before the line is parsed.
