@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Do intervals hold across runs? Reads a run folder's bench-N.json and race-N.json (separate
+processes of `attnscope bench --json` / `attnscope ab --json`, bench/campaigns/acrossruns.toml)
+and prints, per variant, each run's median and interval and how many of the other runs' medians
+fall inside it; per race, which pairs of intervals overlap.
+
+  python3 scripts/across_runs.py RUN_FOLDER
+"""
+import glob
+import json
+import os
+import re
+import sys
+
+
+def runs(folder, kind):
+    out = []
+    for path in sorted(glob.glob(os.path.join(folder, f"{kind}-*.json")),
+                       key=lambda p: int(re.findall(r"(\d+)\.json$", p)[0])):
+        try:
+            out.append((os.path.basename(path), json.load(open(path))))
+        except (OSError, ValueError) as e:
+            print(f"  {os.path.basename(path)}: unreadable ({e})")
+    return out
+
+
+def coverage(points):
+    """points: [(median, low, high)]; the other runs' medians inside each interval."""
+    inside = total = 0
+    for i, (_, lo, hi) in enumerate(points):
+        for j, (m, _, _) in enumerate(points):
+            if i != j:
+                total += 1
+                inside += lo <= m <= hi
+    return inside, total
+
+
+def bench_table(folder):
+    by = {}
+    for name, d in runs(folder, "bench"):
+        for r in d.get("results", []):
+            lo, hi = (r.get("median_ci_us") or [None, None])[:2]
+            if r.get("median_us") is not None and lo is not None and hi is not None:
+                by.setdefault(r["variant"], []).append((r["median_us"], lo, hi))
+    if not by:
+        return
+    print("| variant | runs | medians µs (min–max, spread) | half-widths | other runs' medians inside |")
+    print("| --- | --- | --- | --- | --- |")
+    for v, pts in by.items():
+        ms = [p[0] for p in pts]
+        hw = [(hi - lo) / 2 / m * 100 for m, lo, hi in pts]
+        inside, total = coverage(pts)
+        spread = (max(ms) - min(ms)) / min(ms) * 100
+        print(f"| {v} | {len(pts)} | {min(ms):.3f}–{max(ms):.3f} ({spread:.2f}%) | "
+              f"±{min(hw):.2f}–{max(hw):.2f}% | {inside} of {total} ({inside / total * 100:.0f}%) |")
+
+
+def race_table(folder):
+    pts = []
+    for name, d in runs(folder, "race"):
+        ab = d.get("ab") or {}
+        if ab.get("speedup") is not None and ab.get("ci_low") is not None:
+            pts.append((ab["speedup"], ab["ci_low"], ab["ci_high"], ab.get("rounds")))
+    if not pts:
+        return
+    print()
+    print("| race | speedup | interval | rounds |")
+    print("| --- | --- | --- | --- |")
+    for i, (s, lo, hi, n) in enumerate(pts, 1):
+        print(f"| {i} | {s:.4f} | [{lo:.4f}, {hi:.4f}] | {n} |")
+    pairs = [(i, j) for i in range(len(pts)) for j in range(i + 1, len(pts))]
+    disjoint = [(i + 1, j + 1) for i, j in pairs if pts[i][2] < pts[j][1] or pts[j][2] < pts[i][1]]
+    inside, total = coverage([p[:3] for p in pts])
+    print(f"\n{len(pairs) - len(disjoint)} of {len(pairs)} pairs of race intervals overlap"
+          f"{' (disjoint: ' + ', '.join(f'{a}–{b}' for a, b in disjoint) + ')' if disjoint else ''}; "
+          f"other races' speedups inside an interval: {inside} of {total}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
+        sys.exit(__doc__)
+    bench_table(sys.argv[1])
+    race_table(sys.argv[1])
