@@ -107,11 +107,18 @@ pub fn flow(groups: Vec<Vec<Span<'static>>>, width: u16) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     let mut line: Vec<Span<'static>> = Vec::new();
     let mut used = 0usize;
-    for g in groups {
-        let w: usize = g.iter().map(|s| s.width()).sum();
+    for mut g in groups {
+        let mut w: usize = g.iter().map(|s| s.width()).sum();
         if used > 0 && used + w > width {
             lines.push(Line::from(std::mem::take(&mut line)));
             used = 0;
+            // A group's leading space separates it from the one before; at the start of a
+            // line it would only indent it.
+            if let Some(first) = g.first_mut() {
+                let trimmed = first.content.trim_start().to_string();
+                w -= first.width() - Span::raw(trimmed.as_str()).width();
+                first.content = trimmed.into();
+            }
         }
         used += w;
         line.extend(g);

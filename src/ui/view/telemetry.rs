@@ -71,7 +71,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     let status = if throttles.is_empty() && earlier > 0 {
         Line::styled(
             format!(
-                "throttled earlier: {earlier} of last {} samples",
+                "throttled earlier: {earlier} of {} samples",
                 samples.len()
             ),
             theme::warn(),
