@@ -372,3 +372,34 @@ fn no_speedup_over_or_of_a_kernel_that_failed_its_check() {
         speed.status
     );
 }
+
+fn at(t_us: u64, event: Event) -> Stamped {
+    Stamped { t_us, event }
+}
+
+/// The log is in time order whatever the file's (a session merged before
+/// merges sorted holds one GPU's events, then the other's); a tie keeps the
+/// file's order.
+#[test]
+fn the_log_is_in_time_order() {
+    let mut s = SessionState::default();
+    for (t, label) in [(10, "a"), (30, "b"), (20, "c"), (30, "d"), (5, "e")] {
+        s.apply(&at(
+            t,
+            Event::Bookmark(Bookmark {
+                label: label.into(),
+            }),
+        ));
+    }
+    let log: Vec<(u64, String)> = s
+        .log
+        .iter()
+        .map(|l| (l.t_us, l.text.trim_start_matches("bookmark: ").to_string()))
+        .collect();
+    let want = [(5, "e"), (10, "a"), (20, "c"), (30, "b"), (30, "d")];
+    assert_eq!(
+        log,
+        want.map(|(t, l)| (t, l.to_string())).to_vec(),
+        "{log:?}"
+    );
+}

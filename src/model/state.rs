@@ -455,11 +455,20 @@ impl SessionState {
         }
     }
 
+    /// Lines are kept in time order, whatever the file's: a session merged
+    /// before merges sorted by time holds one GPU's events, then the
+    /// other's. A tie keeps the file's order.
     fn log(&mut self, t_us: u64, level: Level, text: String) {
         if self.log.len() == LOG_KEEP {
+            // Older than every line kept: not among the newest.
+            if self.log.front().is_some_and(|l| l.t_us > t_us) {
+                return;
+            }
             self.log.pop_front();
         }
-        self.log.push_back(LogLine { t_us, level, text });
+        // Almost always the end: a search from there.
+        let at = self.log.len() - self.log.iter().rev().take_while(|l| l.t_us > t_us).count();
+        self.log.insert(at, LogLine { t_us, level, text });
     }
 
     /// Build results belong to a variant at every shape it is measured at.
