@@ -480,3 +480,42 @@ fn the_shipped_sweep_merged_source_by_source_reads_in_time_order() {
     drop(out_rx);
     handle.join().unwrap();
 }
+
+/// Issue 39: a tile the sweep could not run at D=128 (its shared memory is
+/// over the H200's limit) was a row of dashes. The session recorded no
+/// reason; its header and the tile's manifest give one, in the text and
+/// the JSON summaries alike.
+#[test]
+fn a_tile_that_did_not_run_says_why_in_the_summary() {
+    let path = shipped(SWEEP);
+    let (code, text, err) = run(&["replay", path.to_str().unwrap(), "--summary"]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("gpu") && l.contains("mma+async@64x128s2w8k2g"))
+        .collect();
+    assert_eq!(rows.len(), 6, "three shapes on two GPUs: {rows:?}");
+    let d128: Vec<&&str> = rows.iter().filter(|l| l.contains("D128")).collect();
+    assert_eq!(d128.len(), 2, "{rows:?}");
+    for row in d128 {
+        assert!(
+            row.contains("not timed — did not fit: needs 274 KiB of shared memory per block at D=128, the NVIDIA H200 allows 227 KiB"),
+            "{row}"
+        );
+    }
+    let (code, json, err) = run(&["replay", path.to_str().unwrap(), "--summary", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let untimed: Vec<(&str, &str)> = v["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| Some((x["variant"].as_str()?, x["not_timed"].as_str()?)))
+        .collect();
+    assert_eq!(untimed.len(), 2, "{untimed:?}");
+    assert!(
+        untimed
+            .iter()
+            .all(|(_, why)| why.starts_with("did not fit"))
+    );
+}
