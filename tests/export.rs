@@ -256,3 +256,122 @@ fn a_chart_with_no_finite_axis_is_drawn_empty_with_a_note() {
         "the time chart has its batch"
     );
 }
+
+/// The texts of an SVG, in order.
+fn svg_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            Some(
+                t.split_once('>')?
+                    .1
+                    .split_once("</text>")?
+                    .0
+                    .trim()
+                    .to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Issue 39: the p50 chart of a merged 2-GPU sweep drew one shape of three
+/// and both GPUs' bars in one colour. Every shape with samples has its
+/// panel, each source its colour and a legend entry naming its GPU, and
+/// the tile that did not fit at D=128 says so where its bars would be.
+#[test]
+fn the_p50_chart_of_a_merged_sweep_draws_every_shape_and_each_gpu_in_its_colour() {
+    let session = Path::new("sessions/20261123-184552_2xH200_sweep-devices-all.jsonl.zst");
+    let dir = tempfile::tempdir().unwrap();
+    export(
+        session,
+        dir.path(),
+        &GateSet::default_set(),
+        OnCorrupt::Stop,
+    )
+    .unwrap();
+    // What the session holds, counted apart from the exporter: the shapes
+    // timed, and each source's (variant, shape) pairs with samples.
+    let mut shapes = std::collections::BTreeSet::new();
+    let mut bars: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        Default::default();
+    let mut sources = Vec::new();
+    read_file(session, OnCorrupt::Stop, |s| {
+        match &s.event {
+            Event::Header(h) => {
+                sources = h
+                    .sources
+                    .iter()
+                    .map(|x| (x.label.clone(), x.gpu.clone().unwrap().name))
+                    .collect()
+            }
+            Event::Latency(b) => {
+                shapes.insert(b.shape.to_string());
+                let name = b.variant.name();
+                let source = name.split(':').next().unwrap().to_string();
+                bars.entry(source)
+                    .or_default()
+                    .insert(format!("{name} {}", b.shape));
+            }
+            _ => {}
+        }
+        true
+    })
+    .unwrap();
+    assert_eq!(shapes.len(), 3);
+    assert_eq!(sources.len(), 2);
+
+    let svg = std::fs::read_to_string(dir.path().join("p50_per_variant.svg")).unwrap();
+    let texts = svg_texts(&svg);
+    for shape in &shapes {
+        assert!(texts.contains(shape), "no panel for {shape}: {texts:?}");
+    }
+    for (label, gpu) in &sources {
+        assert!(
+            texts
+                .iter()
+                .any(|t| t.starts_with(&format!("{label}: {gpu}"))),
+            "no legend entry for {label}: {texts:?}"
+        );
+    }
+    // The bars (drawn at 0.8 opacity; the legend's swatches opaque): one
+    // colour per source, as many bars of each as it has timed pairs.
+    let mut fills: std::collections::BTreeMap<String, usize> = Default::default();
+    for rect in svg.split("<rect").skip(1) {
+        let rect = rect.split('>').next().unwrap();
+        if rect.contains("opacity=\"0.8\"") {
+            let fill = rect
+                .split("fill=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap();
+            *fills.entry(fill.to_string()).or_default() += 1;
+        }
+    }
+    let mut per_source: Vec<usize> = bars.values().map(|b| b.len()).collect();
+    let mut per_colour: Vec<usize> = fills.values().copied().collect();
+    per_source.sort();
+    per_colour.sort();
+    assert_eq!(
+        per_colour, per_source,
+        "bars by colour {fills:?}, by source {bars:?}"
+    );
+    let not_run: Vec<&String> = texts
+        .iter()
+        .filter(|t| t.starts_with("not timed"))
+        .collect();
+    assert_eq!(not_run.len(), 2, "the D=128 tile on each GPU: {texts:?}");
+    assert!(
+        not_run
+            .iter()
+            .all(|t| t.contains("did not fit") && t.contains("D=128")),
+        "{not_run:?}"
+    );
+    let png = dir.path().join("p50_per_variant.png");
+    assert_eq!(
+        png_size(&png),
+        (WIDTH, HEIGHT),
+        "three small panels fit the usual size"
+    );
+}

@@ -372,3 +372,127 @@ fn no_speedup_over_or_of_a_kernel_that_failed_its_check() {
         speed.status
     );
 }
+
+fn at(t_us: u64, event: Event) -> Stamped {
+    Stamped { t_us, event }
+}
+
+/// A variant with no samples at a shape says why, from what the session
+/// records (a fault while it was selected, a failed build) or, when nothing
+/// was recorded, from its header (a tile over the GPU's shared memory at
+/// that head dimension); a reason nobody gave is not made up.
+#[test]
+fn a_variant_without_samples_says_why() {
+    let big = Shape {
+        d: 128,
+        ..Shape::MISSION
+    };
+    let gpu = GpuInfo {
+        name: "NVIDIA H200".into(),
+        cc_major: 9,
+        max_smem_per_block: 232_448,
+        ..GpuInfo::default()
+    };
+    let tile: Variant = "mma+async@64x128s2w8k2g".parse().unwrap();
+    assert!(
+        tile.smem_bytes(128) > gpu.max_smem_per_block
+            && tile.smem_bytes(64) < gpu.max_smem_per_block,
+        "the tile fits at D=64, not at D=128"
+    );
+    let faulty: Variant = "wmma".parse().unwrap();
+    let broken: Variant = "wmma+pv".parse().unwrap();
+    let idle: Variant = "mma+async".parse().unwrap();
+    let select = |variant, shape| Event::VariantSelected(VariantSelected { variant, shape });
+    let events = [
+        at(
+            0,
+            Event::Header(SessionHeader {
+                gpu: Some(gpu),
+                ..SessionHeader::default()
+            }),
+        ),
+        at(1, select(tile, big)),
+        at(2, select(faulty, big)),
+        at(
+            3,
+            Event::Error(ErrorReport {
+                source: "gpu".into(),
+                message: "CUDA: launch failed".into(),
+                variant: Some(faulty),
+            }),
+        ),
+        at(4, select(broken, big)),
+        at(
+            5,
+            Event::BuildFailed(BuildFailure {
+                variant: broken,
+                arch: "sm_90".into(),
+                log: "attention.cu(7): error: expected a ;\n1 error".into(),
+            }),
+        ),
+        at(6, select(idle, big)),
+    ];
+    let mut s = SessionState::default();
+    for e in &events {
+        s.apply(e);
+    }
+    let why = |s: &SessionState, variant| {
+        s.why_untimed(&Key {
+            variant,
+            shape: big,
+        })
+    };
+    assert_eq!(
+        why(&s, tile).as_deref(),
+        Some(
+            "did not fit: needs 274 KiB of shared memory per block at D=128, the NVIDIA H200 allows 227 KiB"
+        )
+    );
+    assert_eq!(
+        why(&s, faulty).as_deref(),
+        Some("failed: CUDA: launch failed")
+    );
+    assert_eq!(
+        why(&s, broken).as_deref(),
+        Some("build failed: attention.cu(7): error: expected a ;")
+    );
+    assert_eq!(why(&s, idle), None, "nothing says why: no reason made up");
+    // Samples, and there is nothing to explain.
+    s.apply(&at(
+        7,
+        Event::Latency(LatencyBatch {
+            variant: faulty,
+            shape: big,
+            samples_ns: vec![1000, 1100],
+            ..LatencyBatch::default()
+        }),
+    ));
+    assert_eq!(why(&s, faulty), None);
+}
+
+/// The log is in time order whatever the file's (a session merged before
+/// merges sorted holds one GPU's events, then the other's); a tie keeps the
+/// file's order.
+#[test]
+fn the_log_is_in_time_order() {
+    let mut s = SessionState::default();
+    for (t, label) in [(10, "a"), (30, "b"), (20, "c"), (30, "d"), (5, "e")] {
+        s.apply(&at(
+            t,
+            Event::Bookmark(Bookmark {
+                label: label.into(),
+            }),
+        ));
+    }
+    let log: Vec<(u64, String)> = s
+        .log
+        .iter()
+        .map(|l| (l.t_us, l.text.trim_start_matches("bookmark: ").to_string()))
+        .collect();
+    let want = [(5, "e"), (10, "a"), (20, "c"), (30, "b"), (30, "d")];
+    assert_eq!(
+        log,
+        want.map(|(t, l)| (t, l.to_string())).to_vec(),
+        "{log:?}"
+    );
+}

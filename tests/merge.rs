@@ -295,3 +295,227 @@ fn sweep_arguments_are_checked_before_the_gpu() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The 2× H200 sweep, merged before merges sorted by time: gpu0's events,
+/// then gpu1's, each on its own clock.
+const SWEEP: &str = "20261123-184552_2xH200_sweep-devices-all.jsonl.zst";
+
+/// A session file's lines as JSON, the header first.
+fn json_lines(path: &Path) -> Vec<serde_json::Value> {
+    use std::io::BufRead;
+    attnscope::session::open(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect()
+}
+
+fn write_lines(path: &Path, lines: &[serde_json::Value]) {
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(path, text).unwrap();
+}
+
+/// The source label a merged line names (its variant's, or its telemetry
+/// sample's); None for an event of no variant (a bookmark).
+fn source_of(line: &serde_json::Value, labels: &[&str]) -> Option<usize> {
+    let e = &line["event"];
+    let named = e["source"]
+        .as_str()
+        .or(e["variant"].as_str())
+        .or(e["a"].as_str())?;
+    // Longest first: "h100-2:…" also starts with "h100".
+    let mut order: Vec<usize> = (0..labels.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(labels[i].len()));
+    order
+        .into_iter()
+        .find(|&i| named == labels[i] || named.starts_with(&format!("{}:", labels[i])))
+}
+
+/// (stamp, kind) of each line: what must line up between a source and its
+/// share of the merged file.
+fn stamps(lines: &[&serde_json::Value]) -> Vec<(u64, String)> {
+    lines
+        .iter()
+        .map(|l| {
+            (
+                l["t_us"].as_u64().unwrap(),
+                l["event"]["type"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Two runs that overlap in time merge into one timeline that never goes
+/// back: each source's events in its own order where that order is in time
+/// (a tie keeps the first source's first), and a source written out of
+/// order (a headless run writes telemetry when it drains it) put in time
+/// order too.
+#[test]
+fn a_merge_is_in_time_order_and_keeps_each_sources_order() {
+    let dir = scratch("order");
+    let tour = json_lines(&shipped(TOUR));
+    let a = dir.join("a.jsonl");
+    write_lines(&a, &tour);
+    // The same run started 1.5 s later, each telemetry sample written three
+    // lines after its place, as a headless run drains them.
+    let mut late = tour.clone();
+    late[0]["event"]["started_unix_ms"] =
+        (tour[0]["event"]["started_unix_ms"].as_u64().unwrap() + 1500).into();
+    let mut i = 1;
+    while i + 3 < late.len() {
+        if late[i]["event"]["type"] == "telemetry" {
+            let sample = late.remove(i);
+            late.insert(i + 3, sample);
+            i += 4;
+        } else {
+            i += 1;
+        }
+    }
+    let b = dir.join("b.jsonl");
+    write_lines(&b, &late);
+    let out = dir.join("ab.jsonl");
+    let (code, _, err) = run(&[
+        "merge",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--labels",
+        "a,b",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let merged = json_lines(&out);
+    assert_eq!(merged.len(), tour.len() + late.len() - 1, "one header");
+    assert_eq!(merged[0]["event"]["type"], "header");
+    let t: Vec<u64> = merged.iter().map(|l| l["t_us"].as_u64().unwrap()).collect();
+    let back = t.windows(2).position(|w| w[1] < w[0]);
+    assert_eq!(back, None, "time goes back after line {back:?}");
+    // The sources really interleave: b's first event lands among a's.
+    let labels = ["a", "b"];
+    let first_b = merged[1..]
+        .iter()
+        .position(|l| source_of(l, &labels) == Some(1))
+        .unwrap();
+    let last_a = merged[1..]
+        .iter()
+        .rposition(|l| source_of(l, &labels) == Some(0))
+        .unwrap();
+    assert!(first_b < last_a, "{first_b} {last_a}");
+    // Each source's share is its own events, shifted, in time order,
+    // stable (b's out-of-place samples moved back, nothing else moved).
+    for (src, (lines, shift)) in [(&tour, 0u64), (&late, 1_500_000)].into_iter().enumerate() {
+        let mut own: Vec<(u64, String)> = stamps(&lines[1..].iter().collect::<Vec<_>>())
+            .into_iter()
+            .filter(|(_, kind)| kind != "bookmark")
+            .map(|(t, kind)| (t + shift, kind))
+            .collect();
+        own.sort_by_key(|(t, _)| *t);
+        let share: Vec<&serde_json::Value> = merged[1..]
+            .iter()
+            .filter(|l| source_of(l, &labels) == Some(src))
+            .collect();
+        assert_eq!(stamps(&share), own, "source {}", labels[src]);
+    }
+    // A tie between sources keeps the first source's event first.
+    for w in merged[1..].windows(2) {
+        if let (Some(x), Some(y)) = (source_of(&w[0], &labels), source_of(&w[1], &labels))
+            && w[0]["t_us"] == w[1]["t_us"]
+        {
+            assert!(x <= y, "{} then {}", w[0], w[1]);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The shipped sweep's file is out of order and stays as recorded (its
+/// sources are not in the run archive, so it cannot be merged again): the
+/// readers put it in order. The fold's log (the screen's event panel, the
+/// summary's errors) and a replay never go back in time.
+#[test]
+fn the_shipped_sweep_merged_source_by_source_reads_in_time_order() {
+    use attnscope::session::replay::{ReplayControl, ReplayOut, spawn_replay};
+    let path = shipped(SWEEP);
+    let mut file_order = Vec::new();
+    let mut state = SessionState::default();
+    read_file(&path, OnCorrupt::Stop, |s| {
+        file_order.push(s.t_us);
+        state.apply(&s);
+        true
+    })
+    .unwrap();
+    assert!(
+        file_order.windows(2).any(|w| w[1] < w[0]),
+        "the file is out of order (else this test tests nothing)"
+    );
+    let logged: Vec<u64> = state.log.iter().map(|l| l.t_us).collect();
+    assert!(logged.windows(2).all(|w| w[0] <= w[1]), "{logged:?}");
+    assert!(
+        logged.len() > 40,
+        "gpu0's and gpu1's lines: {}",
+        logged.len()
+    );
+
+    let (ctl_tx, ctl_rx) = std::sync::mpsc::channel();
+    let (out_tx, out_rx) = std::sync::mpsc::channel();
+    ctl_tx.send(ReplayControl::ToEnd).unwrap();
+    let handle = spawn_replay(path, 256.0, OnCorrupt::Stop, ctl_rx, move |o| {
+        out_tx.send(o).is_ok()
+    });
+    let mut played = Vec::new();
+    loop {
+        match out_rx.recv().unwrap() {
+            ReplayOut::Event(s) => played.push(s.t_us),
+            ReplayOut::Reset => panic!("no seek was asked for"),
+            ReplayOut::Ended(r) => {
+                assert!(r.is_ok(), "{r:?}");
+                break;
+            }
+        }
+    }
+    assert_eq!(played.len(), file_order.len(), "every event, once");
+    let mut sorted = file_order.clone();
+    sorted.sort();
+    assert_eq!(played, sorted, "played in time order");
+    drop(ctl_tx);
+    drop(out_rx);
+    handle.join().unwrap();
+}
+
+/// Issue 39: a tile the sweep could not run at D=128 (its shared memory is
+/// over the H200's limit) was a row of dashes. The session recorded no
+/// reason; its header and the tile's manifest give one, in the text and
+/// the JSON summaries alike.
+#[test]
+fn a_tile_that_did_not_run_says_why_in_the_summary() {
+    let path = shipped(SWEEP);
+    let (code, text, err) = run(&["replay", path.to_str().unwrap(), "--summary"]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("gpu") && l.contains("mma+async@64x128s2w8k2g"))
+        .collect();
+    assert_eq!(rows.len(), 6, "three shapes on two GPUs: {rows:?}");
+    let d128: Vec<&&str> = rows.iter().filter(|l| l.contains("D128")).collect();
+    assert_eq!(d128.len(), 2, "{rows:?}");
+    for row in d128 {
+        assert!(
+            row.contains("not timed — did not fit: needs 274 KiB of shared memory per block at D=128, the NVIDIA H200 allows 227 KiB"),
+            "{row}"
+        );
+    }
+    let (code, json, err) = run(&["replay", path.to_str().unwrap(), "--summary", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let untimed: Vec<(&str, &str)> = v["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| Some((x["variant"].as_str()?, x["not_timed"].as_str()?)))
+        .collect();
+    assert_eq!(untimed.len(), 2, "{untimed:?}");
+    assert!(
+        untimed
+            .iter()
+            .all(|(_, why)| why.starts_with("did not fit"))
+    );
+}

@@ -66,6 +66,9 @@ impl ReplayWorker<'_> {
         header.started_unix_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
+        // Paced in time order: a file need not be (a session merged before
+        // merges sorted by time holds one GPU's events, then the other's).
+        events[1..].sort_by_key(|s| s.t_us);
         let body = &events[1..];
         out.event(&Stamped {
             t_us: 0,

@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 
 use crate::model::SessionState;
 use crate::session::Variant;
-use crate::session::manifest::registry;
 
 /// One (variant, shape, regime) and its median on each source (ns).
 #[derive(Debug, PartialEq, serde::Serialize)]
@@ -21,13 +20,10 @@ pub struct Row {
 
 /// The source a variant ran on, and its name without the source's label.
 fn split(v: &Variant) -> (String, String) {
+    let source = v.source();
     if v.is_cudnn() {
-        return (
-            registry::source_tag(v.toggles.0).unwrap_or_default(),
-            "cudnn".into(),
-        );
+        return (source, "cudnn".into());
     }
-    let source = registry::get(v.kernel).source.clone();
     let name = v.name();
     let short = name
         .strip_prefix(&format!("{source}:"))

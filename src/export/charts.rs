@@ -20,10 +20,10 @@ const FAMILY: &str = "sans-serif";
 
 pub(super) const A_COLOR: RGBColor = RGBColor(0, 150, 190);
 pub(super) const B_COLOR: RGBColor = RGBColor(200, 0, 150);
-const MMA_COLOR: RGBColor = RGBColor(230, 140, 0);
+pub(super) const MMA_COLOR: RGBColor = RGBColor(230, 140, 0);
 const VENDOR_COLOR: RGBColor = RGBColor(90, 90, 90);
 /// Colours of the manifest's path families after the base path's A_COLOR.
-const FAMILY_COLORS: [RGBColor; 4] = [
+pub(super) const FAMILY_COLORS: [RGBColor; 4] = [
     B_COLOR,
     MMA_COLOR,
     RGBColor(0, 150, 60),
@@ -32,7 +32,7 @@ const FAMILY_COLORS: [RGBColor; 4] = [
 
 /// A bar's colour and legend: the code path its variant runs, as its
 /// kernel's manifest groups toggles (`family`); cuDNN grey.
-fn family(v: &Variant) -> (RGBColor, String) {
+pub(super) fn family(v: &Variant) -> (RGBColor, String) {
     let Some(m) = v.manifest() else {
         return (VENDOR_COLOR, "cuDNN".into());
     };
@@ -73,6 +73,14 @@ impl Chart {
             Chart::P50 => "p50_per_variant",
         }
     }
+
+    /// Pixels: the p50 chart grows with its shapes and variants.
+    fn size(self, g: &Gathered) -> (u32, u32) {
+        match self {
+            Chart::P50 => (WIDTH, super::p50_chart::height(g)),
+            _ => (WIDTH, HEIGHT),
+        }
+    }
 }
 
 fn register_font() {
@@ -88,22 +96,11 @@ pub fn draw_all(g: &Gathered, gates: &GateSet, out: &Path) -> Result<Vec<PathBuf
     let mut files = Vec::new();
     for chart in Chart::ALL {
         let png = out.join(format!("{}.png", chart.file_stem()));
-        write(
-            chart,
-            BitMapBackend::new(&png, (WIDTH, HEIGHT)),
-            &png,
-            g,
-            gates,
-        )?;
+        let size = chart.size(g);
+        write(chart, BitMapBackend::new(&png, size), &png, g, gates)?;
         files.push(png);
         let svg = out.join(format!("{}.svg", chart.file_stem()));
-        write(
-            chart,
-            SVGBackend::new(&svg, (WIDTH, HEIGHT)),
-            &svg,
-            g,
-            gates,
-        )?;
+        write(chart, SVGBackend::new(&svg, size), &svg, g, gates)?;
         files.push(svg);
     }
     Ok(files)
@@ -122,19 +119,20 @@ pub fn draw_in_memory(
     for chart in Chart::ALL {
         let name = PathBuf::from(format!("{}.svg", chart.file_stem()));
         let mut text = String::new();
+        let size = chart.size(g);
         write(
             chart,
-            SVGBackend::with_string(&mut text, (WIDTH, HEIGHT)),
+            SVGBackend::with_string(&mut text, size),
             &name,
             g,
             gates,
         )?;
         svgs.push(text);
         if png {
-            let mut pixels = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
+            let mut pixels = vec![0u8; (size.0 * size.1 * 3) as usize];
             write(
                 chart,
-                BitMapBackend::with_buffer(&mut pixels, (WIDTH, HEIGHT)),
+                BitMapBackend::with_buffer(&mut pixels, size),
                 &name.with_extension("png"),
                 g,
                 gates,
@@ -182,7 +180,7 @@ where
         Chart::Histogram => histogram(root, g),
         Chart::OverTime => super::time_chart::over_time(root, g),
         Chart::Gates => gate_bars(root, g, gates),
-        Chart::P50 => p50_bars(root, g),
+        Chart::P50 => super::p50_chart::draw(root, g),
     }
 }
 
@@ -574,130 +572,6 @@ fn short(why: &str) -> String {
     } else {
         s
     }
-}
-
-/// One horizontal bar per variant, fastest on top: names of any length fit
-/// on the left. Colour by path: scalar CUDA cores, WMMA, mma.sync.
-fn p50_bars<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, g: &Gathered) -> Result<(), String>
-where
-    DB::ErrorType: 'static,
-{
-    let shape = g.main_shape();
-    let mut rows: Vec<(crate::session::Variant, f64, f64)> = g
-        .state
-        .variants
-        .iter()
-        .filter(|(k, _)| k.shape == shape && g.solo_stats(k).count() > 0)
-        .map(|(k, _)| {
-            let s = g.solo_stats(k);
-            (k.variant, s.percentile(0.5) / 1e3, s.percentile(0.9) / 1e3)
-        })
-        .collect();
-    rows.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
-    let n = rows.len().max(1) as i32;
-    let xmax = rows.iter().map(|r| r.2).fold(1e-3, f64::max) * 1.15;
-    let Some(x) = axis(0.0, xmax) else {
-        return empty_chart(
-            root,
-            "p50 per variant",
-            "the latencies have no finite range",
-        );
-    };
-    let names: Vec<String> = rows.iter().map(|r| r.0.name()).collect();
-    let mut chart = ChartBuilder::on(root)
-        .caption(
-            format!(
-                "p50 per variant (whisker to p90), {shape}, {} · {}",
-                crate::session::event::regime_name(g.state.regime),
-                gpu_name(g)
-            ),
-            font(22),
-        )
-        .margin(20)
-        .x_label_area_size(50)
-        .y_label_area_size(230)
-        .build_cartesian_2d(x, (0..n - 1).into_segmented())
-        .map_err(text)?;
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .y_labels(rows.len().max(1))
-        .y_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
-                names.get(*i as usize).cloned().unwrap_or_default()
-            }
-            SegmentValue::Last => String::new(),
-        })
-        .x_desc("GPU time per launch (µs)")
-        .label_style(font(13))
-        .axis_desc_style(font(16))
-        .draw()
-        .map_err(text)?;
-    for (i, (variant, p50, p90)) in rows.iter().enumerate() {
-        let i = i as i32;
-        let c = family(variant).0;
-        let mut bar = Rectangle::new(
-            [
-                (0.0, SegmentValue::Exact(i)),
-                (*p50, SegmentValue::Exact(i + 1)),
-            ],
-            c.mix(0.8).filled(),
-        );
-        bar.set_margin(4, 4, 0, 0);
-        chart.draw_series(std::iter::once(bar)).map_err(text)?;
-        chart
-            .draw_series(std::iter::once(PathElement::new(
-                vec![
-                    (*p50, SegmentValue::CenterOf(i)),
-                    (*p90, SegmentValue::CenterOf(i)),
-                ],
-                BLACK.stroke_width(1),
-            )))
-            .map_err(text)?;
-        chart
-            .draw_series(std::iter::once(Text::new(
-                format!("{p50:.2}"),
-                (*p90 + xmax * 0.01, SegmentValue::CenterOf(i)),
-                font(14).pos(plotters::style::text_anchor::Pos::new(
-                    plotters::style::text_anchor::HPos::Left,
-                    plotters::style::text_anchor::VPos::Center,
-                )),
-            )))
-            .map_err(text)?;
-    }
-    // A legend for the bar colours: the path each variant runs, base path
-    // first, then the families in manifest order, cuDNN last.
-    let mut families: Vec<(RGBColor, String)> = Vec::new();
-    for (v, _, _) in rows.iter() {
-        let f = family(v);
-        if !families.contains(&f) {
-            families.push(f);
-        }
-    }
-    let rank = |c: &RGBColor| {
-        std::iter::once(A_COLOR)
-            .chain(FAMILY_COLORS)
-            .position(|x| x == *c)
-            .unwrap_or(99)
-    };
-    families.sort_by_key(|(c, _)| rank(c));
-    for (c, label) in families {
-        chart
-            .draw_series(std::iter::empty::<Rectangle<(f64, SegmentValue<i32>)>>())
-            .map_err(text)?
-            .label(label)
-            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], c.filled()));
-    }
-    chart
-        .configure_series_labels()
-        // The fastest bars are on top, so the upper right is free.
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font(font(14))
-        .draw()
-        .map_err(text)?;
-    Ok(())
 }
 
 #[cfg(test)]

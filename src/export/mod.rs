@@ -4,6 +4,7 @@
 
 pub mod across;
 mod charts;
+mod p50_chart;
 pub mod summary;
 mod tables;
 mod time_chart;

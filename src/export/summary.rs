@@ -21,6 +21,17 @@ fn vs_cudnn(s: &SessionState, key: &Key) -> Option<Speedup> {
     s.speedup_vs_cudnn(key)
 }
 
+/// Why a variant has no times at a shape (a sweep's tile that did not fit
+/// there, a failed build), for a row that would otherwise be dashes only;
+/// None when it has times.
+fn not_timed(s: &SessionState, key: &Key) -> Option<String> {
+    let v = s.variants.get(key)?;
+    (v.samples() == 0).then(|| {
+        s.why_untimed(key)
+            .unwrap_or_else(|| "the session records no reason".into())
+    })
+}
+
 pub fn to_json(s: &SessionState, gates: &GateSet, read: &ReadReport) -> Value {
     let across =
         super::across::rows(s).map(|(labels, rows)| json!({"labels": labels, "rows": rows}));
@@ -59,6 +70,7 @@ pub fn to_json(s: &SessionState, gates: &GateSet, read: &ReadReport) -> Value {
                 "counters": v.counters,
                 "speedup_vs_scalar": speedup_json(s.speedup_vs_scalar(key)),
                 "speedup_vs_cudnn": speedup_json(vs_cudnn(s, key)),
+                "not_timed": not_timed(s, key),
                 "gates": s.gates(gates, key),
             })
         })
@@ -133,9 +145,6 @@ fn line_numbers(lines: &[u64]) -> String {
     }
     out
 }
-
-static EMPTY_RUN: std::sync::LazyLock<crate::model::state::RunState> =
-    std::sync::LazyLock::new(Default::default);
 
 pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
     let mut out = String::new();
@@ -234,6 +243,14 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
         if cudnn_seen { "  ÷ cuDNN" } else { "" }
     ));
     for (key, v) in &s.variants {
+        if let Some(why) = not_timed(s, key) {
+            line(format!(
+                "{:<28} {:<22} not timed — {why}",
+                key.variant.name(),
+                key.shape.to_string()
+            ));
+            continue;
+        }
         let (regs, smem, spill) = match v.build.as_ref() {
             Some(_) if key.variant.is_cudnn() => ("—".into(), "—".into(), "—".into()),
             Some(b) => (
@@ -252,15 +269,8 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
             variant: key.variant.cudnn_beside(),
             shape: key.shape,
         };
-        let mut runs: Vec<_> = v
-            .runs
-            .iter()
-            .filter(|(_, r)| r.latency.count() > 0)
-            .collect();
-        if runs.is_empty() {
-            runs.push((&None, &EMPTY_RUN));
-        }
-        for (regime, r) in runs {
+        // A variant with no samples had its row above, with why.
+        for (regime, r) in v.runs.iter().filter(|(_, r)| r.latency.count() > 0) {
             let p = r.latency.percentiles();
             let d = |f: fn(&crate::metrics::histogram::Percentiles) -> f64| {
                 p.as_ref().map_or("—".into(), |p| duration_ns(f(p)))
@@ -287,11 +297,7 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
                 "{:<28} {:<22} {:<13} {:>9} {:>8} {:>9} {:>9} {:>8} {:>5} {:>9} {:>6} {:>7}{ratio}",
                 key.variant.name(),
                 key.shape.to_string(),
-                if r.latency.count() == 0 {
-                    "—"
-                } else {
-                    regime_name(*regime).trim_start_matches("regime ")
-                },
+                regime_name(*regime).trim_start_matches("regime "),
                 median.map_or("—".into(), duration_ns),
                 ci,
                 d(|p| p.p90_ns),

@@ -325,8 +325,9 @@ impl Check {
     }
 }
 
-/// Builds, checks and times one variant for `bench`, recording as it goes;
-/// returns its table row and whether it was correct.
+/// Builds, checks and times one variant for `bench`, recording as it goes
+/// (a failure too, as the live worker records it, so a session says why a
+/// variant has no times); returns its table row and whether it was correct.
 pub(super) fn bench_one(
     engine: &mut Engine,
     sink: &mut Sink,
@@ -340,6 +341,41 @@ pub(super) fn bench_one(
         variant: *variant,
         shape: *shape,
     }));
+    let result = time_one(engine, sink, variant, shape, plan, launches, check);
+    if let Err(e) = &result {
+        sink.event(failure(variant, e));
+    }
+    result
+}
+
+/// A failed variant's event: a compile error with its log, else the fault.
+fn failure(variant: &Variant, e: &EngineError) -> Event {
+    match e {
+        EngineError::Build(crate::gpu::nvrtc::BuildError::Compile { log, arch, .. }) => {
+            Event::BuildFailed(BuildFailure {
+                variant: *variant,
+                arch: arch.clone(),
+                log: log.clone(),
+            })
+        }
+        e => Event::Error(ErrorReport {
+            source: "gpu".into(),
+            message: e.to_string(),
+            variant: Some(*variant),
+        }),
+    }
+}
+
+/// `bench_one` after the selection.
+fn time_one(
+    engine: &mut Engine,
+    sink: &mut Sink,
+    variant: &Variant,
+    shape: &Shape,
+    plan: &Plan,
+    launches: Option<u32>,
+    check: &Check,
+) -> Result<(serde_json::Value, bool), EngineError> {
     let build = engine.prepare(variant, shape)?;
     sink.event(Event::BuildFinished(Worker::build_report(
         engine, variant, shape, &build,

@@ -96,6 +96,9 @@ pub struct VariantState {
     pub counters: Option<CounterReport>,
     /// Why the last counter collection failed, until one succeeds.
     pub counters_error: Option<String>,
+    /// The newest fault while it was selected at this shape (a launch the
+    /// GPU refused, a check that could not run), until it has samples.
+    pub fault: Option<String>,
 }
 
 impl VariantState {
@@ -435,6 +438,9 @@ impl SessionState {
                             s.counters_error = Some(e.message.clone());
                         }
                     }
+                } else if let Some(key) = self.current.filter(|k| Some(k.variant) == e.variant) {
+                    // The variant at the shape it was selected at: why it has no times.
+                    self.variants.entry(key).or_default().fault = Some(e.message.clone());
                 }
                 let who = e.variant.map(|v| format!(" [{v}]")).unwrap_or_default();
                 self.log(t, Level::Error, format!("{}{who}: {}", e.source, e.message));
@@ -455,11 +461,20 @@ impl SessionState {
         }
     }
 
+    /// Lines are kept in time order, whatever the file's: a session merged
+    /// before merges sorted by time holds one GPU's events, then the
+    /// other's. A tie keeps the file's order.
     fn log(&mut self, t_us: u64, level: Level, text: String) {
         if self.log.len() == LOG_KEEP {
+            // Older than every line kept: not among the newest.
+            if self.log.front().is_some_and(|l| l.t_us > t_us) {
+                return;
+            }
             self.log.pop_front();
         }
-        self.log.push_back(LogLine { t_us, level, text });
+        // Almost always the end: a search from there.
+        let at = self.log.len() - self.log.iter().rev().take_while(|l| l.t_us > t_us).count();
+        self.log.insert(at, LogLine { t_us, level, text });
     }
 
     /// Build results belong to a variant at every shape it is measured at.
@@ -648,6 +663,48 @@ impl SessionState {
             };
         }
         results
+    }
+
+    /// Why `key` has no samples, as the session records it or its header
+    /// shows: a fault while it was selected, a failed build, or a tile over
+    /// its GPU's shared memory or outside its kernel's head dimensions (a
+    /// sweep skips those; sessions from before sweeps recorded why say so
+    /// nowhere else). None when it has samples, or nothing says why.
+    pub fn why_untimed(&self, key: &Key) -> Option<String> {
+        let v = self.variants.get(key)?;
+        if v.samples() > 0 {
+            return None;
+        }
+        if let Some(fault) = &v.fault {
+            return Some(format!("failed: {fault}"));
+        }
+        if let Some(f) = &v.build_failure {
+            let first = first_error_line(&f.log).unwrap_or("see the log");
+            return Some(format!("build failed: {first}"));
+        }
+        let d = key.shape.d;
+        if let Err(why) = key.variant.supports_head_dim(d) {
+            return Some(format!("not built for D={d}: {why}"));
+        }
+        let gpu = self.gpu_of(key.variant)?;
+        let need = gpu.smem_over(&key.variant, d)?;
+        Some(format!(
+            "did not fit: needs {} KiB of shared memory per block at D={d}, the {} allows {} KiB",
+            need.div_ceil(1024),
+            gpu.name,
+            gpu.max_smem_per_block / 1024
+        ))
+    }
+
+    /// The GPU `variant` ran on: in a merged session its source's, else the
+    /// session's.
+    fn gpu_of(&self, variant: Variant) -> Option<&GpuInfo> {
+        let h = self.header.as_ref()?;
+        let source = variant.source();
+        match h.sources.iter().find(|s| s.label == source) {
+            Some(s) => s.gpu.as_ref(),
+            None => h.gpu.as_ref(),
+        }
     }
 
     /// The telemetry reasons of the newest sample that mean real throttling.

@@ -149,8 +149,7 @@ impl GpuInfo {
     /// per block is over this GPU's limit), in one line; None if it can or
     /// the limit was not recorded.
     pub fn smem_refusal(&self, v: &Variant, d: u32) -> Option<String> {
-        let need = v.smem_bytes(d);
-        (self.max_smem_per_block > 0 && need > self.max_smem_per_block).then(|| {
+        self.smem_over(v, d).map(|need| {
             format!(
                 "{} at D={d} needs {} KiB of shared memory per block; {} allows {} KiB",
                 v.name(),
@@ -159,6 +158,14 @@ impl GpuInfo {
                 self.max_smem_per_block / 1024
             )
         })
+    }
+
+    /// The shared memory per block `v` needs at head dimension `d`, in
+    /// bytes, when that is over this GPU's limit; None if it fits or the
+    /// limit was not recorded.
+    pub fn smem_over(&self, v: &Variant, d: u32) -> Option<u32> {
+        let need = v.smem_bytes(d);
+        (self.max_smem_per_block > 0 && need > self.max_smem_per_block).then_some(need)
     }
 }
 

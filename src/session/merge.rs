@@ -4,7 +4,9 @@
 //! (`h100:wmma+pv+async`, `h200:wmma+pv+async`) that every screen, summary
 //! and chart shows side by side with no notion of sources; cuDNN's variant
 //! carries its source too (`h200:cudnn`). Times keep each source's own
-//! clock, shifted by when it started.
+//! clock, shifted by when it started, and the events are written in time
+//! order (stable: a tie keeps the earlier source, then file order), since
+//! replay paces by the stamps and a reader expects them not to go back.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -183,68 +185,19 @@ pub fn merge(files: &[PathBuf], labels: &[String], out: &Path) -> Result<Merged,
     };
     let mut rec =
         Recorder::create(out).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
-    let put = |rec: &mut Recorder, s: &Stamped| {
-        rec.append(s).map_err(|e| format!("{}: {e}", out.display()))
-    };
-    put(
-        &mut rec,
-        &Stamped {
-            t_us: 0,
-            event: Event::Header(header),
-        },
-    )?;
-    let mut skipped = 0;
-    for ((file, h), tag) in files.iter().zip(&headers).zip(labels) {
-        let shift_us = h
-            .started_unix_ms
-            .saturating_sub(origin)
-            .saturating_mul(1000);
-        let cudnn = Variant::cudnn_on(tag);
-        // This file's kernel numbers (as the reader registered them) → the
-        // relabelled kernels'.
-        let mut map: HashMap<KernelId, KernelId> = HashMap::new();
-        let mut failed: Option<String> = None;
-        let report = reader::read_file(file, OnCorrupt::Skip, |mut s| {
-            let result = (|| -> Result<(), String> {
-                match &mut s.event {
-                    Event::Header(h) => {
-                        for r in reader::session_kernels(h) {
-                            map_kernel(&mut map, &r, tag)?;
-                        }
-                        return Ok(());
-                    }
-                    Event::KernelLoaded(r) => {
-                        map_kernel(&mut map, r, tag)?;
-                        *r = relabel(r, tag)?;
-                    }
-                    Event::Telemetry(t) => t.source = tag.clone(),
-                    e => {
-                        for v in e.variants_mut() {
-                            if v.is_cudnn() {
-                                *v = cudnn;
-                            } else if let Some(k) = map.get(&v.kernel) {
-                                v.kernel = *k;
-                            }
-                        }
-                    }
-                }
-                s.t_us = s.t_us.saturating_add(shift_us);
-                put(&mut rec, &s)
-            })();
-            match result {
-                Ok(()) => true,
-                Err(e) => {
-                    failed = Some(e);
-                    false
-                }
-            }
-        })
-        .map_err(|e| e.to_string())?;
-        if let Some(e) = failed {
+    let written = collect(files, &headers, labels, origin).and_then(|(lines, skipped)| {
+        write(&mut rec, header, &lines, out)?;
+        Ok(skipped)
+    });
+    let skipped = match written {
+        Ok(n) => n,
+        Err(e) => {
+            // The file is ours (created new above): a failed merge leaves none.
+            drop(rec);
+            let _ = std::fs::remove_file(out);
             return Err(e);
         }
-        skipped += report.skipped.len();
-    }
+    };
     let events = rec.events_written();
     rec.close()
         .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
@@ -252,6 +205,116 @@ pub fn merge(files: &[PathBuf], labels: &[String], out: &Path) -> Result<Merged,
         events,
         skipped_lines: skipped,
     })
+}
+
+/// One event of a source, relabelled and already written as its session
+/// line, waiting for its place in time.
+struct Line {
+    t_us: u64,
+    json: Vec<u8>,
+}
+
+/// Every event of every source (not the headers), relabelled, shifted onto
+/// the merged clock and in time order; and how many corrupt lines were
+/// skipped. Each line is written out as it is read, while the registry
+/// holds that source's kernels, so sorting afterwards cannot change what a
+/// variant's name says.
+fn collect(
+    files: &[PathBuf],
+    headers: &[SessionHeader],
+    labels: &[String],
+    origin: u64,
+) -> Result<(Vec<Line>, usize), String> {
+    let mut lines = Vec::new();
+    let mut skipped = 0;
+    for ((file, h), tag) in files.iter().zip(headers).zip(labels) {
+        let shift_us = h
+            .started_unix_ms
+            .saturating_sub(origin)
+            .saturating_mul(1000);
+        skipped += read_source(file, tag, shift_us, &mut lines)?;
+    }
+    // Stable: a tie keeps the earlier source, then its file order. A source
+    // that is itself out of order (a headless run writes telemetry when it
+    // drains it, after the events it waited behind) is put in order too.
+    lines.sort_by_key(|l| l.t_us);
+    Ok((lines, skipped))
+}
+
+/// Appends `file`'s events to `lines`, relabelled under `tag` and shifted by
+/// `shift_us`; returns how many corrupt lines were skipped.
+fn read_source(
+    file: &Path,
+    tag: &str,
+    shift_us: u64,
+    lines: &mut Vec<Line>,
+) -> Result<usize, String> {
+    let cudnn = Variant::cudnn_on(tag);
+    // This file's kernel numbers (as the reader registered them) → the
+    // relabelled kernels'.
+    let mut map: HashMap<KernelId, KernelId> = HashMap::new();
+    let mut failed: Option<String> = None;
+    let report = reader::read_file(file, OnCorrupt::Skip, |mut s| {
+        let result = (|| -> Result<(), String> {
+            match &mut s.event {
+                Event::Header(h) => {
+                    for r in reader::session_kernels(h) {
+                        map_kernel(&mut map, &r, tag)?;
+                    }
+                    return Ok(());
+                }
+                Event::KernelLoaded(r) => {
+                    map_kernel(&mut map, r, tag)?;
+                    *r = relabel(r, tag)?;
+                }
+                Event::Telemetry(t) => t.source = tag.to_string(),
+                e => {
+                    for v in e.variants_mut() {
+                        if v.is_cudnn() {
+                            *v = cudnn;
+                        } else if let Some(k) = map.get(&v.kernel) {
+                            v.kernel = *k;
+                        }
+                    }
+                }
+            }
+            s.t_us = s.t_us.saturating_add(shift_us);
+            let json = serde_json::to_vec(&s).map_err(|e| format!("{}: {e}", file.display()))?;
+            lines.push(Line { t_us: s.t_us, json });
+            Ok(())
+        })();
+        match result {
+            Ok(()) => true,
+            Err(e) => {
+                failed = Some(e);
+                false
+            }
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(report.skipped.len()),
+    }
+}
+
+/// The merged header, then every line in the order given.
+fn write(
+    rec: &mut Recorder,
+    header: SessionHeader,
+    lines: &[Line],
+    out: &Path,
+) -> Result<(), String> {
+    let err = |e: std::io::Error| format!("{}: {e}", out.display());
+    rec.append(&Stamped {
+        t_us: 0,
+        event: Event::Header(header),
+    })
+    .map_err(err)?;
+    for l in lines {
+        rec.append_json(&l.json).map_err(err)?;
+    }
+    Ok(())
 }
 
 /// `tag` for a session's primary kernel, `tag.label` for another.

@@ -33,11 +33,23 @@ impl Recorder {
     }
 
     pub fn append(&mut self, event: &Stamped) -> io::Result<()> {
+        self.line(|out| Ok(serde_json::to_writer(out, event)?))
+    }
+
+    /// Appends an event already written as JSON (`serde_json::to_vec` of a
+    /// `Stamped`, no newline): `merge` writes its lines before it knows
+    /// their order.
+    pub fn append_json(&mut self, json: &[u8]) -> io::Result<()> {
+        self.line(|out| out.write_all(json))
+    }
+
+    /// One line: `body`, the newline, the flush.
+    fn line(&mut self, body: impl FnOnce(&mut Writer) -> io::Result<()>) -> io::Result<()> {
         let out = self
             .out
             .as_mut()
             .ok_or_else(|| io::Error::other("the recording is closed"))?;
-        serde_json::to_writer(&mut *out, event)?;
+        body(out)?;
         out.write_all(b"\n")?;
         out.flush()?;
         self.written += 1;

@@ -1,13 +1,14 @@
 //! Replay pacing: when each recorded event is due on the wall clock, given a
 //! speed, pause and skips. Pure: the replay thread asks it, tests drive it.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::event::Stamped;
+use super::event::{Event, Stamped};
 use super::reader::{self, OnCorrupt, ReadReport, SessionError};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -133,27 +134,45 @@ impl ReplayClock {
     }
 }
 
-/// Paces events already read: the file's as they come, and the history
-/// again after a seek backwards. Keeps every event it has emitted.
+/// Paces events already read: the file's in time order, and the history
+/// again after a seek backwards. Keeps every event it has read.
 struct Player<F> {
     clock: ReplayClock,
     controls: Receiver<ReplayControl>,
     emit: F,
     history: Vec<Stamped>,
-    /// Indices into `history` still to be emitted, in order.
-    queue: VecDeque<usize>,
+    /// (stamp, index into `history`) of each event still to be emitted: the
+    /// earliest first, a tie in file order. A file need not be in time
+    /// order (a session merged before merges sorted holds one GPU's events,
+    /// then the other's), and the clock must not go back.
+    queue: BinaryHeap<Reverse<(u64, usize)>>,
     /// The stamp of the newest event emitted, where a seek counts back from.
     shown_us: u64,
+    /// Play nothing until the whole file is read: a merged session's
+    /// sources may lie far apart in it, and even events due at once (after
+    /// `End`) must go out in time order.
+    hold: bool,
     /// Nobody steers any more: play on at the current pace.
     orphaned: bool,
 }
 
 impl<F: FnMut(ReplayOut) -> bool> Player<F> {
-    /// Queues `s` and emits everything due; false when the screen closed.
+    /// Queues `s` and emits what is due, without waiting: the file is read
+    /// ahead of the clock, so a line stamped before the ones above it still
+    /// plays in its place if it is read before it is due. False when the
+    /// screen closed.
     fn offer(&mut self, s: Stamped) -> bool {
+        if let Event::Header(h) = &s.event {
+            self.hold |= !h.sources.is_empty();
+        }
+        self.queue.push(Reverse((s.t_us, self.history.len())));
         self.history.push(s);
-        self.queue.push_back(self.history.len() - 1);
-        self.drain()
+        self.hold || self.play(false)
+    }
+
+    /// Emits every queued event at its time; false when the screen closed.
+    fn drain(&mut self) -> bool {
+        self.play(true)
     }
 
     /// Applies a control; seeks rebuild the queue.
@@ -180,23 +199,28 @@ impl<F: FnMut(ReplayOut) -> bool> Player<F> {
         }
         self.queue.clear();
         self.shown_us = 0;
-        for (i, e) in self.history.iter().enumerate() {
+        // In time order, as played (stable: a tie in file order).
+        let mut order: Vec<usize> = (0..self.history.len()).collect();
+        order.sort_by_key(|&i| self.history[i].t_us);
+        for i in order {
+            let e = &self.history[i];
             if e.t_us <= target {
                 self.shown_us = e.t_us;
                 if !(self.emit)(ReplayOut::Event(Box::new(e.clone()))) {
                     return false;
                 }
             } else {
-                self.queue.push_back(i);
+                self.queue.push(Reverse((e.t_us, i)));
             }
         }
         self.clock.seek_to(self.shown_us, Instant::now());
         true
     }
 
-    fn drain(&mut self) -> bool {
-        'next: while let Some(&i) = self.queue.front() {
-            let t_us = self.history[i].t_us;
+    /// Emits queued events as they fall due. With `wait`, waits for each
+    /// until none is left; without, stops at the first not yet due.
+    fn play(&mut self, wait: bool) -> bool {
+        'next: while let Some(&Reverse((t_us, i))) = self.queue.peek() {
             loop {
                 while let Ok(c) = self.controls.try_recv() {
                     if !self.steer(c) {
@@ -206,12 +230,15 @@ impl<F: FnMut(ReplayOut) -> bool> Player<F> {
                         continue 'next;
                     }
                 }
-                let wait = self.clock.wait_for(t_us, Instant::now());
-                if wait == Some(Duration::ZERO) {
+                let due_in = self.clock.wait_for(t_us, Instant::now());
+                if due_in == Some(Duration::ZERO) {
                     break;
                 }
+                if !wait {
+                    return true;
+                }
                 // Wake at least every 100 ms so a pause or skip takes effect promptly.
-                let nap = wait
+                let nap = due_in
                     .unwrap_or(Duration::from_millis(100))
                     .min(Duration::from_millis(100));
                 if self.orphaned {
@@ -231,7 +258,7 @@ impl<F: FnMut(ReplayOut) -> bool> Player<F> {
                     Err(RecvTimeoutError::Disconnected) => self.orphaned = true,
                 }
             }
-            self.queue.pop_front();
+            self.queue.pop();
             self.clock.emitted(t_us, Instant::now());
             self.shown_us = t_us;
             if !(self.emit)(ReplayOut::Event(Box::new(self.history[i].clone()))) {
@@ -259,14 +286,19 @@ pub fn spawn_replay(
             controls,
             emit,
             history: Vec::new(),
-            queue: VecDeque::new(),
+            queue: BinaryHeap::new(),
             shown_us: 0,
+            hold: false,
             orphaned: false,
         };
         let result: Result<ReadReport, SessionError> =
             reader::read_file(&path, on_corrupt, |stamped| player.offer(stamped));
         let stopped = result.as_ref().is_ok_and(|r| r.stopped_early);
-        if stopped || !(player.emit)(ReplayOut::Ended(result.map_err(|e| e.to_string()))) {
+        // What was read ahead plays out before the end is said.
+        if stopped
+            || !player.drain()
+            || !(player.emit)(ReplayOut::Ended(result.map_err(|e| e.to_string())))
+        {
             return;
         }
         // After the end: seeks play the history again, then say the end again.
@@ -398,6 +430,53 @@ mod tests {
         assert_eq!(describe(&out_rx.recv().unwrap()), "0");
         drop(ctl_tx);
         drop(out_rx);
+        handle.join().unwrap();
+    }
+
+    /// A line stamped before the one above it (a headless run writes its
+    /// telemetry when it drains it) plays in its place when it is read
+    /// before it is due.
+    #[test]
+    fn a_file_out_of_order_plays_in_time_order() {
+        use super::super::event::{Bookmark, SessionHeader};
+        use std::sync::mpsc;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let header = Stamped {
+            t_us: 0,
+            event: Event::Header(SessionHeader {
+                schema_version: super::super::SCHEMA_VERSION,
+                ..Default::default()
+            }),
+        };
+        let mut text = serde_json::to_string(&header).unwrap() + "\n";
+        for s in [10, 30, 20, 40] {
+            let b = Stamped {
+                t_us: s * 1_000_000,
+                event: Event::Bookmark(Bookmark {
+                    label: format!("b{s}"),
+                }),
+            };
+            text.push_str(&(serde_json::to_string(&b).unwrap() + "\n"));
+        }
+        std::fs::write(&path, text).unwrap();
+        let (_ctl_tx, ctl_rx) = mpsc::channel();
+        let (out_tx, out_rx) = mpsc::channel();
+        // At ×64 the first bookmark is due after 156 ms: the file is read by then.
+        let handle = spawn_replay(path, 64.0, OnCorrupt::Stop, ctl_rx, move |o| {
+            out_tx.send(o).is_ok()
+        });
+        let mut seen = Vec::new();
+        loop {
+            match out_rx.recv().unwrap() {
+                ReplayOut::Event(s) => seen.push(s.t_us / 1_000_000),
+                ReplayOut::Reset => seen.push(u64::MAX),
+                ReplayOut::Ended(_) => break,
+            }
+        }
+        assert_eq!(seen, [0, 10, 20, 30, 40]);
+        drop(out_rx);
+        drop(_ctl_tx);
         handle.join().unwrap();
     }
 

@@ -106,6 +106,15 @@ impl Variant {
         }
     }
 
+    /// The merged session's source it ran on (`gpu0`); empty in a session
+    /// of one GPU.
+    pub fn source(&self) -> String {
+        if self.is_cudnn() {
+            return registry::source_tag(self.toggles.0).unwrap_or_default();
+        }
+        registry::get(self.kernel).source.clone()
+    }
+
     /// Its kernel's manifest; None for cuDNN.
     pub fn manifest(&self) -> Option<Arc<Manifest>> {
         (!self.is_cudnn()).then(|| registry::manifest(self.kernel))
