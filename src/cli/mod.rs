@@ -377,7 +377,8 @@ pub struct BuildArgs {
     /// `all`, or a comma-separated list, e.g. wmma+pv+async,mma+async@64x64s2w8k2.
     #[arg(long, default_value = "all", value_parser = parse_variants)]
     pub variants: VariantList,
-    /// Target architecture, sm_80 or newer (the mma path needs sm_80).
+    /// Target architecture, sm_75 or newer (NVRTC 13's oldest); a variant that needs more (the
+    /// bundled kernel's async and mma paths need sm_80) fails its build and says why.
     #[arg(long, default_value = "sm_90", value_parser = parse_arch)]
     pub arch: String,
     /// Head dimension, 64 or 128.

@@ -167,7 +167,10 @@ pub fn key_bar(area: Rect, buf: &mut Buffer, state: &UiState) {
     let pinned = |b: &keymap::Binding| matches!(b.action, Action::Quit | Action::ToggleHelp);
     let width = |spans: &[Span]| spans.iter().map(|s| s.width()).sum::<usize>();
     let spans_of = |b: &keymap::Binding, terse: bool| {
-        let text = if terse {
+        let paused = matches!(state.mode, Mode::Replay { paused: true, .. });
+        let text = if terse && paused && b.action == Action::Pause {
+            "play ".to_string()
+        } else if terse {
             format!("{} ", keymap::bar_word(b))
         } else {
             format!(" {} ", short_help(&b.help))

@@ -87,12 +87,23 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         theme::na(),
     ));
     if let Some(p) = &state.session.counter_progress {
-        let text = if p.passes == 0 {
-            "collecting counters… ".to_string()
+        // The progress in the words that fit the border, never cut.
+        let room = usize::from(area.width.saturating_sub(2))
+            .saturating_sub(title.iter().map(|s| s.width()).sum::<usize>());
+        let texts = if p.passes == 0 {
+            vec![
+                "collecting counters… ".to_string(),
+                "counters… ".to_string(),
+            ]
         } else {
-            format!("collecting pass {} of {} ", p.pass, p.passes)
+            vec![
+                format!("collecting pass {} of {} ", p.pass, p.passes),
+                format!("pass {}/{} ", p.pass, p.passes),
+            ]
         };
-        title.push(ratatui::text::Span::styled(text, theme::warn()));
+        if let Some(text) = texts.into_iter().find(|t| t.chars().count() <= room) {
+            title.push(ratatui::text::Span::styled(text, theme::warn()));
+        }
     }
     let inner = super::panel(area, buf, Line::from(title));
     // Why counters are missing, under the table, when it is not just "not yet".

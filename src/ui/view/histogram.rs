@@ -35,10 +35,16 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     let series = series(state);
     let regime = series.first().map_or("", |s| regime_name(s.regime));
     let timer = timer_label(state);
-    let title = match series.len() {
-        2 => format!(" Latency per launch — A vs B · {regime} · {timer} "),
-        _ => format!(" Latency per launch · {regime} · {timer} "),
-    };
+    // The long title where it fits; else a shorter one, so the timer's unit is never cut off.
+    let pair = if series.len() == 2 { " — A vs B" } else { "" };
+    let title = [
+        format!(" Latency per launch{pair} · {regime} · {timer} "),
+        format!(" Latency{pair} · {regime} · {timer} "),
+        format!(" Latency · {regime} · {timer} "),
+    ]
+    .into_iter()
+    .find(|t| t.chars().count() + 2 <= usize::from(area.width))
+    .unwrap_or_else(|| format!(" Latency · {timer} "));
     let inner = super::panel(area, buf, title);
     if series.iter().all(|s| s.count() == 0) {
         Paragraph::new("no samples yet")

@@ -48,6 +48,12 @@ pub fn render_to(area: Rect, buf: &mut Buffer, state: &UiState) {
     } else {
         (9, 9, 24)
     };
+    // A banner on a short screen takes its rows from the middle panels, down to 7 rows each, so
+    // telemetry and events keep two rows of their own rather than a bare border.
+    let short = (top_h + mid_h + 4u16).saturating_sub(body.height);
+    let from_mid = short.min(mid_h - 7);
+    let mid_h = mid_h - from_mid;
+    let top_h = top_h - (short - from_mid).min(top_h - 7);
     // Wide screens give the Variant panel room for long tile names.
     let side = if area.width >= 160 { 32 } else { side };
     let gates_w = if comfortable { 54 } else { 42 };

@@ -70,10 +70,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         .count();
     let status = if throttles.is_empty() && earlier > 0 {
         Line::styled(
-            format!(
-                "throttled earlier: {earlier} of {} samples",
-                samples.len()
-            ),
+            format!("throttled earlier: {earlier} of {} samples", samples.len()),
             theme::warn(),
         )
     } else if throttles.is_empty() {
