@@ -373,7 +373,13 @@ where
                 xmax,
                 palette.colour(&row.variant),
             )?,
-            Err(why) => note(&mut chart, at, why, xmax)?,
+            // The row is labelled with the variant: the reason need not name it again.
+            Err(why) => note(
+                &mut chart,
+                at,
+                &why.replace(&format!("{} ", row.variant.name()), ""),
+                xmax,
+            )?,
         }
     }
     Ok(())
