@@ -52,6 +52,11 @@ fn two_gpus_merge_into_one_session_read_side_by_side() {
     assert_eq!(code, 0, "{err}");
     // The same GPU twice: the second is h100-2.
     assert!(stdout.contains("as h100, h100-2"), "{stdout}");
+    // Recorded 33.6 hours apart: the merge says the timeline spans that.
+    assert!(
+        stdout.contains("note: the sources started 33.6 h apart"),
+        "{stdout}"
+    );
     assert_eq!(
         &std::fs::read(&out).unwrap()[..4],
         &attnscope::session::compress::ZSTD_MAGIC
@@ -466,6 +471,7 @@ fn the_shipped_sweep_merged_source_by_source_reads_in_time_order() {
         match out_rx.recv().unwrap() {
             ReplayOut::Event(s) => played.push(s.t_us),
             ReplayOut::Reset => panic!("no seek was asked for"),
+            ReplayOut::SkippedIdle(_) => {}
             ReplayOut::Ended(r) => {
                 assert!(r.is_ok(), "{r:?}");
                 break;

@@ -85,6 +85,14 @@ pub fn merge(args: MergeArgs) -> i32 {
                     n => format!(", {n} corrupt lines skipped"),
                 }
             );
+            // Each source keeps its own clock: sessions hours apart make a merged timeline
+            // that long, which the replay skips through and the time charts show as a gap.
+            if m.starts_apart_us >= 3_600_000_000 {
+                println!(
+                    "note: the sources started {} apart; the merged timeline spans that (a replay skips stretches with no events)",
+                    crate::metrics::format::span_us(m.starts_apart_us)
+                );
+            }
             0
         }
         Err(e) => fail(exit::USAGE, e),
@@ -182,6 +190,10 @@ fn run_replay_tui(
                 }
             )),
             ReplayOut::Ended(Err(e)) => UiMsg::SourceEnded(format!("replay stopped: {e}")),
+            ReplayOut::SkippedIdle(us) => UiMsg::Notice(format!(
+                "skipped {} with no events",
+                crate::metrics::format::span_us(us)
+            )),
         };
         stream_tx.send(msg).is_ok()
     });

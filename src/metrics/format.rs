@@ -17,6 +17,18 @@ pub fn duration_ns(ns: f64) -> String {
     }
 }
 
+/// A stretch of session time in the unit a person reads it in: `42 s`, `12.5 min`, `33.6 h`.
+pub fn span_us(us: u64) -> String {
+    let s = us as f64 / 1e6;
+    if s < 60.0 {
+        format!("{s:.0} s")
+    } else if s < 3600.0 {
+        format!("{:.1} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
 /// A number with `digits` decimals; `—` when it is not a number, and an
 /// exponent past a million (a damaged file's 1e300 is not 301 digits).
 pub fn fixed(v: f64, digits: usize) -> String {
@@ -184,6 +196,13 @@ pub fn count(n: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spans_read_in_their_unit() {
+        assert_eq!(span_us(42_000_000), "42 s");
+        assert_eq!(span_us(750_000_000), "12.5 min");
+        assert_eq!(span_us(120_958_830_199), "33.6 h");
+    }
 
     /// A damaged file's values print as a dash or with an exponent, never
     /// as "NaN", "inf" or hundreds of digits.

@@ -21,6 +21,8 @@ use super::variant::Variant;
 pub struct Merged {
     pub events: u64,
     pub skipped_lines: usize,
+    /// From the first source's start to the last one's, µs: the merged timeline spans it.
+    pub starts_apart_us: u64,
 }
 
 /// The header of a session file (its first line; the file plain or
@@ -201,9 +203,11 @@ pub fn merge(files: &[PathBuf], labels: &[String], out: &Path) -> Result<Merged,
     let events = rec.events_written();
     rec.close()
         .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    let latest = headers.iter().map(|h| h.started_unix_ms).max().unwrap_or(0);
     Ok(Merged {
         events,
         skipped_lines: skipped,
+        starts_apart_us: latest.saturating_sub(origin).saturating_mul(1000),
     })
 }
 

@@ -34,7 +34,14 @@ pub enum ReplayOut {
     Reset,
     /// Everything recorded has been shown (it may be shown again after a seek).
     Ended(Result<ReadReport, String>),
+    /// A stretch with no events this long (µs of session time) was skipped.
+    SkippedIdle(u64),
 }
+
+/// The longest a replay waits, in wall time, for its next event: a merged session whose sources
+/// started a day apart, or a recording left open overnight, would otherwise show a still screen
+/// for hours. Longer stretches are skipped, and the screen says so.
+pub const MAX_IDLE: Duration = Duration::from_secs(5);
 
 pub const SPEEDS: [f64; 9] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 256.0];
 
@@ -234,6 +241,15 @@ impl<F: FnMut(ReplayOut) -> bool> Player<F> {
                 if due_in == Some(Duration::ZERO) {
                     break;
                 }
+                if due_in.is_some_and(|d| d > MAX_IDLE) {
+                    let now = Instant::now();
+                    let gap = t_us.saturating_sub(self.clock.position_us(now));
+                    self.clock.seek_to(t_us, now);
+                    if !(self.emit)(ReplayOut::SkippedIdle(gap)) {
+                        return false;
+                    }
+                    break;
+                }
                 if !wait {
                     return true;
                 }
@@ -402,6 +418,7 @@ mod tests {
             ReplayOut::Event(s) => format!("{}", s.t_us / 1_000_000),
             ReplayOut::Reset => "reset".into(),
             ReplayOut::Ended(_) => "end".into(),
+            ReplayOut::SkippedIdle(_) => "skipped".into(),
         };
         // To the end, then 2.5 s back: a reset, events 0..=2 at once, 3..=5 again, the end.
         loop {
@@ -472,11 +489,65 @@ mod tests {
                 ReplayOut::Event(s) => seen.push(s.t_us / 1_000_000),
                 ReplayOut::Reset => seen.push(u64::MAX),
                 ReplayOut::Ended(_) => break,
+                ReplayOut::SkippedIdle(_) => panic!("no stretch here is long"),
             }
         }
         assert_eq!(seen, [0, 10, 20, 30, 40]);
         drop(out_rx);
         drop(_ctl_tx);
+        handle.join().unwrap();
+    }
+
+    /// Sessions a day apart merged into one: the replay skips the stretch with no events (and
+    /// says how long it was) rather than show a still screen for a day.
+    #[test]
+    fn a_long_stretch_without_events_is_skipped() {
+        use super::super::event::{Bookmark, SessionHeader};
+        use std::sync::mpsc;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let mut text = serde_json::to_string(&Stamped {
+            t_us: 0,
+            event: Event::Header(SessionHeader {
+                schema_version: super::super::SCHEMA_VERSION,
+                ..Default::default()
+            }),
+        })
+        .unwrap()
+            + "\n";
+        for s in [1, 86_400] {
+            let b = Stamped {
+                t_us: s * 1_000_000,
+                event: Event::Bookmark(Bookmark {
+                    label: format!("b{s}"),
+                }),
+            };
+            text.push_str(&(serde_json::to_string(&b).unwrap() + "\n"));
+        }
+        std::fs::write(&path, text).unwrap();
+        let (ctl_tx, ctl_rx) = mpsc::channel();
+        let (out_tx, out_rx) = mpsc::channel();
+        let started = Instant::now();
+        let handle = spawn_replay(path, 256.0, OnCorrupt::Stop, ctl_rx, move |o| {
+            out_tx.send(o).is_ok()
+        });
+        let mut skipped = Vec::new();
+        let mut seen = Vec::new();
+        loop {
+            match out_rx.recv().unwrap() {
+                ReplayOut::Event(s) => seen.push(s.t_us / 1_000_000),
+                ReplayOut::SkippedIdle(us) => skipped.push(us / 1_000_000),
+                ReplayOut::Reset => {}
+                ReplayOut::Ended(_) => break,
+            }
+        }
+        assert_eq!(seen, [0, 1, 86_400]);
+        assert_eq!(skipped.len(), 1);
+        assert!((86_390..=86_399).contains(&skipped[0]), "{skipped:?}");
+        // A day at ×256 is 337 s: waited for, this test would not end.
+        assert!(started.elapsed() < MAX_IDLE * 2, "{:?}", started.elapsed());
+        drop(out_rx);
+        drop(ctl_tx);
         handle.join().unwrap();
     }
 

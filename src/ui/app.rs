@@ -25,6 +25,8 @@ pub enum UiMsg {
     SourceEnded(String),
     /// Replay went back: the fold starts over (the events follow).
     Reset,
+    /// A line for the key bar's notice.
+    Notice(String),
 }
 
 /// Makes a new recording file when `r` is pressed.
@@ -100,6 +102,7 @@ pub fn run(
                     }
                     UiMsg::Resize => {}
                     UiMsg::Reset => state.restart_fold(),
+                    UiMsg::Notice(line) => state.notice = Some(line),
                     UiMsg::SourceEnded(line) => {
                         if let Mode::Replay { ended, .. } = &mut state.mode {
                             *ended = true;
