@@ -22,6 +22,17 @@ fn missing_session_file_exits_3() {
         err.contains("session file /nonexistent/x.jsonl does not exist"),
         "{err}"
     );
+    // The shipped sessions are compressed: a name without the ending points at the file.
+    let (code, _, err) = run(&[
+        "replay",
+        "sessions/20261125-034401_H100_tour.jsonl",
+        "--summary",
+    ]);
+    assert_eq!(code, 3);
+    assert!(
+        err.contains("did you mean sessions/20261125-034401_H100_tour.jsonl.zst?"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -206,7 +206,7 @@ pub struct BenchArgs {
     /// Causal mask.
     #[arg(long)]
     pub causal: bool,
-    /// `all` (the eight toggle combinations) or a comma-separated list, e.g.
+    /// `all` (every toggle combination the kernel allows, at its default tile) or a comma-separated list, e.g.
     /// scalar,wmma+pv+async,mma+async@tuned (`@tuned`: the tile `attnscope tune` chose).
     #[arg(long, default_value = "all", value_parser = parse_variants)]
     pub variants: VariantList,

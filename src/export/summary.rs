@@ -179,13 +179,14 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
             ));
         }
         line(format!(
-            "driver {}{} · CUDA {} · {} events over {:.1} s · {} error{}",
+            "driver {}{} · CUDA {} · {} event{} over {:.1} s · {} error{}",
             h.nvidia_driver.as_deref().unwrap_or("not recorded"),
             h.driver_version
                 .as_deref()
                 .map_or(String::new(), |v| format!(" (CUDA {v} API)")),
             h.cuda_version.as_deref().unwrap_or("not recorded"),
             s.events,
+            if s.events == 1 { "" } else { "s" },
             s.last_t_us as f64 / 1e6,
             s.errors,
             if s.errors == 1 { "" } else { "s" }

@@ -12,9 +12,25 @@ use thiserror::Error;
 
 use super::event::{Event, OLDEST_SCHEMA, SCHEMA_VERSION, Stamped};
 
+/// "; did you mean X.jsonl.zst?" when the name lacks the compressed ending a file beside it has
+/// (the shipped sessions are compressed; a name from older notes may not be).
+fn compressed_beside(path: &Path) -> String {
+    [".zst", ".gz"]
+        .iter()
+        .map(|ext| {
+            let mut p = path.as_os_str().to_owned();
+            p.push(ext);
+            PathBuf::from(p)
+        })
+        .find(|p| p.is_file())
+        .map_or(String::new(), |p| {
+            format!("; did you mean {}?", p.display())
+        })
+}
+
 #[derive(Debug, Error)]
 pub enum SessionError {
-    #[error("session file {0} does not exist")]
+    #[error("session file {} does not exist{}", .0.display(), compressed_beside(.0))]
     NotFound(PathBuf),
     #[error(
         "{0} is a directory, not a session file (give a .jsonl, .jsonl.zst or .jsonl.gz file, e.g. sessions/*.jsonl.zst)"
