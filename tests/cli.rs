@@ -424,6 +424,9 @@ fn gpu_commands_without_a_gpu_say_what_is_missing() {
         out.contains("MISSING") && out.contains("replay the newest real session"),
         "{out}"
     );
+    // Each missing library's advice once; the lines that depend on it refer back.
+    assert!(out.contains("FAIL GPU: libcuda.so.1 (see above)"), "{out}");
+    assert_eq!(out.matches("install the NVIDIA driver").count(), 2, "{out}");
 }
 
 /// `build` needs NVRTC only: every variant named compiles on a machine with no

@@ -12,6 +12,8 @@ use crate::gpu::telemetry;
 pub fn doctor() -> i32 {
     let mut problems = 0;
     println!("attnscope {} doctor", env!("CARGO_PKG_VERSION"));
+    // A library reported missing is named again below only by reference: its advice once.
+    let mut missing: Vec<String> = Vec::new();
     for lib in [Lib::Cuda, Lib::Nvrtc, Lib::Cupti, Lib::Nvml] {
         match libs::ensure(lib) {
             Ok(f) => println!(
@@ -24,6 +26,7 @@ pub fn doctor() -> i32 {
             Err(e) => {
                 problems += usize::from(matches!(lib, Lib::Cuda | Lib::Nvrtc));
                 println!("  MISSING {e}");
+                missing.push(e.to_string());
             }
         }
     }
@@ -48,10 +51,14 @@ pub fn doctor() -> i32 {
     }
     match nvrtc::nvrtc_version() {
         Ok((a, b)) => println!(
-            "  ok   NVRTC {a}.{b}; headers in {:?}",
+            "  ok   NVRTC {a}.{b}; headers in {}",
             nvrtc::include_dirs()
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
-        Err(e) => println!("  --   NVRTC version unknown: {e}"),
+        Err(e) => println!("  --   NVRTC version unknown: {}", again(&missing, e)),
     }
     match crate::gpu::probe() {
         Ok(()) => match Engine::new() {
@@ -75,7 +82,7 @@ pub fn doctor() -> i32 {
         },
         Err(e) => {
             problems += 1;
-            println!("  FAIL GPU: {e}");
+            println!("  FAIL GPU: {}", again(&missing, e));
         }
     }
     match profiling_admin_only(Path::new("/proc/driver/nvidia/params")) {
@@ -92,7 +99,7 @@ pub fn doctor() -> i32 {
         Ok(()) => println!(
             "  ok   CUPTI range profiler and profiler host API present (g, attnscope gates)"
         ),
-        Err(e) => println!("  --   no hardware counters: {e}"),
+        Err(e) => println!("  --   no hardware counters: {}", again(&missing, e)),
     }
     if problems == 0 {
         println!("live mode is available");
@@ -157,4 +164,16 @@ fn profiling_admin_only(params: &Path) -> Option<bool> {
         .lines()
         .find(|l| l.starts_with("RmProfilingAdminOnly"))?;
     Some(line.split(':').nth(1)?.trim() == "1")
+}
+
+/// An error already printed as a missing library, by reference; any other in full.
+fn again(missing: &[String], e: impl std::fmt::Display) -> String {
+    let text = e.to_string();
+    match missing
+        .iter()
+        .find(|m| text.contains(m.as_str()) || m.contains(&text))
+    {
+        Some(m) => format!("{} (see above)", m.split(" not found").next().unwrap_or(m)),
+        None => text,
+    }
 }
