@@ -99,9 +99,8 @@ pub enum Cmd {
     /// Write a starter kernel folder (a small scalar kernel with one toggle
     /// and its manifest) and print the command that opens it live.
     New(NewArgs),
-    /// The GPU worker process the dashboard runs: commands as JSON lines on
-    /// stdin, events as JSON lines on stdout.
-    #[command(hide = true)]
+    /// The GPU side of `--worker-cmd` / `--remote`: commands as JSON lines on stdin, events as JSON
+    /// lines on stdout; `--replay FILE` plays a recorded session instead of a GPU.
     Worker(WorkerArgs),
     /// Launch one variant N times and exit, nothing else: a clean target for
     /// `ncu` (scripts/ncu-crosscheck.sh).

@@ -208,11 +208,72 @@ where
             }
         }
     }
-    legend(&mut chart, SeriesLabelPosition::UpperRight)
+    // The legend goes where it hides the fewest points: the clock's dips and the batches.
+    let (xr, yr, cr) = (tmax * 1.02, (ylo - pad).max(0.0)..yhi + pad, clo..chi);
+    let norm = |v: f64, r: &std::ops::Range<f64>| (v - r.start) / (r.end - r.start);
+    let points: Vec<(f64, f64)> = g
+        .batches
+        .iter()
+        .map(|b| (b.t_s / xr, norm(b.median_us, &yr)))
+        .chain(
+            g.sm_clock
+                .iter()
+                .filter(|c| c.0 <= xr)
+                .map(|&(t, c)| (t / xr, norm(c as f64, &cr))),
+        )
+        .collect();
+    legend(&mut chart, quietest_corner(&points))
+}
+
+/// Where the legend's box (about 45% of the plot's width, 35% of its height) covers the fewest
+/// of `points` (each in 0..1 on both axes, y up): the four corners, the edges' middles and the
+/// centre, the upper right first on a tie.
+fn quietest_corner(points: &[(f64, f64)]) -> SeriesLabelPosition {
+    use SeriesLabelPosition as P;
+    let (left, centre, right) = (0.0..=0.45, 0.275..=0.725, 0.55..=1.0);
+    let (upper, middle, lower) = (0.65..=1.0, 0.325..=0.675, 0.0..=0.35);
+    let places = [
+        (P::UpperRight, &right, &upper),
+        (P::UpperLeft, &left, &upper),
+        (P::LowerRight, &right, &lower),
+        (P::LowerLeft, &left, &lower),
+        (P::MiddleLeft, &left, &middle),
+        (P::MiddleRight, &right, &middle),
+        (P::UpperMiddle, &centre, &upper),
+        (P::LowerMiddle, &centre, &lower),
+        (P::MiddleMiddle, &centre, &middle),
+    ];
+    let covered = |xs: &std::ops::RangeInclusive<f64>, ys: &std::ops::RangeInclusive<f64>| {
+        points
+            .iter()
+            .filter(|(x, y)| xs.contains(x) && ys.contains(y))
+            .count()
+    };
+    places
+        .into_iter()
+        .min_by_key(|(_, xs, ys)| covered(xs, ys))
+        .map_or(P::UpperRight, |(p, _, _)| p)
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_legend_avoids_the_points() {
+        use super::quietest_corner;
+        use plotters::chart::SeriesLabelPosition as P;
+        let at = |p: P| format!("{p:?}");
+        // Nothing anywhere: the usual place.
+        assert_eq!(at(quietest_corner(&[])), at(P::UpperRight));
+        // A clock dipping at the right end, batches low on the left: the upper left is free.
+        let mut points: Vec<(f64, f64)> = (0..50).map(|i| (0.8 + i as f64 / 250.0, 0.7)).collect();
+        points.extend((0..50).map(|i| (i as f64 / 100.0, 0.1)));
+        assert_eq!(at(quietest_corner(&points)), at(P::UpperLeft));
+        // A clock along the whole top and batches along the whole bottom: the middle.
+        let mut points: Vec<(f64, f64)> = (0..100).map(|i| (i as f64 / 100.0, 0.9)).collect();
+        points.extend((0..100).map(|i| (i as f64 / 100.0, 0.1)));
+        assert_eq!(at(quietest_corner(&points)), at(P::MiddleLeft));
+    }
+
     use super::*;
 
     #[test]
