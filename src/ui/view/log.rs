@@ -1,5 +1,5 @@
 //! The event log: newest last, errors in red and wrapped in full (an error is
-//! the line a user most needs to read to the end).
+//! the line a user most needs to read to the end); other lines cut with `…`.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -34,7 +34,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         let parts = if l.level == Level::Error {
             wrap(&l.text, width)
         } else {
-            vec![l.text.clone()]
+            vec![shorten(&l.text, width)]
         };
         for (i, part) in parts.into_iter().enumerate() {
             let stamp = if i == 0 {
@@ -50,6 +50,20 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     }
     let skip = lines.len().saturating_sub(n);
     Paragraph::new(lines.split_off(skip)).render(inner, buf);
+}
+
+/// One line of at most `width` columns: cut after a whole word where one ends in the second half,
+/// and marked `…`, so a cut line never reads as a whole one (`1638` for `16384 B`).
+fn shorten(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(width.saturating_sub(1)).collect();
+    let cut = match head.rfind(' ') {
+        Some(i) if head[..i].chars().count() >= width / 2 => &head[..i],
+        _ => head.as_str(),
+    };
+    format!("{}…", cut.trim_end())
 }
 
 /// Word wrap to `width` columns; words longer than a line are cut.
@@ -82,7 +96,19 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::wrap;
+    use super::{shorten, wrap};
+
+    #[test]
+    fn a_cut_line_says_so_and_ends_on_a_word() {
+        let t = "built smem+exp2@4w4k64 for sm_90: 56 regs, 16384 B smem";
+        assert_eq!(shorten(t, 80), t);
+        assert_eq!(
+            shorten(t, 47),
+            "built smem+exp2@4w4k64 for sm_90: 56 regs,…"
+        );
+        assert!(shorten(t, 47).chars().count() <= 47);
+        assert_eq!(shorten("abcdefghij", 5), "abcd…");
+    }
 
     #[test]
     fn wrap_keeps_every_word_within_width() {
