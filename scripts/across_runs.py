@@ -4,7 +4,7 @@ processes of `attnscope bench --json` / `attnscope ab --json`, bench/campaigns/a
 and prints, per variant, each run's median and interval and how many of the other runs' medians
 fall inside it; per race, which pairs of intervals overlap.
 
-  python3 scripts/across_runs.py RUN_FOLDER
+  python3 scripts/across_runs.py RUN_FOLDER [PREFIX]   (PREFIX: bench-N.json by default, e.g. warm)
 """
 import glob
 import json
@@ -35,9 +35,9 @@ def coverage(points):
     return inside, total
 
 
-def bench_table(folder):
+def bench_table(folder, prefix="bench"):
     by = {}
-    for name, d in runs(folder, "bench"):
+    for name, d in runs(folder, prefix):
         for r in d.get("results", []):
             lo, hi = (r.get("median_ci_us") or [None, None])[:2]
             if r.get("median_us") is not None and lo is not None and hi is not None:
@@ -77,7 +77,8 @@ def race_table(folder):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
+    if len(sys.argv) not in (2, 3) or not os.path.isdir(sys.argv[1]):
         sys.exit(__doc__)
-    bench_table(sys.argv[1])
-    race_table(sys.argv[1])
+    bench_table(sys.argv[1], *sys.argv[2:])
+    if len(sys.argv) == 2:
+        race_table(sys.argv[1])
