@@ -43,6 +43,10 @@ fn main() -> ExitCode {
     let code = match command {
         Cmd::Live(args) => app::live(args),
         Cmd::Replay(args) => app::replay(args),
+        // Runs are processes of their own, started here (it refuses a GPU elsewhere).
+        Cmd::Bench(args) if args.runs.is_some() => {
+            attnscope::headless::bench_runs(args, &argv[1..])
+        }
         // The GPU elsewhere: the same command runs there, its output comes back.
         Cmd::Bench(args) if args.remote.place().is_remote() => {
             app::remote::run(args.remote.place(), &argv[1..])

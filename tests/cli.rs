@@ -838,3 +838,26 @@ fn an_argument_that_is_not_utf8_is_a_usage_error() {
         );
     }
 }
+
+/// `bench --runs N` reruns the bench as N processes of its own: it refuses what it cannot do
+/// (one run, recording, a GPU elsewhere) and stops on a run that fails.
+#[test]
+fn bench_runs_says_what_it_cannot_do() {
+    let (code, _, err) = run(&["bench", "--runs", "1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("1 is not in 2..=100"), "{err}");
+    let (code, _, err) = run(&["bench", "--runs", "3", "--record", "/tmp/never.jsonl"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot be used with '--record"), "{err}");
+    let (code, _, err) = run(&["bench", "--runs", "3", "--remote", "gpu01"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--runs starts processes on this machine"),
+        "{err}"
+    );
+    if attnscope::gpu::probe().is_err() {
+        let (code, _, err) = run(&["bench", "--runs", "3", "--variants", "scalar"]);
+        assert_eq!(code, 4, "{err}");
+        assert!(err.contains("run 1 of 3 ended with exit code 4"), "{err}");
+    }
+}

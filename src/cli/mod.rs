@@ -253,6 +253,12 @@ pub struct BenchArgs {
     /// bundled kernel: variant names are its toggles (docs/kernel-abi.md).
     #[arg(long, value_name = "DIR")]
     pub kernels: Option<PathBuf>,
+    /// Run the whole bench this many times, 2 to 100, each in a process of its own, one after
+    /// another, and report each variant's mean over the runs with a 95% interval from them: what
+    /// a rerun tomorrow is compared against. One run's ± resamples its own batches and does not
+    /// see what differs between processes (docs/measurement.md).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=100), conflicts_with = "record")]
+    pub runs: Option<u32>,
     #[command(flatten)]
     pub remote: RemoteArgs,
     #[command(flatten)]

@@ -5,6 +5,7 @@
 
 mod ab;
 mod bench;
+mod bench_runs;
 mod build;
 mod clocks;
 mod doctor;
@@ -17,6 +18,7 @@ pub mod tune;
 
 pub use ab::ab;
 pub use bench::bench;
+pub use bench_runs::bench_runs;
 pub use build::build;
 pub use clocks::clocks;
 pub use doctor::doctor;

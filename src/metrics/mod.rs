@@ -2,6 +2,7 @@
 //! statistics and the reference attention. No I/O, no CUDA.
 
 pub mod abstats;
+pub mod across_runs;
 pub mod blocks;
 pub mod catalogue;
 pub mod format;
