@@ -9,6 +9,10 @@ use super::fail;
 use crate::cli::{BenchArgs, exit};
 use crate::metrics::across_runs::{self, AcrossRuns};
 
+/// A variant's line: its name, the runs summarized, other runs inside one run's ± (of how many),
+/// and the runs' medians.
+type Row = (String, Option<AcrossRuns>, (usize, usize), Vec<f64>);
+
 /// `argv`: the command line after the program name (`bench …`), rerun without `--runs`.
 pub fn bench_runs(args: BenchArgs, argv: &[String]) -> i32 {
     let runs = args.runs.unwrap_or(2) as usize;
@@ -71,7 +75,7 @@ pub fn bench_runs(args: BenchArgs, argv: &[String]) -> i32 {
                 .push((m, lo, hi));
         }
     }
-    let table: Vec<(String, Option<AcrossRuns>, (usize, usize), Vec<f64>)> = order
+    let table: Vec<Row> = order
         .iter()
         .map(|name| {
             let points = &medians[name];
@@ -115,7 +119,7 @@ pub fn bench_runs(args: BenchArgs, argv: &[String]) -> i32 {
     if any_fail { exit::CHECK_FAILED } else { 0 }
 }
 
-fn print_table(table: &[(String, Option<AcrossRuns>, (usize, usize), Vec<f64>)], runs: usize) {
+fn print_table(table: &[Row], runs: usize) {
     use crate::metrics::format::fixed;
     let w = table.iter().map(|t| t.0.len()).max().unwrap_or(7).max(7);
     println!("\n{runs} runs, each a process of its own, one after another");
