@@ -213,7 +213,6 @@ pub fn key_bar(area: Rect, buf: &mut Buffer, state: &UiState) {
         spans.push(Span::styled(format!(" {text} "), theme::warn()));
     }
     for more in rest {
-        let more: Vec<Span> = more;
         if width(&spans) + width(&more) > room {
             break;
         }
