@@ -380,33 +380,36 @@ mod tests {
         assert_eq!(clock.wait_for(u64::MAX, t0), Some(Duration::ZERO));
     }
 
-    #[test]
-    fn seeking_back_refolds_from_the_start_then_plays_on() {
-        use super::super::event::{Bookmark, Event};
-        use std::sync::mpsc;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
-        let mut text = String::new();
+    /// A session file in `dir`: a header, then a bookmark at each of `seconds`, in that order.
+    fn bookmarks(dir: &tempfile::TempDir, seconds: &[u64]) -> PathBuf {
+        use super::super::event::{Bookmark, SessionHeader};
         let header = Stamped {
             t_us: 0,
-            event: Event::Header(super::super::event::SessionHeader {
+            event: Event::Header(SessionHeader {
                 schema_version: super::super::SCHEMA_VERSION,
                 ..Default::default()
             }),
         };
-        text.push_str(&serde_json::to_string(&header).unwrap());
-        text.push('\n');
-        for i in 1..=5u64 {
+        let mut text = serde_json::to_string(&header).unwrap() + "\n";
+        for &s in seconds {
             let b = Stamped {
-                t_us: i * 1_000_000,
+                t_us: s * 1_000_000,
                 event: Event::Bookmark(Bookmark {
-                    label: format!("b{i}"),
+                    label: format!("b{s}"),
                 }),
             };
-            text.push_str(&serde_json::to_string(&b).unwrap());
-            text.push('\n');
+            text.push_str(&(serde_json::to_string(&b).unwrap() + "\n"));
         }
+        let path = dir.path().join("s.jsonl");
         std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn seeking_back_refolds_from_the_start_then_plays_on() {
+        use std::sync::mpsc;
+        let dir = tempfile::tempdir().unwrap();
+        let path = bookmarks(&dir, &[1, 2, 3, 4, 5]);
         let (ctl_tx, ctl_rx) = mpsc::channel();
         let (out_tx, out_rx) = mpsc::channel();
         ctl_tx.send(ReplayControl::ToEnd).unwrap();
@@ -455,28 +458,9 @@ mod tests {
     /// before it is due.
     #[test]
     fn a_file_out_of_order_plays_in_time_order() {
-        use super::super::event::{Bookmark, SessionHeader};
         use std::sync::mpsc;
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
-        let header = Stamped {
-            t_us: 0,
-            event: Event::Header(SessionHeader {
-                schema_version: super::super::SCHEMA_VERSION,
-                ..Default::default()
-            }),
-        };
-        let mut text = serde_json::to_string(&header).unwrap() + "\n";
-        for s in [10, 30, 20, 40] {
-            let b = Stamped {
-                t_us: s * 1_000_000,
-                event: Event::Bookmark(Bookmark {
-                    label: format!("b{s}"),
-                }),
-            };
-            text.push_str(&(serde_json::to_string(&b).unwrap() + "\n"));
-        }
-        std::fs::write(&path, text).unwrap();
+        let path = bookmarks(&dir, &[10, 30, 20, 40]);
         let (_ctl_tx, ctl_rx) = mpsc::channel();
         let (out_tx, out_rx) = mpsc::channel();
         // At ×64 the first bookmark is due after 156 ms: the file is read by then.
@@ -502,29 +486,9 @@ mod tests {
     /// says how long it was) rather than show a still screen for a day.
     #[test]
     fn a_long_stretch_without_events_is_skipped() {
-        use super::super::event::{Bookmark, SessionHeader};
         use std::sync::mpsc;
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
-        let mut text = serde_json::to_string(&Stamped {
-            t_us: 0,
-            event: Event::Header(SessionHeader {
-                schema_version: super::super::SCHEMA_VERSION,
-                ..Default::default()
-            }),
-        })
-        .unwrap()
-            + "\n";
-        for s in [1, 86_400] {
-            let b = Stamped {
-                t_us: s * 1_000_000,
-                event: Event::Bookmark(Bookmark {
-                    label: format!("b{s}"),
-                }),
-            };
-            text.push_str(&(serde_json::to_string(&b).unwrap() + "\n"));
-        }
-        std::fs::write(&path, text).unwrap();
+        let path = bookmarks(&dir, &[1, 86_400]);
         let (ctl_tx, ctl_rx) = mpsc::channel();
         let (out_tx, out_rx) = mpsc::channel();
         let started = Instant::now();
