@@ -166,8 +166,8 @@ pub fn key_bar(area: Rect, buf: &mut Buffer, state: &UiState) {
     let bar: Vec<&keymap::Binding> = keymap::bar(&contexts, &keys).collect();
     let pinned = |b: &keymap::Binding| matches!(b.action, Action::Quit | Action::ToggleHelp);
     let width = |spans: &[Span]| spans.iter().map(|s| s.width()).sum::<usize>();
+    let paused = matches!(state.mode, Mode::Replay { paused: true, .. });
     let spans_of = |b: &keymap::Binding, terse: bool| {
-        let paused = matches!(state.mode, Mode::Replay { paused: true, .. });
         let text = if terse && paused && b.action == Action::Pause {
             "play ".to_string()
         } else if terse {

@@ -165,7 +165,13 @@ fn series(state: &UiState) -> Vec<Series<'_>> {
 fn head_lines(state: &UiState, series: &[Series], width: u16, rows: u16) -> Vec<Line<'static>> {
     let mut lines: Vec<Line<'static>> = series
         .iter()
-        .map(|s| first_line(stats_groups(s), width))
+        // Only the first line: the groups that do not fit on it are dropped, not wrapped.
+        .map(|s| {
+            super::flow(stats_groups(s), width)
+                .into_iter()
+                .next()
+                .unwrap_or_default()
+        })
         .collect();
     if series.len() == 2 {
         lines.extend(super::flow(speedup_groups(state), width));
@@ -180,21 +186,6 @@ fn head_lines(state: &UiState, series: &[Series], width: u16, rows: u16) -> Vec<
     }
     lines.truncate(rows as usize);
     lines
-}
-
-/// As many whole groups as fit on one line of `width`.
-fn first_line(groups: Vec<Vec<Span<'static>>>, width: u16) -> Line<'static> {
-    let mut spans = Vec::new();
-    let mut used = 0usize;
-    for g in groups {
-        let w: usize = g.iter().map(|s| s.width()).sum();
-        if used + w > width as usize {
-            break;
-        }
-        used += w;
-        spans.extend(g);
-    }
-    Line::from(spans)
 }
 
 /// A variant's numbers as groups, in the order a narrow panel keeps them: p50 and its interval
