@@ -11,7 +11,7 @@ use attnscope::metrics::gates::GateSet;
 use attnscope::model::state::SessionState;
 use attnscope::session::compress::is_session_name;
 use attnscope::session::reader::{OnCorrupt, read_file};
-use attnscope::ui::app_state::UiState;
+use attnscope::ui::state::UiState;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 

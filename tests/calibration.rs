@@ -1,7 +1,7 @@
 //! Does the A/B interval mean what it says? Simulated races, drawn from
 //! latency-like distributions on a 32 ns timer grid with drift between
 //! batches, go through the same arithmetic as `attnscope ab`
-//! (`blocks::ratio_interval`, `abstats::verdict_text`):
+//! (`bootstrap::ratio_interval`, `abstats::verdict_text`):
 //! - A/A: the 95% interval covers 1.0 at least 93% of the time;
 //! - a true 2% difference is called at least 95% of the time;
 //! - the per-launch bootstrap attnscope printed before fails the first
@@ -16,7 +16,7 @@
 //! 32 ns, so a duration is quantized with a random phase.
 
 use attnscope::metrics::abstats;
-use attnscope::metrics::blocks;
+use attnscope::metrics::bootstrap;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
@@ -59,10 +59,10 @@ fn race(seed: u64, speedup: f64) -> (Vec<Vec<u64>>, Vec<Vec<u64>>) {
     (a, b)
 }
 
-fn block_interval(a: &[Vec<u64>], b: &[Vec<u64>], seed: u64) -> blocks::RatioInterval {
+fn block_interval(a: &[Vec<u64>], b: &[Vec<u64>], seed: u64) -> bootstrap::RatioInterval {
     let ra: Vec<&[u64]> = a.iter().map(Vec::as_slice).collect();
     let rb: Vec<&[u64]> = b.iter().map(Vec::as_slice).collect();
-    blocks::ratio_interval(&ra, &rb, STEP, 1000, seed).expect("enough rounds")
+    bootstrap::ratio_interval(&ra, &rb, STEP, 1000, seed).expect("enough rounds")
 }
 
 #[test]

@@ -8,8 +8,8 @@ use attnscope::session::Regime;
 use attnscope::session::command::Command;
 use attnscope::session::event::*;
 use attnscope::session::reader::{OnCorrupt, read_file};
-use attnscope::ui::app_state::{Effect, UiState};
 use attnscope::ui::keymap::Action;
+use attnscope::ui::state::{Effect, UiState};
 
 fn fixture_state() -> SessionState {
     let mut s = SessionState::default();

@@ -10,7 +10,7 @@
 //! ATTNSCOPE_REQUIRE_NVRTC=1 (CI) they always run and fail without NVRTC.
 
 use attnscope::gpu::nvrtc::{self, KERNEL_SOURCE, Program, defines};
-use attnscope::gpu::{cubin, kernel_watch};
+use attnscope::gpu::{cubin, kernel_source};
 use attnscope::session::manifest::registry::{self, KernelId};
 use attnscope::session::{Shape, Variant};
 use rayon::prelude::*;
@@ -199,7 +199,7 @@ fn every_kernels_matrix_compiles_clean_on_every_arch() {
     }
     let mut jobs = Vec::new();
     for kernel in kernels() {
-        let program = kernel_watch::program(kernel).expect("the source is readable");
+        let program = kernel_source::program(kernel).expect("the source is readable");
         let variants = matrix(kernel);
         eprintln!(
             "{}: {} variants per arch",

@@ -8,12 +8,12 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use attnscope::gpu::link::Place;
-use attnscope::gpu::supervisor::{self, Feed, WorkerLink};
 use attnscope::session::command::Command as WorkerCommand;
 use attnscope::session::event::{Event, Stamped};
 use attnscope::session::protocol::Setup;
 use attnscope::session::{Shape, Variant};
+use attnscope::worker::link::Place;
+use attnscope::worker::supervisor::{self, Feed, WorkerLink};
 
 const BIN: &str = env!("CARGO_BIN_EXE_attnscope");
 

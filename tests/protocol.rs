@@ -1,10 +1,10 @@
 //! The worker protocol: commands as JSON lines. No input makes the parser
 //! panic, and every command survives the trip through a line.
 
-use attnscope::gpu::worker_process::parse_command;
 use attnscope::session::command::Command;
 use attnscope::session::event::L2Mode;
 use attnscope::session::{Shape, Variant};
+use attnscope::worker::process::parse_command;
 use proptest::prelude::*;
 
 fn all_commands() -> Vec<Command> {

@@ -5,8 +5,8 @@ use std::path::Path;
 use attnscope::metrics::gates::GateSet;
 use attnscope::session::Stamped;
 use attnscope::session::reader::{OnCorrupt, read_file};
-use attnscope::ui::app_state::UiState;
 use attnscope::ui::keymap::Action;
+use attnscope::ui::state::UiState;
 use attnscope::ui::view::render;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -110,7 +110,7 @@ fn a_gate_never_collected_is_not_pending_after_the_end() {
         before.contains("pending") && !before.contains("not run"),
         "{before}"
     );
-    if let attnscope::ui::app_state::Mode::Replay { ended, .. } = &mut state.mode {
+    if let attnscope::ui::state::Mode::Replay { ended, .. } = &mut state.mode {
         *ended = true;
     }
     let after = text(&draw(&state, 120, 40));
@@ -374,7 +374,7 @@ fn long_shapes_fit_the_variant_panel() {
 /// why, the last frame after End, and `q` and `?` still in the key bar.
 #[test]
 fn no_gpu_banner_after_end_at_both_sizes() {
-    use attnscope::ui::app_state::Mode;
+    use attnscope::ui::state::Mode;
     let mut state = UiState::replay(
         GateSet::default_set(),
         "sessions/fixture.jsonl".into(),
@@ -415,7 +415,7 @@ fn no_gpu_banner_after_end_at_both_sizes() {
 #[test]
 fn a_remote_worker_is_named_in_the_title() {
     let mut state = UiState::live(GateSet::default_set());
-    if let attnscope::ui::app_state::Mode::Live { worker, .. } = &mut state.mode {
+    if let attnscope::ui::state::Mode::Live { worker, .. } = &mut state.mode {
         *worker = Some("gpu01".into());
     }
     let buf = draw(&state, 80, 24);
@@ -424,7 +424,7 @@ fn a_remote_worker_is_named_in_the_title() {
         title.contains("LIVE") && title.contains("via gpu01"),
         "{title}"
     );
-    if let attnscope::ui::app_state::Mode::Live { worker, .. } = &mut state.mode {
+    if let attnscope::ui::state::Mode::Live { worker, .. } = &mut state.mode {
         *worker = Some("srun --gres=gpu:1 -p long attnscope worker".into());
     }
     let title = text(&draw(&state, 120, 40))

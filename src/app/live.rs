@@ -1,5 +1,5 @@
 //! Live mode: the dashboard in this process, the GPU worker in a child
-//! process (`gpu/supervisor.rs`), so a faulting kernel never takes the screen down.
+//! process (`worker/supervisor.rs`), so a faulting kernel never takes the screen down.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -7,15 +7,15 @@ use std::sync::mpsc::{self, Sender};
 use std::time::Instant;
 
 use crate::cli::LiveArgs;
-use crate::gpu::{kernel_watch, supervisor};
 use crate::metrics::gates::GateSet;
 use crate::session::command::Command;
 use crate::session::event::{Event, Stamped};
 use crate::session::protocol::{KernelFiles, Setup};
 use crate::session::recorder::Recorder;
 use crate::session::{Shape, Variant};
-use crate::ui::app::{self, Outlets, UiMsg};
-use crate::ui::app_state::UiState;
+use crate::ui::state::UiState;
+use crate::ui::terminal::{self, Outlets, UiMsg};
+use crate::worker::{supervisor, watch};
 
 /// The supervisor's deliveries become screen messages.
 struct ScreenFeed(Sender<UiMsg>);
@@ -99,10 +99,10 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
         Arc::new(ScreenFeed(tx.clone())),
     );
     for (label, dir) in kernels {
-        kernel_watch::spawn(label, dir, cmd_tx.clone());
+        watch::spawn(label, dir, cmd_tx.clone());
     }
     let mut state = UiState::live(gates);
-    if let crate::ui::app_state::Mode::Live { regime, inputs, .. } = &mut state.mode {
+    if let crate::ui::state::Mode::Live { regime, inputs, .. } = &mut state.mode {
         if let Some(r) = args.regime {
             *regime = r;
             let _ = cmd_tx.send(Command::SetRegime { regime: r });
@@ -112,12 +112,12 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
             let _ = cmd_tx.send(Command::SetInputs { inputs: i });
         }
     }
-    if let (Some(p), crate::ui::app_state::Mode::Live { recording, .. }) =
+    if let (Some(p), crate::ui::state::Mode::Live { recording, .. }) =
         (&args.record, &mut state.mode)
     {
         *recording = Some(p.display().to_string());
     }
-    if let crate::ui::app_state::Mode::Live { worker, .. } = &mut state.mode {
+    if let crate::ui::state::Mode::Live { worker, .. } = &mut state.mode {
         *worker = args
             .remote
             .remote
@@ -157,7 +157,7 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
         started: Some(started),
         ..Outlets::default()
     };
-    app::run(state, rx, tx, outlets)?;
+    terminal::run(state, rx, tx, outlets)?;
     Ok(0)
 }
 

@@ -4,7 +4,6 @@
 
 pub mod live;
 pub mod remote;
-pub mod replay_worker;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -17,8 +16,8 @@ use crate::metrics::gates::GateSet;
 use crate::model::SessionState;
 use crate::session::reader::{self, OnCorrupt};
 use crate::session::replay::{ReplayOut, spawn_replay};
-use crate::ui::app::{self, Outlets, UiMsg};
-use crate::ui::app_state::UiState;
+use crate::ui::state::UiState;
+use crate::ui::terminal::{self, Outlets, UiMsg};
 
 fn load_gates(path: Option<&Path>) -> Result<GateSet, String> {
     GateSet::load(path)
@@ -41,7 +40,7 @@ fn on_corrupt(strict: bool) -> OnCorrupt {
 /// `attnscope worker`: on the GPU, or replaying a session with `--replay`.
 pub fn worker(args: WorkerArgs) -> i32 {
     if let Some(file) = &args.replay {
-        return replay_worker::ReplayWorker {
+        return crate::worker::replay::ReplayWorker {
             file,
             rate: args.rate,
             garble_every: args.garble_every,
@@ -49,7 +48,7 @@ pub fn worker(args: WorkerArgs) -> i32 {
         .serve();
     }
     match args.config() {
-        Ok(config) => crate::gpu::worker_process::serve(config),
+        Ok(config) => crate::worker::process::serve(config),
         Err(e) => fail(exit::USAGE, e),
     }
 }
@@ -202,7 +201,7 @@ fn run_replay_tui(
         replay: Some(ctl_tx),
         ..Outlets::default()
     };
-    match app::run(state, rx, tx, outlets) {
+    match terminal::run(state, rx, tx, outlets) {
         Ok(_) => 0,
         Err(e) => fail(exit::NO_TERMINAL, format!("{e:#}")),
     }
@@ -273,9 +272,9 @@ pub fn live(args: LiveArgs) -> i32 {
     if place.is_remote() {
         // The GPU is elsewhere: its worker must answer before the screen
         // opens; no falling back to a replay the user did not ask for.
-        match crate::gpu::link::connect(&place, None, crate::gpu::link::HELLO_WAIT) {
+        match crate::worker::link::connect(&place, None, crate::worker::link::HELLO_WAIT) {
             // The probe closed its input: that worker ends; reap it.
-            Ok(mut probe) => crate::gpu::link::end(&mut probe.child),
+            Ok(mut probe) => crate::worker::link::end(&mut probe.child),
             Err(r) => return fail(r.code, r.message),
         }
         if !std::io::stdout().is_terminal() {

@@ -1,6 +1,6 @@
 //! A headless command (bench, ab, sweep) whose GPU work runs elsewhere
 //! (`--worker-cmd CMD`, `--remote HOST`): the worker there runs the same
-//! command (gpu/worker_run.rs); its table comes back as text, its events
+//! command (worker/far_command.rs); its table comes back as text, its events
 //! as numbered events that are recorded here. Kernel folders named on the
 //! command line travel as text.
 
@@ -8,11 +8,11 @@ use std::path::PathBuf;
 
 use super::fail;
 use crate::exit;
-use crate::gpu::link::{self, Incoming, Place};
-use crate::gpu::worker_run::kernel_placeholder;
 use crate::session::event::{Event, Stamped};
 use crate::session::protocol::{self, FromWorker, KernelFiles, SeqCheck, Setup};
 use crate::session::recorder::Recorder;
+use crate::worker::far_command::kernel_placeholder;
+use crate::worker::link::{self, Incoming, Place};
 
 /// Flags whose variants may name a kernel folder by path.
 const VARIANT_FLAGS: [&str; 4] = ["--a", "--b", "--variant", "--variants"];
@@ -86,7 +86,7 @@ pub fn split(argv: &[String]) -> Split {
                 out.record = Some(PathBuf::from(value));
                 out.args.push("--out".into());
                 out.args
-                    .push(format!("{}/out.jsonl", crate::gpu::worker_run::SCRATCH));
+                    .push(format!("{}/out.jsonl", crate::worker::far_command::SCRATCH));
             }
             "--kernels" | "--also" => {
                 let label = if flag == "--kernels" { "" } else { "also" };
@@ -190,7 +190,7 @@ pub fn run(place: Place, argv: &[String]) -> i32 {
                 format!(
                     "the link to {} ended before the run did ({}){kept}",
                     place.describe(),
-                    crate::gpu::supervisor::describe(status)
+                    crate::worker::supervisor::describe(status)
                 ),
             )
         }

@@ -34,7 +34,7 @@ pub struct RemoteArgs {
 }
 
 impl RemoteArgs {
-    pub fn place(&self) -> crate::gpu::link::Place {
+    pub fn place(&self) -> crate::worker::link::Place {
         let cmd = match (&self.worker_cmd, &self.remote) {
             (Some(c), _) => Some(c.clone()),
             (None, Some(host)) => {
@@ -48,7 +48,7 @@ impl RemoteArgs {
             }
             (None, None) => None,
         };
-        crate::gpu::link::Place { cmd }
+        crate::worker::link::Place { cmd }
     }
 }
 
@@ -118,13 +118,13 @@ pub fn parse_labelled_dir(text: &str) -> Result<(String, PathBuf), String> {
 
 impl WorkerArgs {
     /// Err: a kernel folder that cannot be read.
-    pub fn config(&self) -> Result<crate::gpu::worker_process::WorkerConfig, String> {
+    pub fn config(&self) -> Result<crate::worker::process::WorkerConfig, String> {
         let kernels = self
             .kernels
             .iter()
             .map(|(label, dir)| crate::session::protocol::KernelFiles::read(label, dir))
             .collect::<Result<_, _>>()?;
-        Ok(crate::gpu::worker_process::WorkerConfig {
+        Ok(crate::worker::process::WorkerConfig {
             telemetry_hz: self.telemetry_hz,
             ab_seconds: self.ab_seconds,
             metric_names: self

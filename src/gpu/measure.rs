@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use super::engine::{Engine, EngineError};
-use crate::metrics::blocks::{self, MedianInterval};
+use crate::metrics::bootstrap::{self, MedianInterval};
 use crate::session::event::{L2Mode, LatencyBatch, MeasurementDone, Regime};
 use crate::session::{Shape, Variant};
 
@@ -140,12 +140,12 @@ fn summary(
 ) -> MeasurementDone {
     let step = engine.timer_step_ns.unwrap_or(1.0);
     let all: Vec<u64> = batches.concat();
-    let interval = blocks::median_interval(batches, step, blocks::ROUNDS, 17);
+    let interval = bootstrap::median_interval(batches, step, bootstrap::ROUNDS, 17);
     MeasurementDone {
         variant: *variant,
         shape: *shape,
         samples: all.len() as u64,
-        median_ns: interval.map_or_else(|| blocks::median(&all, step), |m| m.median_ns),
+        median_ns: interval.map_or_else(|| bootstrap::median(&all, step), |m| m.median_ns),
         rel_noise: interval.map_or(f64::NAN, |m| m.rel_halfwidth()),
         wall_s: started.elapsed().as_secs_f64(),
         stop_reason: stop_reason.into(),
@@ -232,7 +232,7 @@ pub fn measure(
         let interval = if due && elapsed >= plan.min_s {
             last_check = elapsed;
             let refs: Vec<&[u64]> = kept.iter().map(Vec::as_slice).collect();
-            blocks::median_interval(&refs, step, QUICK_ROUNDS, kept.len() as u64)
+            bootstrap::median_interval(&refs, step, QUICK_ROUNDS, kept.len() as u64)
         } else {
             None
         };

@@ -9,19 +9,15 @@ pub mod cudnn;
 pub mod cupti_timer;
 pub mod device;
 pub mod engine;
-pub mod kernel_watch;
+pub mod executor;
+pub mod kernel_source;
 pub mod libs;
-pub mod link;
 pub mod measure;
 pub mod nvrtc;
 pub mod profiler;
 pub mod ptxas;
 pub mod race;
-pub mod supervisor;
 pub mod telemetry;
-pub mod worker;
-pub mod worker_process;
-pub mod worker_run;
 
 /// Whether live mode can start here: the driver library and at least one device.
 pub fn probe() -> Result<(), String> {

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use super::engine::{Engine, EngineError};
 use crate::metrics::abstats::{self, DISCARD_PER_ROUND};
-use crate::metrics::blocks;
+use crate::metrics::bootstrap;
 use crate::session::event::{AbReport, L2Mode, LatencyBatch, Regime};
 use crate::session::{Shape, Variant};
 
@@ -152,7 +152,16 @@ pub fn race(
         if out_of_time || (elapsed >= plan.min_s && (tight || now.limited_by_resolution)) {
             return Ok(AbReport {
                 done: true,
-                ..report(a, b, shape, &rounds, step, &timer, regime, blocks::ROUNDS)
+                ..report(
+                    a,
+                    b,
+                    shape,
+                    &rounds,
+                    step,
+                    &timer,
+                    regime,
+                    bootstrap::ROUNDS,
+                )
             });
         }
         emit(RaceEvent::Report(Box::new(now)));
@@ -174,9 +183,9 @@ pub fn report(
 ) -> AbReport {
     let ra: Vec<&[u64]> = rounds.a.iter().map(Vec::as_slice).collect();
     let rb: Vec<&[u64]> = rounds.b.iter().map(Vec::as_slice).collect();
-    let ratio = blocks::ratio_interval(&ra, &rb, step, bootstrap, 7);
-    let side_a = blocks::median_interval(&ra, step, 200, 11);
-    let side_b = blocks::median_interval(&rb, step, 200, 13);
+    let ratio = bootstrap::ratio_interval(&ra, &rb, step, bootstrap, 7);
+    let side_a = bootstrap::median_interval(&ra, step, 200, 11);
+    let side_b = bootstrap::median_interval(&rb, step, 200, 13);
     let all_a: Vec<u64> = rounds.a.concat();
     let all_b: Vec<u64> = rounds.b.concat();
     let pct = |s: &[u64], q: f64| {
@@ -193,8 +202,8 @@ pub fn report(
         shape: *shape,
         samples_a: all_a.len() as u64,
         samples_b: all_b.len() as u64,
-        p50_a_ns: ratio.map_or_else(|| blocks::median(&all_a, step), |r| r.median_a_ns),
-        p50_b_ns: ratio.map_or_else(|| blocks::median(&all_b, step), |r| r.median_b_ns),
+        p50_a_ns: ratio.map_or_else(|| bootstrap::median(&all_a, step), |r| r.median_a_ns),
+        p50_b_ns: ratio.map_or_else(|| bootstrap::median(&all_b, step), |r| r.median_b_ns),
         p90_a_ns: pct(&all_a, 0.9),
         p90_b_ns: pct(&all_b, 0.9),
         speedup: ratio.map_or(f64::NAN, |r| r.ratio),
@@ -206,7 +215,7 @@ pub fn report(
             ratio.map_or(rounds.a.len(), |r| r.blocks)
         ),
         verdict: ratio.map_or_else(
-            || format!("not enough rounds yet (needs {})", blocks::MIN_BLOCKS),
+            || format!("not enough rounds yet (needs {})", bootstrap::MIN_BLOCKS),
             |r| abstats::verdict_text(&r),
         ),
         done: false,

@@ -64,7 +64,7 @@ pub fn build(args: BuildArgs) -> i32 {
         }
         let builder = match builders.get(&v.kernel) {
             Some(b) => b,
-            None => match crate::gpu::kernel_watch::program(v.kernel) {
+            None => match crate::gpu::kernel_source::program(v.kernel) {
                 Ok(p) => builders
                     .entry(v.kernel)
                     .or_insert(nvrtc::Builder::new(p).without_disk_cache()),

@@ -34,8 +34,8 @@ use std::time::Instant;
 
 use crate::cli::exit;
 use crate::gpu::engine::{Engine, Timer};
+use crate::gpu::executor::Worker;
 use crate::gpu::telemetry::{self, Sampler};
-use crate::gpu::worker::Worker;
 use crate::session::event::*;
 use crate::session::recorder::Recorder;
 
@@ -43,7 +43,7 @@ use crate::session::recorder::Recorder;
 struct Sink {
     recorder: Option<Recorder>,
     /// A worker running this command for a dashboard elsewhere: every
-    /// event also goes to it (gpu/worker_run.rs).
+    /// event also goes to it (worker/far_command.rs).
     link: Option<std::io::BufWriter<std::os::unix::net::UnixStream>>,
     started: Instant,
     telemetry: mpsc::Receiver<Stamped>,
@@ -62,7 +62,7 @@ impl Sink {
                 Recorder::create(p).map_err(|e| format!("cannot record to {}: {e}", p.display()))
             })
             .transpose()?;
-        let link = match std::env::var_os(crate::gpu::worker_run::EVENTS_SOCKET_ENV) {
+        let link = match std::env::var_os(crate::worker::far_command::EVENTS_SOCKET_ENV) {
             Some(p) => Some(std::io::BufWriter::new(
                 std::os::unix::net::UnixStream::connect(&p).map_err(|e| {
                     format!(

@@ -91,7 +91,7 @@ pub fn sweep(args: SweepArgs) -> i32 {
         print_shape(shape, &rows);
     }
     // Run for a dashboard elsewhere, the file here is scratch: it names its own.
-    if std::env::var_os(crate::gpu::worker_run::EVENTS_SOCKET_ENV).is_none() {
+    if std::env::var_os(crate::worker::far_command::EVENTS_SOCKET_ENV).is_none() {
         println!("session: {}", args.out.display());
     }
     if any_fail { exit::CHECK_FAILED } else { 0 }

@@ -1,13 +1,13 @@
 //! A/B verdicts. The speedup is p50(A) ÷ p50(B) of one race (grouped
 //! medians on the timer's grid); its interval comes from a paired block
-//! bootstrap over the race's rounds (`blocks::ratio_interval`). The verdict
+//! bootstrap over the race's rounds (`bootstrap::ratio_interval`). The verdict
 //! calls a difference only when the interval clears both 1.0 and the
 //! practical threshold.
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::blocks::RatioInterval;
+use super::bootstrap::RatioInterval;
 
 /// Differences smaller than this are reported as no difference even when
 /// the interval excludes 1.0: no kernel engineer acts on a 0.3% change.

@@ -3,12 +3,12 @@
 
 pub mod abstats;
 pub mod across_runs;
-pub mod blocks;
+pub mod bootstrap;
 pub mod catalogue;
 pub mod format;
 pub mod gates;
 pub mod histogram;
-pub mod inputs;
+pub mod qkv;
 pub mod reference;
 pub mod resolution;
 pub mod throttle;

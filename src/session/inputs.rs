@@ -1,6 +1,6 @@
 //! Which inputs a correctness check (and a timing run) draws: the name of a
 //! distribution, recorded with the seed in every correctness event. The
-//! generators are in `metrics/inputs.rs`.
+//! generators are in `metrics/qkv.rs`.
 
 use std::fmt;
 use std::str::FromStr;

@@ -5,13 +5,13 @@
 //! the worker: a hello with its setup and kernels, then commands, damaged,
 //! through `read_hello`, the setup check, the manifests and `parse_command`.
 
-use attnscope::gpu::worker_process::{WorkerConfig, parse_command};
 use attnscope::model::state::SessionState;
 use attnscope::session::command::Command;
 use attnscope::session::event::L2Mode;
 use attnscope::session::manifest::Manifest;
 use attnscope::session::protocol::{self, FromWorker, Hello, KernelFiles, SeqCheck, Setup};
 use attnscope::session::{Regime, Shape};
+use attnscope::worker::process::{WorkerConfig, parse_command};
 use serde_json::Value;
 
 use super::harness::{self, Rng};

@@ -12,7 +12,7 @@ use attnscope::export::{export_in_memory, summary};
 use attnscope::metrics::gates::GateSet;
 use attnscope::session::Stamped;
 use attnscope::session::reader::{OnCorrupt, read_stream};
-use attnscope::ui::app_state::UiState;
+use attnscope::ui::state::UiState;
 use serde_json::Value;
 
 use super::harness::{self, Rng};

@@ -29,7 +29,7 @@ pub(super) struct Reference {
 
 impl Reference {
     fn new(shape: &Shape, inputs: Inputs, seed: u64) -> Reference {
-        let host = crate::metrics::inputs::generate(inputs, shape, seed);
+        let host = crate::metrics::qkv::generate(inputs, shape, seed);
         let sample = reference::rows_to_check(shape, seed);
         let (s, d) = (shape.s as usize, shape.d as usize);
         let to_f32 = |x: &[f16]| x.iter().map(|h| h.to_f32()).collect::<Vec<f32>>();
@@ -53,7 +53,7 @@ impl Reference {
             .unzip();
         Reference {
             key: (*shape, inputs, seed),
-            value_scale: crate::metrics::inputs::value_scale(&host[2]),
+            value_scale: crate::metrics::qkv::value_scale(&host[2]),
             host,
             sample,
             rows,
@@ -170,7 +170,7 @@ impl Engine {
         inputs: Inputs,
         seed: u64,
     ) -> Result<[Vec<f16>; 3], EngineError> {
-        let host = crate::metrics::inputs::generate(inputs, shape, seed);
+        let host = crate::metrics::qkv::generate(inputs, shape, seed);
         self.upload(shape, inputs, &host)?;
         Ok(host)
     }

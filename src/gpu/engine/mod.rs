@@ -13,10 +13,10 @@ use cudarc::nvrtc::Ptx;
 use half::f16;
 
 mod check;
+mod cudnn_variant;
 mod heads;
 mod timing;
 mod tma;
-mod vendor;
 
 use crate::gpu::nvrtc::{Build, BuildError, Builder, Program};
 use crate::session::event::{GpuInfo, L2Mode};
@@ -164,7 +164,7 @@ pub struct Engine {
     /// The distribution timing launches run on (seed 1).
     pub timing_inputs: crate::session::Inputs,
     /// cuDNN's handle and plans, once the `cudnn` variant was prepared.
-    cudnn: Option<vendor::Cudnn>,
+    cudnn: Option<cudnn_variant::Cudnn>,
     /// What the isolated regime does before each launch.
     pub isolation: Isolation,
     /// Host ns per globaltimer ns (`calibrate_clock_probe`), once measured.
@@ -268,7 +268,7 @@ impl Engine {
     fn builder(&mut self, kernel: KernelId) -> Result<&Builder, EngineError> {
         if let std::collections::hash_map::Entry::Vacant(slot) = self.builders.entry(kernel) {
             let program =
-                crate::gpu::kernel_watch::program(kernel).map_err(EngineError::Invalid)?;
+                crate::gpu::kernel_source::program(kernel).map_err(EngineError::Invalid)?;
             crate::gpu::cupti_timer::register_entry(&program.entry);
             slot.insert(Builder::new(program));
         }
@@ -480,7 +480,7 @@ impl Engine {
     pub fn source_hash(&self, kernel: KernelId) -> String {
         match self.builders.get(&kernel) {
             Some(b) => b.source_hash(),
-            None => crate::gpu::kernel_watch::program(kernel)
+            None => crate::gpu::kernel_source::program(kernel)
                 .map(|p| Builder::new(p).source_hash())
                 .unwrap_or_else(|e| format!("unavailable: {e}")),
         }

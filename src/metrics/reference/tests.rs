@@ -1,5 +1,5 @@
 use super::*;
-use crate::metrics::inputs::generate;
+use crate::metrics::qkv::generate;
 use crate::session::Inputs;
 
 #[test]

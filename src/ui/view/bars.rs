@@ -7,8 +7,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use crate::session::event::L2Mode;
-use crate::ui::app_state::{Mode, UiState};
 use crate::ui::keymap::{self, Action};
+use crate::ui::state::{Mode, UiState};
 use crate::ui::theme;
 
 pub fn title(area: Rect, buf: &mut Buffer, state: &UiState) {

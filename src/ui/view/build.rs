@@ -8,7 +8,7 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use crate::metrics::format::{bytes, fixed};
 use crate::model::state::first_error_line;
-use crate::ui::{app_state::UiState, theme};
+use crate::ui::{state::UiState, theme};
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     let inner = super::panel(area, buf, " Build · correctness ");

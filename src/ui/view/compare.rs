@@ -12,7 +12,7 @@ use crate::metrics::format::metric;
 use crate::metrics::gates::{GateResult, Status};
 use crate::model::state::Key;
 use crate::session::event::AbReport;
-use crate::ui::{app_state::UiState, theme};
+use crate::ui::{state::UiState, theme};
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &UiState, ab: &AbReport) {
     let w = (area.width as usize).saturating_sub(12) / 2;

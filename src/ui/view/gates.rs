@@ -7,7 +7,7 @@ use ratatui::widgets::{Cell, Row, Table, Widget};
 
 use crate::metrics::format::metric;
 use crate::metrics::gates::Status;
-use crate::ui::{app_state::UiState, theme};
+use crate::ui::{state::UiState, theme};
 
 /// A gate's name in `width` columns: the full name, else its short form,
 /// else cut in the middle; speedups say where they come from.

@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
 
 use crate::ui::keymap::Context;
-use crate::ui::{app_state::UiState, theme};
+use crate::ui::{state::UiState, theme};
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     let [popup] = Layout::horizontal([Constraint::Max(76)])

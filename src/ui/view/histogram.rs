@@ -12,7 +12,7 @@ use crate::metrics::histogram::{LatencyStats, joint_range};
 use crate::model::state::{Key, RunState, VariantState};
 use crate::session::Regime;
 use crate::session::event::regime_name;
-use crate::ui::{app_state::UiState, theme};
+use crate::ui::{state::UiState, theme};
 
 /// One histogram to draw: its slot tag, colour, variant and the regime run.
 struct Series<'a> {

@@ -16,7 +16,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
 
-use super::app_state::UiState;
+use super::state::UiState;
 use super::theme;
 
 pub const MIN_WIDTH: u16 = 80;

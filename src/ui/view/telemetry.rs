@@ -8,7 +8,7 @@ use ratatui::widgets::{Paragraph, Sparkline, Widget};
 
 use crate::metrics::format::{bytes, fixed};
 use crate::session::event::TelemetrySample;
-use crate::ui::{app_state::UiState, theme};
+use crate::ui::{state::UiState, theme};
 
 type Series = (
     &'static str,

@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::ui::app_state::{Mode, UiState};
+use crate::ui::state::{Mode, UiState};
 use crate::ui::theme;
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
@@ -139,7 +139,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         ),
     ]));
     // Live checks the chosen distribution and one that makes the softmax
-    // rescale (gpu/worker.rs).
+    // rescale (gpu/executor.rs).
     let inputs = match &state.mode {
         Mode::Live { inputs, .. } => Some(
             crate::session::InputSet::with_rescale(*inputs)

@@ -1,5 +1,5 @@
 //! The dashboard's side of the worker: starts it (here, or wherever a
-//! worker command starts it: gpu/link.rs), forwards commands to its stdin
+//! worker command starts it: worker/link.rs), forwards commands to its stdin
 //! and its events to the screen (restamped on the dashboard's clock, gaps
 //! in their numbers reported), and when it dies (a faulting kernel, a lost
 //! context, a signal) says so with the variant that was running, starts a
@@ -431,7 +431,7 @@ pub fn describe(status: Option<ExitStatus>) -> String {
     };
     if let Some(code) = status.code() {
         let why = match code {
-            super::worker_process::EXIT_CONTEXT_LOST => " (CUDA context lost)",
+            super::process::EXIT_CONTEXT_LOST => " (CUDA context lost)",
             4 => " (no usable GPU)",
             _ => "",
         };

@@ -1,50 +1,15 @@
-//! Kernel folders (`--kernels DIR`): a .cu and the manifest that describes it.
-//! The source of each kernel is read here for its builder; a watched folder
-//! sends each saved change of either file to the worker as a Reload command,
-//! so editing, compiling and measuring needs no restart.
+//! Watched kernel folders (`--kernels DIR`, live): each saved change of the
+//! source or the manifest goes to the worker as a Reload command, so
+//! editing, compiling and measuring needs no restart.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, SystemTime};
 
-use super::nvrtc::{KERNEL_SOURCE, Program};
 use crate::session::command::Command;
-use crate::session::manifest::registry::{self, KernelId};
+use crate::session::manifest::registry;
 
 const POLL: Duration = Duration::from_millis(300);
-
-/// The source a kernel builds from: its folder's .cu, or the bundled one.
-pub fn program(kernel: KernelId) -> Result<Program, String> {
-    let k = registry::get(kernel);
-    let m = &k.manifest;
-    let text = match &k.dir {
-        Some(dir) => read_source(dir, &m.source)?,
-        None if m.text == crate::session::manifest::BUNDLED_TOML => KERNEL_SOURCE.to_string(),
-        None => {
-            return Err(format!(
-                "kernel {} was recorded in a session file; its source is not on this machine (run with --kernels DIR)",
-                m.name
-            ));
-        }
-    };
-    Ok(Program {
-        text,
-        file: m.source.clone(),
-        entry: m.entry.clone(),
-    })
-}
-
-/// DIR/FILE, read; the error names the path and what is wrong.
-pub fn read_source(dir: &Path, file: &str) -> Result<String, String> {
-    let path = dir.join(file);
-    std::fs::read_to_string(&path).map_err(|e| {
-        format!(
-            "kernel folder {}: cannot read {}: {e} (the manifest's source names it)",
-            dir.display(),
-            path.display()
-        )
-    })
-}
 
 /// Watches a kernel folder's source and manifest by polling (editors that
 /// save by rename are seen too) and sends a Reload whenever either changes;
@@ -133,6 +98,7 @@ fn current(dir: &Path) -> (Option<String>, Option<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu::kernel_source::{program, read_source};
 
     fn folder() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();

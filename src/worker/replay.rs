@@ -99,7 +99,7 @@ impl ReplayWorker<'_> {
         std::thread::spawn(move || {
             for line in crate::session::protocol::lines(std::io::stdin().lock()) {
                 if matches!(
-                    crate::gpu::worker_process::parse_command(&line),
+                    crate::worker::process::parse_command(&line),
                     Ok(Command::Shutdown)
                 ) {
                     break;

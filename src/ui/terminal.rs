@@ -13,8 +13,8 @@ use crate::session::event::{Bookmark, Event, Stamped};
 use crate::session::recorder::Recorder;
 use crate::session::replay::ReplayControl;
 
-use super::app_state::{Effect, Mode, UiState};
 use super::keymap;
+use super::state::{Effect, Mode, UiState};
 
 /// Everything the loop waits on arrives on one channel.
 pub enum UiMsg {

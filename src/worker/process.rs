@@ -7,9 +7,9 @@
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
-use super::engine::{Engine, Timer};
-use super::telemetry::{self, Sampler};
-use super::worker::Worker;
+use crate::gpu::engine::{Engine, Timer};
+use crate::gpu::executor::Worker;
+use crate::gpu::telemetry::{self, Sampler};
 use crate::session::command::Command;
 use crate::session::event::{Event, Stamped};
 use crate::session::manifest::{Manifest, registry};
@@ -93,7 +93,7 @@ pub fn serve(args: WorkerConfig) -> i32 {
         ..
     }) = &setup
     {
-        return super::worker_run::run(argv, kernels, &out);
+        return super::far_command::run(argv, kernels, &out);
     }
     let args = match setup.map(WorkerConfig::from_setup) {
         None => args,
@@ -108,8 +108,8 @@ pub fn serve(args: WorkerConfig) -> i32 {
 
 fn serve_commands(args: WorkerConfig, started: Instant, out: Arc<Link>) -> i32 {
     if let Some(d) = &args.device {
-        match d.parse::<super::device::DeviceSpec>() {
-            Ok(spec) => super::device::select(spec),
+        match d.parse::<crate::gpu::device::DeviceSpec>() {
+            Ok(spec) => crate::gpu::device::select(spec),
             Err(e) => {
                 out.event(&error(started, "worker", format!("--device {d}: {e}")));
                 return crate::exit::USAGE;
@@ -141,12 +141,12 @@ fn serve_commands(args: WorkerConfig, started: Instant, out: Arc<Link>) -> i32 {
     // this machine may not have.
     for (id, k) in registered {
         let m = registry::manifest(id);
-        let program = super::nvrtc::Program {
+        let program = crate::gpu::nvrtc::Program {
             text: k.source.clone(),
             file: m.source.clone(),
             entry: m.entry.clone(),
         };
-        super::cupti_timer::register_entry(&program.entry);
+        crate::gpu::cupti_timer::register_entry(&program.entry);
         engine.swap_source(id, program);
     }
     engine.use_timer(Timer::Cupti);
