@@ -6,7 +6,7 @@
 //! does not have fails, and so does an import that is not drawn.
 //!
 //! ```text
-//! app       ──▶ cli ui export worker gpu model metrics session exit
+//! app       ──▶ headless cli ui export worker gpu model metrics session exit
 //! headless  ──▶ cli worker gpu model metrics session exit cache_dir
 //! cli       ──▶ worker gpu session exit
 //! worker    ──▶ export gpu model metrics session exit
@@ -20,7 +20,8 @@
 //! exit
 //! ```
 //!
-//! - `app/`: the top; wires live, replay, remote runs and merge together.
+//! - `app/`: the top; wires live, replay, remote runs and merge together,
+//!   and runs a dashboard's job at the far end of a link.
 //! - `headless/`: one file per command without a screen (bench, ab,
 //!   selftest, build, doctor, gates, tune, sweep).
 //! - `cli/`: the command line, parsed once by clap.

@@ -7,7 +7,6 @@ use attnscope::cli::Cmd;
 use attnscope::cli::argv::{self, ArgsError};
 
 fn main() -> ExitCode {
-    // Kernel folders are registered first: variant names on the command line are theirs.
     let (argv, command) = match argv::parse(std::env::args_os()) {
         Ok(parsed) => parsed,
         Err(ArgsError::Clap(e)) => e.exit(),
@@ -48,15 +47,9 @@ fn main() -> ExitCode {
             attnscope::headless::bench_runs(args, &argv[1..])
         }
         // The GPU elsewhere: the same command runs there, its output comes back.
-        Cmd::Bench(args) if args.remote.place().is_remote() => {
-            app::remote::run(args.remote.place(), &argv[1..])
-        }
-        Cmd::Ab(args) if args.remote.place().is_remote() => {
-            app::remote::run(args.remote.place(), &argv[1..])
-        }
-        Cmd::Sweep(args) if args.remote.place().is_remote() => {
-            app::remote::run(args.remote.place(), &argv[1..])
-        }
+        Cmd::Bench(args) if args.remote.place().is_remote() => app::remote::bench(args),
+        Cmd::Ab(args) if args.remote.place().is_remote() => app::remote::ab(args),
+        Cmd::Sweep(args) if args.remote.place().is_remote() => app::remote::sweep(args),
         Cmd::Sweep(args) => attnscope::headless::sweep(args),
         Cmd::Merge(args) => app::merge(args),
         Cmd::Bench(args) => attnscope::headless::bench(args),

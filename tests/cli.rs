@@ -861,3 +861,25 @@ fn bench_runs_says_what_it_cannot_do() {
         assert!(err.contains("run 1 of 3 ended with exit code 4"), "{err}");
     }
 }
+
+/// clap reads the whole line first, then the kernel folders it names are
+/// registered, then variant names are read against them: `--kernels` may
+/// come after the variants that belong to it.
+#[test]
+fn kernel_folders_count_wherever_they_stand_on_the_line() {
+    let rowwarp = format!("{}/examples/rowwarp", env!("CARGO_MANIFEST_DIR"));
+    let (code, _, err) = run(&["bench", "--variants", "smem", "--kernels", &rowwarp]);
+    assert_ne!(code, 2, "smem is rowwarp's toggle: {err}");
+    let (code, _, err) = run(&["bench", "--variants", "smem"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("invalid value 'smem' for '--variants <VARIANTS>'"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["bench", "--kernels", "/nonexistent/k", "--variants", "smem"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--kernels: ") && err.contains("not a folder"),
+        "{err}"
+    );
+}

@@ -97,6 +97,60 @@ fn a_headless_run_through_a_worker_command_prints_and_records_here() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A headless command goes to a real worker as a typed job: the kernel
+/// folders it names travel under their labels, and the far side reads the
+/// job's variants against them (here it then finds no GPU, exit 4; on a GPU
+/// machine it runs). A variant the far side cannot read is a usage error
+/// naming the job, never a silent substitute.
+#[test]
+fn a_job_reads_back_at_the_far_end_with_its_kernels() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let worker = format!("{BIN} worker");
+    let rowwarp = format!("{root}/examples/rowwarp");
+    for args in [
+        vec![
+            "bench",
+            "--kernels",
+            rowwarp.as_str(),
+            "--variants",
+            "smem,exp2",
+        ],
+        vec!["ab", "--a", &format!("{rowwarp}:smem"), "--b", "mma+async"],
+    ] {
+        let mut full = args.clone();
+        full.extend(["--worker-cmd", worker.as_str(), "--shape", "1,2,128,64"]);
+        let (code, _, err) = run(&full, &[]);
+        assert!(
+            code == 0 || code == 4,
+            "{args:?}: the job ran (or found no GPU), exit {code}: {err}"
+        );
+        assert!(!err.contains("does not read here"), "{err}");
+    }
+    let dir = scratch("job");
+    let job = dir.join("job.json");
+    std::fs::write(
+        &job,
+        r#"{"command":"bench","args":{"variants":[{"Fixed":"nosuch"}]}}"#,
+    )
+    .unwrap();
+    let (code, _, err) = run(
+        &[
+            "worker",
+            "--job",
+            job.to_str().unwrap(),
+            "--kernel",
+            &format!("={rowwarp}"),
+        ],
+        &[],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("bench job does not read here") && err.contains("nosuch"),
+        "{err}"
+    );
+}
+
 /// The README's demo, `--worker-cmd 'attnscope worker --replay …'`, under `cargo run` with no
 /// attnscope on PATH: the worker command still finds this binary.
 #[test]

@@ -152,7 +152,7 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
     };
     let outlets = Outlets {
         worker: Some(cmd_tx),
-        recorder,
+        events: crate::session::sink::EventSink::new(recorder, None),
         new_recording: Some(Box::new(make)),
         started: Some(started),
         ..Outlets::default()

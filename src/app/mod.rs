@@ -2,6 +2,7 @@
 //! GPU worker's supervisor, a replay), the fold, the recorder and the screen
 //! together for live and replay, and runs `export` over a file.
 
+pub mod job;
 pub mod live;
 pub mod remote;
 
@@ -39,6 +40,9 @@ fn on_corrupt(strict: bool) -> OnCorrupt {
 
 /// `attnscope worker`: on the GPU, or replaying a session with `--replay`.
 pub fn worker(args: WorkerArgs) -> i32 {
+    if let Some(file) = &args.job {
+        return job::run(file, &args.kernels);
+    }
     if let Some(file) = &args.replay {
         return crate::worker::replay::ReplayWorker {
             file,

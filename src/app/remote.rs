@@ -1,118 +1,72 @@
 //! A headless command (bench, ab, sweep) whose GPU work runs elsewhere
-//! (`--worker-cmd CMD`, `--remote HOST`): the worker there runs the same
-//! command (worker/far_command.rs); its table comes back as text, its events
-//! as numbered events that are recorded here. Kernel folders named on the
-//! command line travel as text.
+//! (`--worker-cmd CMD`, `--remote HOST`): the command as clap parsed it
+//! goes to the worker as a typed job (session/protocol.rs `Job`), with the
+//! kernel folders it names as text; the worker there runs it
+//! (worker/far_command.rs); its table comes back as text, its events as
+//! numbered events that are recorded here.
 
 use std::path::PathBuf;
 
+use serde::Serialize;
+
 use super::fail;
+use crate::cli::{AbArgs, BenchArgs, SweepArgs};
 use crate::exit;
-use crate::session::event::{Event, Stamped};
-use crate::session::protocol::{self, FromWorker, KernelFiles, SeqCheck, Setup};
+use crate::session::event::Event;
+use crate::session::manifest::registry;
+use crate::session::protocol::{self, FromWorker, Job, KernelFiles, SeqCheck, Setup};
 use crate::session::recorder::Recorder;
-use crate::worker::far_command::kernel_placeholder;
+use crate::session::sink::EventSink;
 use crate::worker::link::{self, Incoming, Place};
 
-/// Flags whose variants may name a kernel folder by path.
-const VARIANT_FLAGS: [&str; 4] = ["--a", "--b", "--variant", "--variants"];
+/// Where sweep's session is written at the far end, inside the run's own
+/// folder; the copy that counts is recorded here from the events.
+const FAR_SWEEP_OUT: &str = "out.jsonl";
 
-/// Flags that take a value and stay on this machine.
-const LOCAL_FLAGS: [&str; 5] = [
-    "--worker-cmd",
-    "--remote",
-    "--remote-worker",
-    "--record",
-    "--out",
-];
-
-/// The command's arguments for the far side, the session file to record
-/// here, the kernel folders to send.
-#[derive(Debug, Default, PartialEq)]
-pub struct Split {
-    pub args: Vec<String>,
-    pub record: Option<PathBuf>,
-    pub kernels: Vec<(String, PathBuf)>,
+pub fn bench(args: BenchArgs) -> i32 {
+    let place = args.remote.place();
+    let record = args.record.clone();
+    run(place, job("bench", &args), record)
 }
 
-/// Splits this process's arguments (without the program name).
-pub fn split(argv: &[String]) -> Split {
-    let mut out = Split::default();
-    let mut i = 0;
-    while i < argv.len() {
-        let a = &argv[i];
-        // `--flag value` or `--flag=value`.
-        let (flag, inline) = match a.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
-            _ => (a.as_str(), None),
-        };
-        let takes = LOCAL_FLAGS.contains(&flag)
-            || VARIANT_FLAGS.contains(&flag)
-            || flag == "--kernels"
-            || flag == "--also";
-        if !takes || a == "--" {
-            out.args.push(a.clone());
-            i += 1;
-            continue;
-        }
-        let value = match inline {
-            Some(v) => v,
-            None => {
-                i += 1;
-                argv.get(i).cloned().unwrap_or_default()
-            }
-        };
-        i += 1;
-        match flag {
-            // Variants of another kernel folder (`--a DIR:variant`): the folder goes too.
-            "--a" | "--b" | "--variant" | "--variants" => {
-                let items: Vec<String> = value
-                    .split(',')
-                    .map(|item| match item.rsplit_once(':') {
-                        Some((dir, rest)) if std::path::Path::new(dir).is_dir() => {
-                            let mark = kernel_placeholder(out.kernels.len());
-                            out.kernels.push(("folder".into(), PathBuf::from(dir)));
-                            format!("{mark}:{rest}")
-                        }
-                        _ => item.to_string(),
-                    })
-                    .collect();
-                out.args.push(flag.to_string());
-                out.args.push(items.join(","));
-            }
-            "--record" => out.record = Some(PathBuf::from(value)),
-            // sweep's session: written here; the far side writes a scratch copy.
-            "--out" => {
-                out.record = Some(PathBuf::from(value));
-                out.args.push("--out".into());
-                out.args
-                    .push(format!("{}/out.jsonl", crate::worker::far_command::SCRATCH));
-            }
-            "--kernels" | "--also" => {
-                let label = if flag == "--kernels" { "" } else { "also" };
-                out.args.push(flag.to_string());
-                out.args.push(kernel_placeholder(out.kernels.len()));
-                out.kernels.push((label.to_string(), PathBuf::from(value)));
-            }
-            _ => {}
-        }
-    }
-    out
+pub fn ab(args: AbArgs) -> i32 {
+    let place = args.remote.place();
+    let record = args.record.clone();
+    run(place, job("ab", &args), record)
 }
 
-pub fn run(place: Place, argv: &[String]) -> i32 {
-    let split = split(argv);
-    let kernels: Result<Vec<KernelFiles>, String> = split
-        .kernels
-        .iter()
-        .map(|(label, dir)| KernelFiles::read(label, dir))
-        .collect();
-    let kernels = match kernels {
-        Ok(k) => k,
+pub fn sweep(mut args: SweepArgs) -> i32 {
+    let place = args.remote.place();
+    let record = std::mem::replace(&mut args.out, PathBuf::from(FAR_SWEEP_OUT));
+    run(place, job("sweep", &args), Some(record))
+}
+
+/// What stays on this machine (the session file, the link) is not in the
+/// arguments' serialized form (`#[serde(skip)]` in cli/).
+fn job(command: &str, args: &impl Serialize) -> Result<Job, String> {
+    Ok(Job {
+        command: command.into(),
+        args: serde_json::to_value(args).map_err(|e| format!("the {command} job: {e}"))?,
+    })
+}
+
+/// Every kernel folder registered here (`--kernels DIR`, `DIR:variant`),
+/// under the label its variants carry, so they read back there.
+fn kernel_files() -> Result<Vec<KernelFiles>, String> {
+    registry::all()
+        .into_iter()
+        .filter_map(|(id, k)| Some((registry::label(id), k.dir.clone()?)))
+        .map(|(label, dir)| KernelFiles::read(&label, &dir))
+        .collect()
+}
+
+fn run(place: Place, job: Result<Job, String>, record: Option<PathBuf>) -> i32 {
+    let (job, kernels) = match job.and_then(|j| Ok((j, kernel_files()?))) {
+        Ok(both) => both,
         Err(e) => return fail(exit::USAGE, e),
     };
     // The file is ours before anything runs: a bad path costs no GPU time.
-    let mut recorder = match &split.record {
+    let recorder = match &record {
         Some(p) => match Recorder::create(p) {
             Ok(r) => Some(r),
             Err(e) => {
@@ -125,7 +79,7 @@ pub fn run(place: Place, argv: &[String]) -> i32 {
         None => None,
     };
     let setup = Setup {
-        run: Some(split.args.clone()),
+        job: Some(job),
         kernels,
         ..Setup::default()
     };
@@ -141,6 +95,7 @@ pub fn run(place: Place, argv: &[String]) -> i32 {
             protocol::excerpt(first)
         );
     }
+    let mut sink = EventSink::new(recorder, None);
     let mut seq = SeqCheck::default();
     let mut code = None;
     let incoming = std::mem::replace(&mut conn.incoming, std::sync::mpsc::channel().1);
@@ -153,7 +108,9 @@ pub fn run(place: Place, argv: &[String]) -> i32 {
                 if let Event::Header(h) = &mut s.event {
                     protocol::localize_header(h);
                 }
-                record(&mut recorder, &s);
+                for line in sink.put(&s, &mut ()) {
+                    eprintln!("attnscope: {line}");
+                }
             }
             Incoming::Line(FromWorker::Out(t)) => println!("{t}"),
             Incoming::Line(FromWorker::Err(t)) => eprintln!("{t}"),
@@ -167,7 +124,7 @@ pub fn run(place: Place, argv: &[String]) -> i32 {
     }
     conn.stdin = None;
     let status = conn.child.wait().ok();
-    if let (Some(r), Some(_)) = (&recorder, code) {
+    if let (Some(r), Some(_)) = (sink.recorder(), code) {
         eprintln!(
             "attnscope: session recorded here: {} ({} events)",
             r.path().display(),
@@ -177,7 +134,7 @@ pub fn run(place: Place, argv: &[String]) -> i32 {
     match code {
         Some(c) => c,
         None => {
-            let kept = match &recorder {
+            let kept = match sink.recorder() {
                 Some(r) => format!(
                     "; the {} events received are in {}",
                     r.events_written(),
@@ -194,86 +151,5 @@ pub fn run(place: Place, argv: &[String]) -> i32 {
                 ),
             )
         }
-    }
-}
-
-fn record(recorder: &mut Option<Recorder>, s: &Stamped) {
-    if let Some(r) = recorder.as_mut()
-        && let Err(e) = r.append(s)
-    {
-        eprintln!("attnscope: recording stopped: {e}");
-        *recorder = None;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn strings(a: &[&str]) -> Vec<String> {
-        a.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn local_flags_stay_here_and_folders_become_placeholders() {
-        let s = split(&strings(&[
-            "bench",
-            "--remote",
-            "gpu01",
-            "--record=out.jsonl",
-            "--kernels",
-            "my/kernel",
-            "--variants",
-            "scalar,exp2",
-            "--worker-cmd=ssh x attnscope worker",
-            "--out",
-            "sweep.jsonl",
-            "--also=../other",
-            "--remote-worker",
-            "/opt/attnscope worker",
-        ]));
-        assert_eq!(
-            s.args,
-            strings(&[
-                "bench",
-                "--kernels",
-                "@kernel:0@",
-                "--variants",
-                "scalar,exp2",
-                "--out",
-                "@scratch/out.jsonl",
-                "--also",
-                "@kernel:1@"
-            ])
-        );
-        assert_eq!(s.record, Some(PathBuf::from("sweep.jsonl")));
-        let here = env!("CARGO_MANIFEST_DIR");
-        let ab = split(&strings(&[
-            "ab",
-            "--a",
-            &format!("{here}/examples/rowwarp:smem+exp2"),
-            "--b=mma+async,rowwarp:plain",
-        ]));
-        assert_eq!(
-            ab.args,
-            strings(&[
-                "ab",
-                "--a",
-                "@kernel:0@:smem+exp2",
-                "--b",
-                "mma+async,rowwarp:plain"
-            ])
-        );
-        assert_eq!(
-            ab.kernels[0].1,
-            PathBuf::from(format!("{here}/examples/rowwarp"))
-        );
-        assert_eq!(
-            s.kernels,
-            vec![
-                (String::new(), PathBuf::from("my/kernel")),
-                ("also".into(), PathBuf::from("../other"))
-            ]
-        );
     }
 }

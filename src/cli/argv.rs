@@ -1,6 +1,6 @@
 //! The command line as the process got it, made into a command: every
-//! argument checked to be UTF-8, the kernel folders it names registered,
-//! then clap. One function, so `main` and the fuzz targets parse alike.
+//! argument checked to be UTF-8, then clap, then the kernel folders it
+//! names registered and its variant names read against them. One function, so `main` and the fuzz targets parse alike.
 
 use std::ffi::OsString;
 
@@ -21,9 +21,10 @@ pub enum ArgsError {
 /// be any bytes (it is only shown); every other argument must be UTF-8.
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(Vec<String>, Cmd), ArgsError> {
     let argv = utf8(args)?;
-    super::register_kernels(&argv).map_err(ArgsError::Usage)?;
     let cli = Cli::try_parse_from(&argv).map_err(ArgsError::Clap)?;
-    Ok((argv, cli.command.unwrap_or(Cmd::Live(cli.live))))
+    let mut cmd = cli.command.unwrap_or(Cmd::Live(cli.live));
+    super::resolve::resolve(&mut cmd)?;
+    Ok((argv, cmd))
 }
 
 fn utf8(args: impl IntoIterator<Item = OsString>) -> Result<Vec<String>, ArgsError> {

@@ -85,8 +85,12 @@ pub struct WorkerArgs {
     pub kernels: Vec<(String, PathBuf)>,
     /// No GPU: re-emit this recorded session's events through the protocol
     /// with fresh timestamps, looping (tests of the link, soaks, a demo).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "job")]
     pub replay: Option<PathBuf>,
+    /// For a worker running a dashboard's headless command: the job it sent
+    /// (worker/far_command.rs writes it), its kernels given by --kernel.
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub job: Option<PathBuf>,
     /// With --replay: events per second as a multiple of the recorded rate
     /// (10 replays ten times faster), 0.01 to 10000.
     #[arg(long, default_value_t = 1.0, value_parser = parse_rate, requires = "replay")]

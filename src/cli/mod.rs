@@ -11,9 +11,12 @@ pub use crate::exit;
 
 pub mod argv;
 mod link;
+mod resolve;
 mod sweep;
+mod variants;
 pub use link::{RemoteArgs, WorkerArgs, parse_labelled_dir};
 pub use sweep::{MergeArgs, SweepArgs};
+pub use variants::{VariantList, VariantNames, VariantSpec, parse_variant_list, parse_variants};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -32,39 +35,8 @@ pub struct Cli {
     pub live: LiveArgs,
 }
 
-/// The kernel folders a command line names (`--kernels DIR`, `--also DIR`),
-/// registered before clap reads it, so variant names parse against the
-/// kernels they belong to. Err: the message for a usage error.
-pub fn register_kernels(argv: &[String]) -> Result<(), String> {
-    use crate::session::manifest::registry;
-    let value = |i: usize, flag: &str| -> Option<String> {
-        let a = &argv[i];
-        if a == flag {
-            argv.get(i + 1).cloned()
-        } else {
-            a.strip_prefix(&format!("{flag}=")).map(str::to_string)
-        }
-    };
-    // The worker is told labels and folders exactly (`--kernel LABEL=DIR`).
-    if argv.get(1).map(String::as_str) == Some("worker") {
-        return Ok(());
-    }
-    for (i, arg) in argv.iter().enumerate().skip(1) {
-        if arg == "--" {
-            break;
-        }
-        if let Some(dir) = value(i, "--kernels") {
-            registry::load_dir(std::path::Path::new(&dir), true)
-                .map_err(|e| format!("--kernels: {e}"))?;
-        }
-        if let Some(dir) = value(i, "--also") {
-            registry::load_dir(std::path::Path::new(&dir), false)
-                .map_err(|e| format!("--also: {e}"))?;
-        }
-    }
-    Ok(())
-}
-
+// One per process, made once: the size of its largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Cmd {
     /// Live dashboard on the GPU (the default).
@@ -116,7 +88,10 @@ pub enum Cmd {
 pub struct GatesArgs {
     /// The variant to judge, e.g. wmma+pv+async or scalar@64x64s2w4 (default:
     /// the kernel's start variant, wmma+pv+async for the bundled one).
-    #[arg(long, value_parser = parse_variant)]
+    #[arg(long = "variant", id = "variant", value_name = "VARIANT")]
+    pub variant_arg: Option<String>,
+    /// `variant_arg` checked against the registered kernels (cli/resolve.rs).
+    #[arg(skip)]
     pub variant: Option<Variant>,
     /// Problem shape as B,H,S,D.
     #[arg(long, value_name = "B,H,S,D", default_value = "2,8,512,64", value_parser = parse_shape)]
@@ -180,7 +155,10 @@ pub struct ExportArgs {
 #[derive(Debug, Args)]
 pub struct LaunchArgs {
     /// Default: the kernel's start variant.
-    #[arg(long, value_parser = parse_variant)]
+    #[arg(long = "variant", id = "variant", value_name = "VARIANT")]
+    pub variant_arg: Option<String>,
+    /// `variant_arg` checked against the registered kernels (cli/resolve.rs).
+    #[arg(skip)]
     pub variant: Option<Variant>,
     #[arg(long, value_name = "B,H,S,D", default_value = "2,8,512,64", value_parser = parse_shape)]
     pub shape: Shape,
@@ -197,7 +175,7 @@ pub struct LaunchArgs {
     pub gpu: DeviceArg,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 pub struct BenchArgs {
     /// Problem shape as B,H,S,D.
     #[arg(long, value_name = "B,H,S,D", default_value = "2,8,512,64", value_parser = parse_shape)]
@@ -207,7 +185,16 @@ pub struct BenchArgs {
     pub causal: bool,
     /// `all` (every toggle combination the kernel allows, at its default tile) or a comma-separated list, e.g.
     /// scalar,wmma+pv+async,mma+async@tuned (`@tuned`: the tile `attnscope tune` chose).
-    #[arg(long, default_value = "all", value_parser = parse_variants)]
+    #[arg(
+        long = "variants",
+        id = "variants",
+        value_name = "VARIANTS",
+        default_value = "all"
+    )]
+    #[serde(skip)]
+    pub variants_arg: String,
+    /// `variants_arg` checked against the registered kernels (cli/resolve.rs).
+    #[arg(skip)]
     pub variants: VariantList,
     /// Flush L2 between launches.
     #[arg(long)]
@@ -235,6 +222,7 @@ pub struct BenchArgs {
     pub json: bool,
     /// Also record the run as a session file.
     #[arg(long, value_name = "FILE")]
+    #[serde(skip)]
     pub record: Option<PathBuf>,
     /// back-to-back (the same kernel queued, the default) or isolated (an
     /// idle gap and an emptied L2 before every launch, as Nsight Compute times).
@@ -245,6 +233,7 @@ pub struct BenchArgs {
     /// all (`attnscope selftest --help` lists them). The default's rising
     /// inputs make the online softmax rescale.
     #[arg(long, default_value = "uniform,rising", value_parser = parse_input_set)]
+    #[serde(with = "crate::session::as_text")]
     pub inputs: InputSet,
     /// Seed of the check's inputs (default: a fresh one, printed).
     #[arg(long)]
@@ -252,28 +241,39 @@ pub struct BenchArgs {
     /// A kernel folder (a .cu and its .toml manifest) to use instead of the
     /// bundled kernel: variant names are its toggles (docs/kernel-abi.md).
     #[arg(long, value_name = "DIR")]
+    #[serde(skip)]
     pub kernels: Option<PathBuf>,
     /// Run the whole bench this many times, 2 to 100, each in a process of its own, one after
     /// another, and report each variant's mean over the runs with a 95% interval from them: what
     /// a rerun tomorrow is compared against. One run's ± resamples its own batches and does not
     /// see what differs between processes (docs/measurement.md).
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..=100), conflicts_with = "record")]
+    #[serde(skip)]
     pub runs: Option<u32>,
     #[command(flatten)]
+    #[serde(skip)]
     pub remote: RemoteArgs,
     #[command(flatten)]
     pub gpu: DeviceArg,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 pub struct AbArgs {
     /// Variant in slot A, the baseline (default: the kernel's base, scalar for
     /// the bundled one); DIR:variant for another kernel folder.
-    #[arg(long, value_parser = parse_variant)]
+    #[arg(long = "a", id = "a", value_name = "A")]
+    #[serde(skip)]
+    pub a_arg: Option<String>,
+    /// `a_arg` checked against the registered kernels (cli/resolve.rs).
+    #[arg(skip)]
     pub a: Option<Variant>,
     /// Variant in slot B, the candidate (default: the kernel's start,
     /// wmma+pv+async for the bundled one).
-    #[arg(long, value_parser = parse_variant)]
+    #[arg(long = "b", id = "b", value_name = "B")]
+    #[serde(skip)]
+    pub b_arg: Option<String>,
+    /// `b_arg` checked against the registered kernels (cli/resolve.rs).
+    #[arg(skip)]
     pub b: Option<Variant>,
     /// Problem shape as B,H,S,D.
     #[arg(long, value_name = "B,H,S,D", default_value = "2,8,512,64", value_parser = parse_shape)]
@@ -298,7 +298,11 @@ pub struct AbArgs {
     pub by: Option<f64>,
     /// Calibrate instead of comparing: race this variant against itself
     /// `--races` times and count how many intervals cover 1.0 (exits 1 under 90%).
-    #[arg(long, value_name = "VARIANT", value_parser = parse_variant, conflicts_with_all = ["expect"])]
+    #[arg(long = "calibrate", id = "calibrate", value_name = "VARIANT", conflicts_with_all = ["expect"])]
+    #[serde(skip)]
+    pub calibrate_arg: Option<String>,
+    /// `calibrate_arg` checked against the registered kernels (cli/resolve.rs).
+    #[arg(skip)]
     pub calibrate: Option<Variant>,
     /// Races for --calibrate (2 to 200).
     #[arg(long, default_value_t = 20, requires = "calibrate", value_parser = clap::value_parser!(u32).range(2..=200))]
@@ -306,6 +310,7 @@ pub struct AbArgs {
     /// Inputs of both checks, comma-separated, each on the same seed (see
     /// `attnscope selftest --help`); the race runs on the first.
     #[arg(long, default_value = "uniform,rising", value_parser = parse_input_set)]
+    #[serde(with = "crate::session::as_text")]
     pub inputs: InputSet,
     /// Race even when a side fails its correctness check (no verdict
     /// otherwise: `ab` exits 1 before the race).
@@ -322,12 +327,15 @@ pub struct AbArgs {
     pub json: bool,
     /// Also record the race as a session file.
     #[arg(long, value_name = "FILE")]
+    #[serde(skip)]
     pub record: Option<PathBuf>,
     /// A kernel folder (a .cu and its .toml manifest) to use instead of the
     /// bundled kernel: variant names are its toggles (docs/kernel-abi.md).
     #[arg(long, value_name = "DIR")]
+    #[serde(skip)]
     pub kernels: Option<PathBuf>,
     #[command(flatten)]
+    #[serde(skip)]
     pub remote: RemoteArgs,
     #[command(flatten)]
     pub gpu: DeviceArg,
@@ -347,7 +355,10 @@ pub struct SelftestArgs {
     /// each over the paths' shapes (S=512, causal and not; S=333 causal at
     /// D=128; S=4097), more row blocks than SMs (S=333, causal and not;
     /// S=4097 and 2049, not causal), every distribution, in one process.
-    #[arg(long, value_parser = parse_variant_list, conflicts_with_all = ["quick", "mutations"])]
+    #[arg(long = "variants", id = "variants", value_name = "VARIANTS", conflicts_with_all = ["quick", "mutations"])]
+    pub variants_arg: Option<String>,
+    /// `variants_arg` checked against the registered kernels (cli/resolve.rs).
+    #[arg(skip)]
     pub variants: Option<VariantNames>,
     /// Prove the oracle has teeth: build each path with each planted bug
     /// (the manifest's mutation sites) and run the default check on it at
@@ -380,7 +391,15 @@ fn selftest_help() -> String {
 #[derive(Debug, Args)]
 pub struct BuildArgs {
     /// `all`, or a comma-separated list, e.g. wmma+pv+async,mma+async@64x64s2w8k2.
-    #[arg(long, default_value = "all", value_parser = parse_variants)]
+    #[arg(
+        long = "variants",
+        id = "variants",
+        value_name = "VARIANTS",
+        default_value = "all"
+    )]
+    pub variants_arg: String,
+    /// `variants_arg` checked against the registered kernels (cli/resolve.rs).
+    #[arg(skip)]
     pub variants: VariantList,
     /// Target architecture, sm_75 or newer (NVRTC 13's oldest); a variant that needs more (the
     /// bundled kernel's async and mma paths need sm_80) fails its build and says why.
@@ -430,7 +449,10 @@ pub fn parse_head_dim(text: &str) -> Result<u32, String> {
 pub struct TuneArgs {
     /// The path to tune, toggles only (the tile is what is chosen), e.g.
     /// mma+async (default: the kernel's path with the most tiles to try).
-    #[arg(long, value_parser = parse_variant)]
+    #[arg(long = "variant", id = "variant", value_name = "VARIANT")]
+    pub variant_arg: Option<String>,
+    /// `variant_arg` checked against the registered kernels (cli/resolve.rs).
+    #[arg(skip)]
     pub variant: Option<Variant>,
     /// Problem shape as B,H,S,D.
     #[arg(long, value_name = "B,H,S,D", default_value = "2,8,512,64", value_parser = parse_shape)]
@@ -462,39 +484,6 @@ pub struct TuneArgs {
     pub kernels: Option<PathBuf>,
     #[command(flatten)]
     pub gpu: DeviceArg,
-}
-
-/// A variant as given to `bench`: fixed, or `…@tuned` (the tile comes from
-/// the tuning cache, tuned on the spot when missing).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum VariantSpec {
-    Fixed(Variant),
-    Tuned(Variant),
-}
-
-#[derive(Clone, Debug)]
-pub struct VariantList(pub Vec<VariantSpec>);
-
-pub fn parse_variants(text: &str) -> Result<VariantList, String> {
-    if text.trim() == "all" {
-        return Ok(VariantList(
-            Variant::all_paths()
-                .into_iter()
-                .map(VariantSpec::Fixed)
-                .collect(),
-        ));
-    }
-    let list: Vec<VariantSpec> = text
-        .split(',')
-        .map(|t| match t.trim().strip_suffix("@tuned") {
-            Some(flags) => flags.parse().map(VariantSpec::Tuned),
-            None => t.parse().map(VariantSpec::Fixed),
-        })
-        .collect::<Result<_, _>>()?;
-    if list.is_empty() {
-        return Err("no variants given".into());
-    }
-    Ok(VariantList(list))
 }
 
 pub fn parse_hz(text: &str) -> Result<f64, String> {
@@ -539,7 +528,10 @@ pub struct LiveArgs {
     #[arg(long, value_name = "B,H,S,D", value_parser = parse_shape)]
     pub shape: Option<Shape>,
     /// Starting variant, e.g. scalar, wmma, wmma+pv+async.
-    #[arg(long, value_parser = parse_variant)]
+    #[arg(long = "variant", id = "variant", value_name = "VARIANT")]
+    pub variant_arg: Option<String>,
+    /// `variant_arg` checked against the registered kernels (cli/resolve.rs).
+    #[arg(skip)]
     pub variant: Option<Variant>,
     /// Longest A/B race, seconds (0.5 to 600).
     #[arg(long, default_value_t = 10.0, value_parser = parse_seconds)]
@@ -578,6 +570,7 @@ impl Default for LiveArgs {
             record: None,
             gates: None,
             shape: None,
+            variant_arg: None,
             variant: None,
             ab_seconds: 10.0,
             regime: None,
@@ -617,28 +610,6 @@ pub fn parse_shape(text: &str) -> Result<Shape, String> {
     let shape: Shape = text.parse()?;
     shape.validate()?;
     Ok(shape)
-}
-
-pub fn parse_variant(text: &str) -> Result<Variant, String> {
-    text.parse()
-}
-
-/// Named variants (no `all`, no `@tuned`).
-#[derive(Clone, Debug)]
-pub struct VariantNames(pub Vec<Variant>);
-
-/// Named variants, comma-separated.
-pub fn parse_variant_list(text: &str) -> Result<VariantNames, String> {
-    text.split(',')
-        .map(|t| match t.trim() {
-            "" => Err("an empty name in the variant list".to_string()),
-            t if t.ends_with("@tuned") => Err(format!(
-                "{t}: selftest checks named tiles; give the tile (attnscope tune prints it)"
-            )),
-            t => t.parse(),
-        })
-        .collect::<Result<_, _>>()
-        .map(VariantNames)
 }
 
 pub fn parse_inputs(text: &str) -> Result<Inputs, String> {
@@ -700,11 +671,12 @@ pub struct NewArgs {
 }
 
 /// Which GPU a command runs on (every command that opens one).
-#[derive(Clone, Debug, Default, Args)]
+#[derive(Clone, Debug, Default, Args, serde::Serialize, serde::Deserialize)]
 pub struct DeviceArg {
     /// The GPU: a CUDA ordinal (0, 1, …; counted after CUDA_VISIBLE_DEVICES)
     /// or a UUID as `nvidia-smi -L` prints it (GPU-3f2a…; a unique prefix will do).
     #[arg(long, value_name = "N|UUID", default_value = "0", value_parser = parse_device)]
+    #[serde(with = "crate::session::as_text")]
     pub device: DeviceSpec,
 }
 

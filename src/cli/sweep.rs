@@ -7,18 +7,27 @@ use clap::Args;
 
 use super::{
     DeviceArg, RemoteArgs, VariantList, parse_input_set, parse_seconds, parse_shape,
-    parse_solo_regime, parse_variants,
+    parse_solo_regime,
 };
 use crate::session::{InputSet, Regime, Shape};
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 pub struct SweepArgs {
     /// Shapes as B,H,S,D, separated by spaces or semicolons, e.g.
     /// '2,8,512,64;4,16,4096,64'.
     #[arg(long, required = true, num_args = 1.., value_delimiter = ';', value_name = "B,H,S,D", value_parser = parse_shape)]
     pub shapes: Vec<Shape>,
     /// `all` or a comma-separated list, as bench takes it (e.g. scalar,wmma+pv+async,cudnn).
-    #[arg(long, default_value = "all", value_parser = parse_variants)]
+    #[arg(
+        long = "variants",
+        id = "variants",
+        value_name = "VARIANTS",
+        default_value = "all"
+    )]
+    #[serde(skip)]
+    pub variants_arg: String,
+    /// `variants_arg` checked against the registered kernels (cli/resolve.rs).
+    #[arg(skip)]
     pub variants: VariantList,
     /// Causal mask: off, on, or both (each shape twice).
     #[arg(long, default_value = "off", value_parser = ["off", "on", "both"])]
@@ -26,6 +35,7 @@ pub struct SweepArgs {
     /// Input distributions of the correctness checks, comma-separated
     /// (`selftest --help` lists them; rising makes the softmax rescale).
     #[arg(long, default_value = "uniform,rising", value_parser = parse_input_set)]
+    #[serde(with = "crate::session::as_text")]
     pub inputs: InputSet,
     /// Seed of the checks' inputs (default: a fresh one, printed).
     #[arg(long)]
@@ -52,8 +62,10 @@ pub struct SweepArgs {
     pub devices: Option<String>,
     /// A kernel folder to use instead of the bundled kernel.
     #[arg(long, value_name = "DIR")]
+    #[serde(skip)]
     pub kernels: Option<PathBuf>,
     #[command(flatten)]
+    #[serde(skip)]
     pub remote: RemoteArgs,
     #[command(flatten)]
     pub gpu: DeviceArg,

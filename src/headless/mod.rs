@@ -38,13 +38,13 @@ use crate::gpu::executor::Worker;
 use crate::gpu::telemetry::{self, Sampler};
 use crate::session::event::*;
 use crate::session::recorder::Recorder;
+use crate::session::sink::EventSink;
 
-/// Where a headless run's events go: a session file, when asked for.
+/// A headless run's events: stamped on the run's clock and written through
+/// the one event sink (session/sink.rs) to the session file, when asked
+/// for, and to the worker running this command for a dashboard elsewhere.
 struct Sink {
-    recorder: Option<Recorder>,
-    /// A worker running this command for a dashboard elsewhere: every
-    /// event also goes to it (worker/far_command.rs).
-    link: Option<std::io::BufWriter<std::os::unix::net::UnixStream>>,
+    out: EventSink,
     started: Instant,
     telemetry: mpsc::Receiver<Stamped>,
     /// The dashboard's fold of what was written, for commands that judge it.
@@ -62,20 +62,21 @@ impl Sink {
                 Recorder::create(p).map_err(|e| format!("cannot record to {}: {e}", p.display()))
             })
             .transpose()?;
-        let link = match std::env::var_os(crate::worker::far_command::EVENTS_SOCKET_ENV) {
-            Some(p) => Some(std::io::BufWriter::new(
-                std::os::unix::net::UnixStream::connect(&p).map_err(|e| {
-                    format!(
-                        "cannot reach the worker's events socket {}: {e}",
-                        p.display()
-                    )
-                })?,
-            )),
-            None => None,
-        };
+        // A worker running this command (worker/far_command.rs) takes every event too.
+        let forward: Option<Box<dyn std::io::Write + Send>> =
+            match std::env::var_os(crate::worker::far_command::EVENTS_SOCKET_ENV) {
+                Some(p) => Some(Box::new(std::io::BufWriter::new(
+                    std::os::unix::net::UnixStream::connect(&p).map_err(|e| {
+                        format!(
+                            "cannot reach the worker's events socket {}: {e}",
+                            p.display()
+                        )
+                    })?,
+                ))),
+                None => None,
+            };
         Ok(Sink {
-            recorder,
-            link,
+            out: EventSink::new(recorder, forward),
             started,
             telemetry,
             state: None,
@@ -87,24 +88,12 @@ impl Sink {
     }
 
     fn stamped(&mut self, s: Stamped) {
-        if let Some(state) = self.state.as_mut() {
-            state.apply(&s);
-        }
-        if let Some(r) = self.recorder.as_mut()
-            && let Err(e) = r.append(&s)
-        {
-            eprintln!("attnscope: recording stopped: {e}");
-            self.recorder = None;
-        }
-        if let Some(w) = self.link.as_mut() {
-            use std::io::Write;
-            let sent = serde_json::to_writer(&mut *w, &s).is_ok()
-                && w.write_all(b"\n").is_ok()
-                && w.flush().is_ok();
-            if !sent {
-                eprintln!("attnscope: the worker stopped taking events");
-                self.link = None;
-            }
+        let stopped = match self.state.as_mut() {
+            Some(state) => self.out.put(&s, state),
+            None => self.out.put(&s, &mut ()),
+        };
+        for line in stopped {
+            eprintln!("attnscope: {line}");
         }
     }
 

@@ -5,3 +5,10 @@
 pub mod state;
 
 pub use state::{Key, SessionState, VariantState};
+
+/// Every outlet of events (session/sink.rs) folds into the model the same way.
+impl crate::session::sink::Fold for SessionState {
+    fn apply(&mut self, stamped: &crate::session::event::Stamped) {
+        SessionState::apply(self, stamped);
+    }
+}

@@ -1,6 +1,7 @@
 //! Session files: the event types, the recorder, the reader (plain, zstd or
 //! gzip, told by content: `open`) and replay pacing.
 
+pub mod as_text;
 pub mod check;
 pub mod command;
 pub mod compress;
@@ -12,6 +13,7 @@ pub mod protocol;
 pub mod reader;
 pub mod recorder;
 pub mod replay;
+pub mod sink;
 pub mod variant;
 
 pub use compress::{Compression, open};

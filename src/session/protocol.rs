@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::event::{Event, Stamped};
 
 /// Bumped whenever a line either side writes changes meaning.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Hello {
@@ -70,10 +70,20 @@ pub struct Setup {
     pub kernels: Vec<KernelFiles>,
     /// The GPU to open (an ordinal or a UUID); None: the worker's default.
     pub device: Option<String>,
-    /// A headless command to run instead of serving commands (its arguments
-    /// after the program name); its stdout and stderr come back as lines and
-    /// its events as events, then its exit code.
-    pub run: Option<Vec<String>>,
+    /// A headless command to run instead of serving commands; its stdout
+    /// and stderr come back as lines and its events as events, then its
+    /// exit code.
+    pub job: Option<Job>,
+}
+
+/// A headless command as the dashboard's parser made it: the subcommand
+/// (bench, ab, sweep) and its arguments serialized (`cli::BenchArgs`, …),
+/// variants by name. The kernels it names travel in `Setup::kernels`, so
+/// nothing in it is a path on the dashboard's machine.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    pub command: String,
+    pub args: serde_json::Value,
 }
 
 /// One kernel folder sent over the link.

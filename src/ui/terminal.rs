@@ -12,6 +12,7 @@ use crate::session::command::Command;
 use crate::session::event::{Bookmark, Event, Stamped};
 use crate::session::recorder::Recorder;
 use crate::session::replay::ReplayControl;
+use crate::session::sink::{EventSink, Fold};
 
 use super::keymap;
 use super::state::{Effect, Mode, UiState};
@@ -37,7 +38,9 @@ pub type MakeRecorder = Box<dyn FnMut(&UiState) -> std::io::Result<Recorder>>;
 pub struct Outlets {
     pub worker: Option<Sender<Command>>,
     pub replay: Option<Sender<ReplayControl>>,
-    pub recorder: Option<Recorder>,
+    /// The session file (none until `r` or `--record`); every streamed
+    /// event goes through it and into the view state alike.
+    pub events: EventSink,
     /// Makes a new recording file when `r` is pressed; returns its path.
     pub new_recording: Option<MakeRecorder>,
     /// Session time origin, for stamping the UI's own events (bookmarks).
@@ -86,15 +89,7 @@ pub fn run(
             {
                 dirty = true;
                 match msg {
-                    UiMsg::Stream(stamped) => {
-                        if let Some(rec) = outlets.recorder.as_mut()
-                            && let Err(e) = rec.append(&stamped)
-                        {
-                            state.notice = Some(format!("recording stopped: {e}"));
-                            outlets.recorder = None;
-                        }
-                        state.apply(&stamped);
-                    }
+                    UiMsg::Stream(stamped) => put(&mut outlets.events, &stamped, &mut state),
                     UiMsg::Key(key) => {
                         if handle_key(&mut state, &key, &mut outlets)? {
                             return Ok(());
@@ -133,8 +128,8 @@ pub fn run(
         while let Ok(msg) = rx.recv_timeout(
             Duration::from_millis(500).min(until.saturating_duration_since(Instant::now())),
         ) {
-            if let (UiMsg::Stream(stamped), Some(rec)) = (msg, outlets.recorder.as_mut())
-                && rec.append(&stamped).is_err()
+            if let UiMsg::Stream(stamped) = msg
+                && !outlets.events.put(&stamped, &mut ()).is_empty()
             {
                 break;
             }
@@ -142,7 +137,7 @@ pub fn run(
     }
     // Every event is flushed as it is written; this line lets a script check
     // the file replays to exactly as many.
-    if let Some(r) = &outlets.recorder {
+    if let Some(r) = outlets.events.recorder() {
         eprintln!(
             "attnscope: recording {} closed: {} events written",
             r.path().display(),
@@ -150,6 +145,20 @@ pub fn run(
         );
     }
     result.map(|_| state)
+}
+
+/// An event into the session file and the view state; a file that stops
+/// taking events says so in the key bar.
+fn put(events: &mut EventSink, stamped: &Stamped, state: &mut UiState) {
+    if let Some(line) = events.put(stamped, state).pop() {
+        state.notice = Some(line);
+    }
+}
+
+impl Fold for UiState {
+    fn apply(&mut self, stamped: &Stamped) {
+        UiState::apply(self, stamped);
+    }
 }
 
 /// Returns true when the user asked to quit.
@@ -187,10 +196,7 @@ fn handle_key(state: &mut UiState, key: &KeyEvent, outlets: &mut Outlets) -> any
                         label: format!("bookmark {n}"),
                     }),
                 };
-                if let Some(rec) = outlets.recorder.as_mut() {
-                    rec.append(&stamped)?;
-                }
-                state.apply(&stamped);
+                put(&mut outlets.events, &stamped, state);
             }
         }
     }
@@ -201,7 +207,7 @@ fn toggle_recording(state: &mut UiState, outlets: &mut Outlets) {
     let Mode::Live { recording, .. } = &mut state.mode else {
         return;
     };
-    if let Some(rec) = outlets.recorder.take() {
+    if let Some(rec) = outlets.events.take_recorder() {
         state.notice = Some(format!(
             "saved {} events to {}",
             rec.events_written(),
@@ -220,7 +226,7 @@ fn toggle_recording(state: &mut UiState, outlets: &mut Outlets) {
                 *recording = Some(rec.path().display().to_string());
             }
             state.notice = Some(format!("recording to {}", rec.path().display()));
-            outlets.recorder = Some(rec);
+            outlets.events.set_recorder(rec);
         }
         Err(e) => state.notice = Some(format!("cannot record: {e}")),
     }

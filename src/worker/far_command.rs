@@ -1,9 +1,10 @@
 //! A headless command run at the far end of a link (`bench --worker-cmd …`):
-//! the worker starts this same binary with the command's arguments, its
-//! kernel folders written out from the text the dashboard sent, and hands
-//! back its stdout and stderr as lines and its events (which the command
-//! writes to a local socket) as numbered events, then its exit code. The
-//! GPU is timed here; only text and events cross the link.
+//! the worker writes the job the dashboard sent and its kernel folders into
+//! a folder of the run's own, starts this same binary on them (`attnscope
+//! worker --job FILE --kernel LABEL=DIR…`, app/job.rs), and hands back its
+//! stdout and stderr as lines and its events (which the command writes to a
+//! local socket) as numbered events, then its exit code. The GPU is timed
+//! here; only text and events cross the link.
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixListener;
@@ -13,27 +14,21 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::session::protocol::{FromWorker, KernelFiles, LinkWriter};
+use crate::session::protocol::{FromWorker, Job, KernelFiles, LinkWriter};
 
 /// Where a headless command sends its events when a worker runs it.
 pub const EVENTS_SOCKET_ENV: &str = "ATTNSCOPE_EVENTS_SOCKET";
 
-/// How a dashboard names this run's own folder in the arguments (a file
-/// the command must write, such as sweep's `--out`).
-pub const SCRATCH: &str = "@scratch";
-
-/// How a dashboard names the i-th kernel folder it sent, in the arguments.
-pub fn kernel_placeholder(i: usize) -> String {
-    // Closed, so the 2nd folder's mark is no prefix of the 20th's.
-    format!("@kernel:{i}@")
-}
+/// The file of the job inside the run's folder; the job's relative paths
+/// (sweep's session) land beside it.
+const JOB_FILE: &str = "job.json";
 
 pub fn run<W: Write + Send + 'static>(
-    argv: &[String],
+    job: &Job,
     kernels: &[KernelFiles],
     out: &Arc<LinkWriter<W>>,
 ) -> i32 {
-    let code = match run_in(argv, kernels, out) {
+    let code = match run_in(job, kernels, out) {
         Ok(code) => code,
         Err(e) => {
             out.line(&FromWorker::Err(format!("attnscope worker: {e}")));
@@ -45,22 +40,23 @@ pub fn run<W: Write + Send + 'static>(
 }
 
 fn run_in<W: Write + Send + 'static>(
-    argv: &[String],
+    job: &Job,
     kernels: &[KernelFiles],
     out: &Arc<LinkWriter<W>>,
 ) -> Result<i32, String> {
     let scratch = Scratch::new()?;
-    let mut argv = argv.to_vec();
+    let file = scratch.0.join(JOB_FILE);
+    let text = serde_json::to_vec(job).map_err(|e| format!("the job: {e}"))?;
+    std::fs::write(&file, text).map_err(|e| format!("{}: {e}", file.display()))?;
+    let mut argv = vec![
+        "worker".to_string(),
+        "--job".into(),
+        file.display().to_string(),
+    ];
     for (i, k) in kernels.iter().enumerate() {
         let dir = scratch.write_kernel(i, k)?;
-        let mark = kernel_placeholder(i);
-        for a in argv.iter_mut().filter(|a| a.contains(&mark)) {
-            *a = a.replace(&mark, &dir.display().to_string());
-        }
-    }
-    let here = scratch.0.display().to_string();
-    for a in argv.iter_mut().filter(|a| a.contains(SCRATCH)) {
-        *a = a.replace(SCRATCH, &here);
+        argv.push("--kernel".into());
+        argv.push(format!("{}={}", k.label, dir.display()));
     }
     let socket = scratch.0.join("events.sock");
     let listener = UnixListener::bind(&socket)
@@ -71,12 +67,13 @@ fn run_in<W: Write + Send + 'static>(
     let exe = std::env::current_exe().map_err(|e| format!("cannot find myself: {e}"))?;
     let mut child = Process::new(exe)
         .args(&argv)
+        .current_dir(&scratch.0)
         .env(EVENTS_SOCKET_ENV, &socket)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot start `attnscope {}`: {e}", argv.join(" ")))?;
+        .map_err(|e| format!("cannot start `attnscope {}`: {e}", job.command))?;
     let done = Arc::new(AtomicBool::new(false));
     let mut threads = Vec::new();
     if let Some(stdout) = child.stdout.take() {
@@ -134,7 +131,7 @@ fn run_in<W: Write + Send + 'static>(
             let sig = std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0);
             out.line(&FromWorker::Err(format!(
                 "attnscope worker: `attnscope {}` {}",
-                argv.first().map_or("", String::as_str),
+                job.command,
                 super::supervisor::describe(Some(status))
             )));
             128 + sig

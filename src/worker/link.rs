@@ -141,52 +141,10 @@ pub fn connect(place: &Place, setup: Option<Setup>, wait: Duration) -> Result<Co
             message: format!("cannot start {}: {e}", place.describe()),
             transient: false,
         })?;
-    let (tx, incoming) = mpsc::channel();
-    if let Some(out) = child.stdout.take() {
-        std::thread::spawn(move || {
-            for line in protocol::lines(BufReader::new(out)) {
-                let item = match FromWorker::parse(&line) {
-                    Ok(l) => Incoming::Line(l),
-                    Err(_) => Incoming::Garbage(line),
-                };
-                if tx.send(item).is_err() {
-                    break;
-                }
-            }
-        });
-    }
-    let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
-    if let Some(err) = child.stderr.take() {
-        let tail = Arc::clone(&stderr_tail);
-        std::thread::spawn(move || {
-            for line in protocol::lines(BufReader::new(err)) {
-                let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
-                if t.len() == STDERR_KEEP {
-                    t.pop_front();
-                }
-                t.push_back(line);
-            }
-        });
-    }
+    let (incoming, stderr_tail) = read_output(&mut child);
     let mut stdin = child.stdin.take();
-    let mut pending_writer: Option<std::thread::JoinHandle<Option<ChildStdin>>> = None;
     let probe = setup.is_none();
-    if let Some(setup) = setup
-        && let Some(mut w) = stdin.take()
-    {
-        // Written aside: a hello with kernel sources can be larger than the
-        // pipe, and a far side that is not reading yet (a queued srun) must
-        // not keep the wait below from timing out. A worker that died at
-        // once shows in its exit status.
-        let hello = protocol::hello_line(&Hello::new(Some(setup)));
-        pending_writer = Some(std::thread::spawn(move || {
-            let sent = w
-                .write_all(hello.as_bytes())
-                .and_then(|_| w.write_all(b"\n"))
-                .and_then(|_| w.flush());
-            sent.is_ok().then_some(w)
-        }));
-    }
+    let mut pending_writer = setup.and_then(|s| Some(write_hello(stdin.take()?, s)));
     let mut conn = Connection {
         child,
         stdin,
@@ -253,6 +211,54 @@ pub fn connect(place: &Place, setup: Option<Setup>, wait: Duration) -> Result<Co
             }
         }
     }
+}
+
+/// The worker's stdout as parsed lines on a channel, and the last lines of
+/// its stderr, each read on a thread of its own.
+fn read_output(child: &mut Child) -> (Receiver<Incoming>, Arc<Mutex<VecDeque<String>>>) {
+    let (tx, incoming) = mpsc::channel();
+    if let Some(out) = child.stdout.take() {
+        std::thread::spawn(move || {
+            for line in protocol::lines(BufReader::new(out)) {
+                let item = match FromWorker::parse(&line) {
+                    Ok(l) => Incoming::Line(l),
+                    Err(_) => Incoming::Garbage(line),
+                };
+                if tx.send(item).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
+    if let Some(err) = child.stderr.take() {
+        let tail = Arc::clone(&stderr_tail);
+        std::thread::spawn(move || {
+            for line in protocol::lines(BufReader::new(err)) {
+                let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
+                if t.len() == STDERR_KEEP {
+                    t.pop_front();
+                }
+                t.push_back(line);
+            }
+        });
+    }
+    (incoming, stderr_tail)
+}
+
+/// Written aside: a hello with kernel sources can be larger than the pipe,
+/// and a far side that is not reading yet (a queued srun) must not keep the
+/// wait for its hello from timing out. A worker that died at once shows in
+/// its exit status. The handle gives the pipe back once the hello is in it.
+fn write_hello(mut w: ChildStdin, setup: Setup) -> std::thread::JoinHandle<Option<ChildStdin>> {
+    let hello = protocol::hello_line(&Hello::new(Some(setup)));
+    std::thread::spawn(move || {
+        let sent = w
+            .write_all(hello.as_bytes())
+            .and_then(|_| w.write_all(b"\n"))
+            .and_then(|_| w.flush());
+        sent.is_ok().then_some(w)
+    })
 }
 
 fn older(place: &Place) -> Refused {

@@ -12,6 +12,7 @@ use crate::gpu::executor::Worker;
 use crate::gpu::telemetry::{self, Sampler};
 use crate::session::command::Command;
 use crate::session::event::{Event, Stamped};
+use crate::session::manifest::registry::KernelId;
 use crate::session::manifest::{Manifest, registry};
 use crate::session::protocol::{self, FromWorker, Hello, KernelFiles, LinkWriter, Setup};
 
@@ -88,12 +89,12 @@ pub fn serve(args: WorkerConfig) -> i32 {
         }
     };
     if let Some(Setup {
-        run: Some(argv),
+        job: Some(job),
         kernels,
         ..
     }) = &setup
     {
-        return super::far_command::run(argv, kernels, &out);
+        return super::far_command::run(job, kernels, &out);
     }
     let args = match setup.map(WorkerConfig::from_setup) {
         None => args,
@@ -106,26 +107,33 @@ pub fn serve(args: WorkerConfig) -> i32 {
     serve_commands(args, started, out)
 }
 
-fn serve_commands(args: WorkerConfig, started: Instant, out: Arc<Link>) -> i32 {
+/// The device the dashboard asked for, and the kernels it sent registered
+/// under their labels. Err: a usage error, said on the link.
+fn prepare(args: &WorkerConfig) -> Result<Vec<(KernelId, &KernelFiles)>, String> {
     if let Some(d) = &args.device {
-        match d.parse::<crate::gpu::device::DeviceSpec>() {
-            Ok(spec) => crate::gpu::device::select(spec),
-            Err(e) => {
-                out.event(&error(started, "worker", format!("--device {d}: {e}")));
-                return crate::exit::USAGE;
-            }
-        }
+        let spec = d
+            .parse::<crate::gpu::device::DeviceSpec>()
+            .map_err(|e| format!("--device {d}: {e}"))?;
+        crate::gpu::device::select(spec);
     }
-    let mut registered = Vec::new();
-    for k in &args.kernels {
-        match Manifest::parse(&k.manifest, &format!("{}/{}", k.folder, k.manifest_file)) {
-            Ok(m) => registered.push((registry::register(&k.label, m, None), k)),
-            Err(e) => {
-                out.event(&error(started, "worker", e.to_string()));
-                return crate::exit::USAGE;
-            }
+    args.kernels
+        .iter()
+        .map(|k| {
+            Manifest::parse(&k.manifest, &format!("{}/{}", k.folder, k.manifest_file))
+                .map(|m| (registry::register(&k.label, m, None), k))
+                .map_err(|e| e.to_string())
+        })
+        .collect()
+}
+
+fn serve_commands(args: WorkerConfig, started: Instant, out: Arc<Link>) -> i32 {
+    let registered = match prepare(&args) {
+        Ok(r) => r,
+        Err(e) => {
+            out.event(&error(started, "worker", e));
+            return crate::exit::USAGE;
         }
-    }
+    };
     let mut engine = match Engine::new() {
         Ok(e) => e,
         Err(e) => {

@@ -74,7 +74,7 @@ impl ReplayWorker<'_> {
             t_us: 0,
             event: Event::Header(header),
         });
-        if setup.as_ref().is_some_and(|s| s.run.is_some()) {
+        if setup.as_ref().is_some_and(|s| s.job.is_some()) {
             // A headless run: the session once, then what `replay --summary` prints.
             self.pace(body, started, &out, &|| false);
             let mut state = SessionState::default();

@@ -116,107 +116,37 @@ fn supervise(
     ui: Arc<dyn Feed>,
     commands: Receiver<Command>,
 ) {
-    let track = Arc::new(Mutex::new(Track::default()));
-    let mut deaths: VecDeque<Instant> = VecDeque::new();
-    let mut next_select = Some(first);
-    let mut queued: Vec<Command> = Vec::new();
-    // Connection attempts in a row that got no hello, and when the link last
-    // dropped (for the "back after" line).
-    let mut failed_attempts = 0u32;
-    let mut dropped_at: Option<Instant> = None;
-    let mut ever_connected = false;
+    let mut s = Supervision {
+        link: &link,
+        started,
+        ui: &ui,
+        commands: &commands,
+        track: Arc::new(Mutex::new(Track::default())),
+        deaths: VecDeque::new(),
+        next_select: Some(first),
+        queued: Vec::new(),
+        failed_attempts: 0,
+        dropped_at: None,
+        ever_connected: false,
+    };
     loop {
         let offset_us = started.elapsed().as_micros() as u64;
-        let mut conn = match link::connect(&link.place, Some((link.setup)()), link::HELLO_WAIT) {
+        let mut conn = match s.connect() {
             Ok(c) => c,
-            Err(r) => {
-                ui.event(error(started, r.message.clone(), None));
-                failed_attempts += 1;
-                if !ever_connected || !r.transient || failed_attempts >= MAX_RECONNECTS {
-                    let why = if ever_connected {
-                        format!(
-                            "the worker could not be reached again after {failed_attempts} tries (the session file is intact)"
-                        )
-                    } else {
-                        "no GPU worker".into()
-                    };
-                    ui.ended(why);
-                    return;
-                }
-                let wait = backoff(failed_attempts);
-                ui.event(error_from(
-                    started,
-                    "link",
-                    format!(
-                        "reconnecting to {} in {} s (try {} of {MAX_RECONNECTS})",
-                        link.place.describe(),
-                        wait.as_secs(),
-                        failed_attempts + 1
-                    ),
-                    None,
-                ));
-                if !hold(&commands, wait, &mut queued) {
-                    return;
-                }
-                continue;
-            }
+            Err(Next::Again) => continue,
+            Err(Next::Stop) => return,
         };
-        failed_attempts = 0;
-        ever_connected = true;
-        if !conn.before_hello.is_empty() {
-            ui.event(error_from(
-                started,
-                "link",
-                format!(
-                    "{} printed {} line(s) before attnscope's hello, ignored: {}",
-                    link.place.describe(),
-                    conn.before_hello.len(),
-                    protocol::excerpt(&conn.before_hello[0])
-                ),
-                None,
-            ));
-        }
-        if let Some(t) = dropped_at.take() {
-            ui.event(error_from(
-                started,
-                "link",
-                format!(
-                    "link to {} back after {:.1} s; what the old worker sent after its last event above was lost with the link",
-                    link.place.describe(),
-                    t.elapsed().as_secs_f64()
-                ),
-                None,
-            ));
-        }
+        s.announce(&conn);
         let (done_tx, done_rx) = mpsc::channel::<()>();
         let incoming = std::mem::replace(&mut conn.incoming, mpsc::channel().1);
-        let reader = deliver(incoming, offset_us, started, &ui, &track, done_tx);
-        if let Some(cmd) = next_select.take() {
+        let reader = deliver(incoming, offset_us, started, &ui, &s.track, done_tx);
+        if let Some(cmd) = s.next_select.take() {
             send(&mut conn, &cmd);
         }
-        for cmd in queued.drain(..) {
+        for cmd in s.queued.drain(..) {
             send(&mut conn, &cmd);
         }
-        // Forward commands until the worker ends or the dashboard quits.
-        let quit = loop {
-            match commands.recv_timeout(Duration::from_millis(100)) {
-                Ok(Command::Shutdown) => {
-                    send(&mut conn, &Command::Shutdown);
-                    break true;
-                }
-                Ok(cmd) => {
-                    if !send(&mut conn, &cmd) {
-                        queued.push(cmd);
-                        break false;
-                    }
-                }
-                Err(RecvTimeoutError::Disconnected) => break true,
-                Err(RecvTimeoutError::Timeout) => {}
-            }
-            if done_rx.try_recv().is_ok() {
-                break false;
-            }
-        };
+        let quit = s.forward(&mut conn, &done_rx);
         conn.stdin = None;
         if quit {
             link::end(&mut conn.child);
@@ -225,6 +155,149 @@ fn supervise(
         }
         let status = conn.child.wait();
         let _ = reader.join();
+        if let Next::Stop = s.after_exit(&conn, status) {
+            return;
+        }
+    }
+}
+
+/// A variant at a shape, as the supervisor tracks what runs.
+type Running = (Variant, Shape);
+
+/// What the supervision loop does next.
+enum Next {
+    Again,
+    Stop,
+}
+
+/// The supervisor's memory across workers: what ran, what died when, what
+/// waits to be sent to the next one.
+struct Supervision<'a> {
+    link: &'a WorkerLink,
+    started: Instant,
+    ui: &'a Arc<dyn Feed>,
+    commands: &'a Receiver<Command>,
+    track: Arc<Mutex<Track>>,
+    deaths: VecDeque<Instant>,
+    next_select: Option<Command>,
+    queued: Vec<Command>,
+    /// Connection attempts in a row that got no hello, and when the link
+    /// last dropped (for the "back after" line).
+    failed_attempts: u32,
+    dropped_at: Option<Instant>,
+    ever_connected: bool,
+}
+
+impl Supervision<'_> {
+    fn say(&self, source: &str, message: String, variant: Option<Variant>) {
+        self.ui
+            .event(error_from(self.started, source, message, variant));
+    }
+
+    /// A worker with its hello, or what to do instead (wait and try again,
+    /// or give up with the reason on screen).
+    fn connect(&mut self) -> Result<link::Connection, Next> {
+        let r = match link::connect(
+            &self.link.place,
+            Some((self.link.setup)()),
+            link::HELLO_WAIT,
+        ) {
+            Ok(c) => {
+                self.failed_attempts = 0;
+                self.ever_connected = true;
+                return Ok(c);
+            }
+            Err(r) => r,
+        };
+        self.ui.event(error(self.started, r.message.clone(), None));
+        self.failed_attempts += 1;
+        let n = self.failed_attempts;
+        if !self.ever_connected || !r.transient || n >= MAX_RECONNECTS {
+            let why = if self.ever_connected {
+                format!(
+                    "the worker could not be reached again after {n} tries (the session file is intact)"
+                )
+            } else {
+                "no GPU worker".into()
+            };
+            self.ui.ended(why);
+            return Err(Next::Stop);
+        }
+        let wait = backoff(n);
+        self.say(
+            "link",
+            format!(
+                "reconnecting to {} in {} s (try {} of {MAX_RECONNECTS})",
+                self.link.place.describe(),
+                wait.as_secs(),
+                n + 1
+            ),
+            None,
+        );
+        Err(self.hold(wait))
+    }
+
+    fn hold(&mut self, wait: Duration) -> Next {
+        match hold(self.commands, wait, &mut self.queued) {
+            true => Next::Again,
+            false => Next::Stop,
+        }
+    }
+
+    /// What the new connection says before its events: lines printed before
+    /// the hello, and how long the link was gone.
+    fn announce(&mut self, conn: &link::Connection) {
+        let place = self.link.place.describe();
+        if let Some(first) = conn.before_hello.first() {
+            self.say(
+                "link",
+                format!(
+                    "{place} printed {} line(s) before attnscope's hello, ignored: {}",
+                    conn.before_hello.len(),
+                    protocol::excerpt(first)
+                ),
+                None,
+            );
+        }
+        if let Some(t) = self.dropped_at.take() {
+            self.say(
+                "link",
+                format!(
+                    "link to {place} back after {:.1} s; what the old worker sent after its last event above was lost with the link",
+                    t.elapsed().as_secs_f64()
+                ),
+                None,
+            );
+        }
+    }
+
+    /// Forwards commands until the worker ends (false) or the dashboard
+    /// quits (true).
+    fn forward(&mut self, conn: &mut link::Connection, done: &Receiver<()>) -> bool {
+        loop {
+            match self.commands.recv_timeout(Duration::from_millis(100)) {
+                Ok(Command::Shutdown) => {
+                    send(conn, &Command::Shutdown);
+                    return true;
+                }
+                Ok(cmd) => {
+                    if !send(conn, &cmd) {
+                        self.queued.push(cmd);
+                        return false;
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => return true,
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+            if done.try_recv().is_ok() {
+                return false;
+            }
+        }
+    }
+
+    /// The worker is gone: a link that dropped, a death, or the dashboard
+    /// going down with it.
+    fn after_exit(&mut self, conn: &link::Connection, status: std::io::Result<ExitStatus>) -> Next {
         // `pkill attnscope`, a closed terminal, Ctrl-C to the process group:
         // the dashboard is going too. Give it a moment to say so before
         // calling this a crash.
@@ -233,87 +306,97 @@ fn supervise(
             .ok()
             .and_then(std::os::unix::process::ExitStatusExt::signal);
         if signal.is_some_and(|sig| [libc::SIGTERM, libc::SIGINT, libc::SIGHUP].contains(&sig)) {
-            match commands.recv_timeout(Duration::from_millis(500)) {
-                Ok(Command::Shutdown) | Err(RecvTimeoutError::Disconnected) => return,
-                Ok(other) => queued.push(other),
+            match self.commands.recv_timeout(Duration::from_millis(500)) {
+                Ok(Command::Shutdown) | Err(RecvTimeoutError::Disconnected) => return Next::Stop,
+                Ok(other) => self.queued.push(other),
                 Err(RecvTimeoutError::Timeout) => {}
             }
         }
-        let (current, last_good) = {
-            let t = track.lock().unwrap_or_else(|e| e.into_inner());
-            (t.current, t.last_good)
-        };
         let tail = conn.stderr_lines();
         // A link that dropped (ssh's own exit code, a hung-up pipe) is not
         // the worker's fault: reconnect and go on with what was running.
         let code = status.as_ref().ok().and_then(ExitStatus::code);
-        if link.place.is_remote()
+        note_death(&mut self.deaths, Instant::now());
+        if self.link.place.is_remote()
             && (code == Some(255)
                 || signal.is_some_and(|s| [libc::SIGHUP, libc::SIGPIPE].contains(&s)))
         {
-            // A worker killed by a signal over ssh looks the same: drops come
-            // into the death count, and the second in the window goes back
-            // to the last variant that passed its check.
-            let now = Instant::now();
-            note_death(&mut deaths, now);
-            if deaths.len() > MAX_RESTARTS {
-                ui.event(error_from(
-                    started,
-                    "link",
-                    format!(
-                        "link to {} lost {} times in {} s, so not again (the session file is intact)",
-                        link.place.describe(),
-                        deaths.len(),
-                        RESTART_WINDOW.as_secs()
-                    ),
-                    current.map(|c| c.0),
-                ));
-                ui.ended("the link to the worker keeps dropping".into());
-                return;
-            }
-            let wait = backoff(0);
-            let mut message = format!(
-                "link to {} lost ({}) while running {}",
-                link.place.describe(),
-                describe(status.ok()),
-                current.map_or("nothing".into(), |(v, s)| format!("{v} at {s}"))
-            );
-            if !tail.is_empty() {
-                message.push_str(&format!("; it said: {}", tail.join(" | ")));
-            }
-            message.push_str(&format!(
-                "; recording goes on, reconnecting in {} s",
-                wait.as_secs()
-            ));
-            ui.event(error_from(started, "link", message, current.map(|c| c.0)));
-            dropped_at = Some(Instant::now());
-            next_select = if deaths.len() > 1 {
-                last_good.or(current)
-            } else {
-                current
-            }
-            .map(|(variant, shape)| Command::Select { variant, shape });
-            if !hold(&commands, wait, &mut queued) {
-                return;
-            }
-            continue;
+            return self.after_drop(status.ok(), tail);
         }
-        let now = Instant::now();
-        note_death(&mut deaths, now);
-        // Back to the last variant that passed its check. If that is what was
-        // running: killed from outside (a signal), it goes on; if its own
-        // launch failed, the scalar baseline takes over.
-        let signalled = signal.is_some();
+        self.after_death(status.ok(), signal.is_some(), tail)
+    }
+
+    /// What was running, and the last variant that passed its check.
+    fn running(&self) -> (Option<Running>, Option<Running>) {
+        let t = self.track.lock().unwrap_or_else(|e| e.into_inner());
+        (t.current, t.last_good)
+    }
+
+    /// A remote link dropped. A worker killed by a signal over ssh looks the
+    /// same: drops come into the death count, and the second in the window
+    /// goes back to the last variant that passed its check.
+    fn after_drop(&mut self, status: Option<ExitStatus>, tail: Vec<String>) -> Next {
+        let (current, last_good) = self.running();
+        let place = self.link.place.describe();
+        let variant = current.map(|c| c.0);
+        if self.deaths.len() > MAX_RESTARTS {
+            self.say(
+                "link",
+                format!(
+                    "link to {place} lost {} times in {} s, so not again (the session file is intact)",
+                    self.deaths.len(),
+                    RESTART_WINDOW.as_secs()
+                ),
+                variant,
+            );
+            self.ui
+                .ended("the link to the worker keeps dropping".into());
+            return Next::Stop;
+        }
+        let wait = backoff(0);
+        let mut message = format!(
+            "link to {place} lost ({}) while running {}",
+            describe(status),
+            current.map_or("nothing".into(), |(v, s)| format!("{v} at {s}"))
+        );
+        if !tail.is_empty() {
+            message.push_str(&format!("; it said: {}", tail.join(" | ")));
+        }
+        message.push_str(&format!(
+            "; recording goes on, reconnecting in {} s",
+            wait.as_secs()
+        ));
+        self.say("link", message, variant);
+        self.dropped_at = Some(Instant::now());
+        self.next_select = if self.deaths.len() > 1 {
+            last_good.or(current)
+        } else {
+            current
+        }
+        .map(|(variant, shape)| Command::Select { variant, shape });
+        self.hold(wait)
+    }
+
+    /// The worker died. Back to the last variant that passed its check. If
+    /// that is what was running: killed from outside (a signal), it goes
+    /// on; if its own launch failed, the scalar baseline takes over.
+    fn after_death(
+        &mut self,
+        status: Option<ExitStatus>,
+        signalled: bool,
+        tail: Vec<String>,
+    ) -> Next {
+        let (current, last_good) = self.running();
         let back = match (last_good, current) {
             (Some(good), Some(cur)) if good != cur || signalled => Some(good),
             (_, Some((cur, shape))) if cur.is_cudnn() => Some((Variant::base(), shape)),
             (_, Some((cur, shape))) => Some((Variant::base_of(cur.kernel), shape)),
             (good, None) => good,
         };
-        let giving_up = deaths.len() > MAX_RESTARTS;
+        let giving_up = self.deaths.len() > MAX_RESTARTS;
         let mut message = format!(
             "worker process {} while running {}",
-            describe(status.ok()),
+            describe(status),
             current.map_or("nothing".into(), |(v, s)| format!("{v} at {s}"))
         );
         if !tail.is_empty() {
@@ -322,7 +405,7 @@ fn supervise(
         if giving_up {
             message.push_str(&format!(
                 "; it died {} times in {} s, so it is not restarted (the session file is intact)",
-                deaths.len(),
+                self.deaths.len(),
                 RESTART_WINDOW.as_secs()
             ));
         } else {
@@ -331,12 +414,14 @@ fn supervise(
                 None => "; restarting it".into(),
             });
         }
-        ui.event(error(started, message, current.map(|c| c.0)));
+        self.ui
+            .event(error(self.started, message, current.map(|c| c.0)));
         if giving_up {
-            ui.ended("the GPU worker keeps dying".into());
-            return;
+            self.ui.ended("the GPU worker keeps dying".into());
+            return Next::Stop;
         }
-        next_select = back.map(|(variant, shape)| Command::Select { variant, shape });
+        self.next_select = back.map(|(variant, shape)| Command::Select { variant, shape });
+        Next::Again
     }
 }
 

@@ -9,7 +9,7 @@ use attnscope::model::state::SessionState;
 use attnscope::session::command::Command;
 use attnscope::session::event::L2Mode;
 use attnscope::session::manifest::Manifest;
-use attnscope::session::protocol::{self, FromWorker, Hello, KernelFiles, SeqCheck, Setup};
+use attnscope::session::protocol::{self, FromWorker, Hello, Job, KernelFiles, SeqCheck, Setup};
 use attnscope::session::{Regime, Shape};
 use attnscope::worker::process::{WorkerConfig, parse_command};
 use serde_json::Value;
@@ -107,9 +107,10 @@ fn to_worker_lines(rng: &mut Rng) -> Vec<String> {
             .then(|| vec!["sm__throughput.avg.pct_of_peak_sustained_elapsed".into()]),
         kernels: if rng.one_in(2) { vec![rowwarp] } else { vec![] },
         device: rng.one_in(3).then(|| "0".into()),
-        run: rng
-            .one_in(4)
-            .then(|| vec!["bench".into(), "--variants".into(), "wmma".into()]),
+        job: rng.one_in(4).then(|| Job {
+            command: "bench".into(),
+            args: serde_json::json!({ "variants": [{ "Fixed": "wmma" }] }),
+        }),
     };
     let mut lines = vec![protocol::hello_line(&Hello::new(Some(setup)))];
     let commands = [

@@ -38,7 +38,10 @@ fn every_worker_line_round_trips() {
 fn the_dashboards_hello_carries_the_setup() {
     let setup = Setup {
         telemetry_hz: 10.0,
-        run: Some(vec!["bench".into(), "--variants".into(), "scalar".into()]),
+        job: Some(Job {
+            command: "bench".into(),
+            args: serde_json::json!({ "variants": [{ "Fixed": "scalar" }] }),
+        }),
         kernels: vec![KernelFiles {
             label: "mine".into(),
             source: "__global__ void k() {}\n".into(),
