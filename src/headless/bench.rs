@@ -137,7 +137,7 @@ fn resolve_tuned(
 /// Each variant's time over cuDNN's, when cuDNN ran in this bench and
 /// passed its check; cuDNN's median, µs.
 fn add_vs_cudnn(rows: &mut [serde_json::Value]) -> Option<f64> {
-    let cudnn_us = cudnn_median_us(&rows);
+    let cudnn_us = cudnn_median_us(rows);
     if let Some(c) = cudnn_us {
         for r in rows.iter_mut() {
             if let Some(m) = r["median_us"].as_f64() {

@@ -269,7 +269,7 @@ fn tile_lists(
     for t in &raw.tiles {
         let t = t.get_ref();
         let when = match &t.when {
-            Some(w) => Some(expr(w, &names, "when")?),
+            Some(w) => Some(expr(w, names, "when")?),
             None => None,
         };
         let tiles = |list: &Spanned<Vec<String>>| -> Result<Vec<Tile>, ManifestError> {
