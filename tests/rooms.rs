@@ -246,3 +246,159 @@ fn no_source_file_is_too_long() {
         long.join("\n")
     );
 }
+
+/// A function longer than this no longer reads in one screen or two.
+const LONGEST_FUNCTION: usize = 120;
+
+/// Whether a trimmed line opens an `fn` item, and its name if so.
+fn fn_name(trimmed: &str) -> Option<&str> {
+    let mut rest = trimmed;
+    loop {
+        let before = rest;
+        for prefix in [
+            "pub(crate) ",
+            "pub(super) ",
+            "pub ",
+            "const ",
+            "async ",
+            "unsafe ",
+            "extern \"C\" ",
+        ] {
+            rest = rest.strip_prefix(prefix).unwrap_or(rest);
+        }
+        if rest == before {
+            break;
+        }
+    }
+    let name = rest.strip_prefix("fn ")?;
+    let end = name
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(name.len());
+    Some(&name[..end])
+}
+
+fn indent(line: &str) -> &str {
+    &line[..line.len() - line.trim_start().len()]
+}
+
+/// The index of the last line of the item that opens at `start`: the line
+/// that is only `}` at the item's indent, or the item's own line when it
+/// ends there (`fn f();`, `mod tests;`, a one-line body).
+fn item_end(lines: &[&str], start: usize) -> usize {
+    let closing = format!("{}}}", indent(lines[start]));
+    for (i, line) in lines.iter().enumerate().skip(start) {
+        let code = line.split("//").next().unwrap_or("").trim_end();
+        if code.contains('{') {
+            if code.ends_with('}') && code.matches('{').count() == code.matches('}').count() {
+                return i;
+            }
+            break;
+        }
+        if code.ends_with(';') {
+            return i;
+        }
+    }
+    lines
+        .iter()
+        .enumerate()
+        .skip(start + 1)
+        .find(|(_, l)| l.trim_end() == closing)
+        .map_or(lines.len() - 1, |(i, _)| i)
+}
+
+/// `(line, name, length)` of every function in `text` longer than
+/// LONGEST_FUNCTION lines, leaving out items under `#[cfg(test)]`.
+fn long_functions_in(text: &str) -> Vec<(usize, String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut long = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let trimmed = lines[i].trim();
+        if trimmed == "#[cfg(test)]" {
+            let item = (i + 1..lines.len()).find(|&j| !lines[j].trim().starts_with("#["));
+            i = item.map_or(lines.len(), |j| item_end(&lines, j) + 1);
+            continue;
+        }
+        if let Some(name) = fn_name(trimmed) {
+            let n = item_end(&lines, i) - i + 1;
+            if n > LONGEST_FUNCTION {
+                long.push((i + 1, name.to_string(), n));
+            }
+        }
+        i += 1;
+    }
+    long
+}
+
+/// Every function over LONGEST_FUNCTION lines in the .rs files under `root`,
+/// as `file:line name (N lines)`; files named tests.rs or under a tests/
+/// folder hold tests and are left out.
+fn long_functions(root: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(root, &mut files);
+    files.sort();
+    let mut long = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(root).expect("under root");
+        if rel.file_name().is_some_and(|n| n == "tests.rs")
+            || rel
+                .parent()
+                .is_some_and(|p| p.components().any(|c| c.as_os_str() == "tests"))
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).expect("readable");
+        for (line, name, n) in long_functions_in(&text) {
+            long.push(format!("{}:{line} {name} ({n} lines)", file.display()));
+        }
+    }
+    long
+}
+
+#[test]
+fn no_function_is_longer_than_120_lines() {
+    let long = long_functions(&src());
+    assert!(
+        long.is_empty(),
+        "split these into helpers that each do one thing:\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn the_function_length_check_sees_a_long_function_and_only_that() {
+    fn function(name: &str, lines: usize, indent: &str) -> String {
+        let mut text = format!("{indent}fn {name}() {{\n");
+        for i in 0..lines - 2 {
+            text.push_str(&format!("{indent}    let _x{i} = {i};\n"));
+        }
+        text.push_str(&format!("{indent}}}\n"));
+        text
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    let mut text = String::from("trait T {\n    fn declared(&self);\n}\n\n");
+    text.push_str(&function("long_one", 130, ""));
+    text.push_str("\npub fn one_line() -> u8 { 1 }\n\n");
+    text.push_str(&function("short_one", 100, ""));
+    text.push_str("\n#[cfg(test)]\nmod tests {\n");
+    text.push_str(&function("long_test", 200, "    "));
+    text.push_str("}\n");
+    std::fs::write(root.join("a.rs"), &text).expect("write a.rs");
+    std::fs::create_dir(root.join("tests")).expect("mkdir");
+    std::fs::write(
+        root.join("tests").join("b.rs"),
+        function("in_tests", 200, ""),
+    )
+    .expect("write b.rs");
+    std::fs::write(root.join("tests.rs"), function("in_tests_rs", 200, ""))
+        .expect("write tests.rs");
+
+    let long = long_functions(root);
+    let a = root.join("a.rs");
+    assert_eq!(
+        long,
+        vec![format!("{}:5 long_one (130 lines)", a.display())],
+        "{text}"
+    );
+}

@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Once;
 
 use plotters::coord::Shift;
-use plotters::coord::ranged1d::SegmentValue;
+use plotters::coord::ranged1d::{SegmentValue, SegmentedCoord};
+use plotters::coord::types::{RangedCoordf64, RangedCoordi32};
 use plotters::prelude::*;
 
 use super::{ExportError, Gathered, HEIGHT, WIDTH};
-use crate::metrics::gates::{GateSet, Status};
+use crate::metrics::gates::{GateResult, GateSet, Status};
 use crate::metrics::histogram::fine_index;
 use crate::model::state::Key;
 use crate::session::Variant;
@@ -480,79 +481,100 @@ where
     for (si, res) in results.iter().enumerate() {
         for (gi, r) in res.iter().enumerate() {
             let row = rows - 1 - (gi * sides.len() + si) as i32;
-            let (len, color, note) = match (&r.status, r.value) {
-                (Status::Pass, Some(v)) => (
-                    ratio(v, r.threshold),
-                    PASS,
-                    format!("PASS {}", fmt_value(v, &r.unit)),
-                ),
-                (Status::Fail, Some(v)) => (
-                    ratio(v, r.threshold),
-                    FAIL,
-                    format!("FAIL {}", fmt_value(v, &r.unit)),
-                ),
-                (Status::NotApplicable(why), _) => (0.0, NA, format!("n/a: {}", short(why))),
-                (_, None) => (0.0, NA, "n/a".into()),
-            };
-            // Speedups name where they come from: one definition everywhere.
-            let key = &sides[si].1;
-            let source = match r.id.as_str() {
-                "speedup" if r.value.is_some() => g.state.speedup_vs_scalar(key),
-                "speedup_cudnn" if r.value.is_some() => g.state.speedup_vs_cudnn(key),
-                _ => None,
-            }
-            .map_or(String::new(), |sp| format!(", {}", sp.source_label()));
-            let label = format!(
-                "{note}  ({} {}{source})",
-                r.op.symbol(),
-                fmt_value(r.threshold, &r.unit)
-            );
-            let mut bar = Rectangle::new(
-                [
-                    (0.0, SegmentValue::Exact(row)),
-                    (len, SegmentValue::Exact(row + 1)),
-                ],
-                color.mix(0.8).filled(),
-            );
-            bar.set_margin(3, 3, 0, 0);
-            chart.draw_series(std::iter::once(bar)).map_err(text)?;
-            // A label past a long bar would leave the plot: it goes inside, at the end.
-            let (x, anchor) = if len > 2.4 {
-                (len - 0.03, plotters::style::text_anchor::HPos::Right)
-            } else {
-                (len + 0.03, plotters::style::text_anchor::HPos::Left)
-            };
-            // The threshold line is drawn row by row, and not where this
-            // row's label crosses it (12 px monospace: about 7.3 px a character).
-            let per_char = 3.3 / (WIDTH as f64 - 300.0) * 7.3;
-            let w = label.chars().count() as f64 * per_char;
-            let (x0, x1) = match anchor {
-                plotters::style::text_anchor::HPos::Right => (x - w, x),
-                _ => (x, x + w),
-            };
-            if !(x0 - 0.02..=x1 + 0.02).contains(&1.0) {
-                chart
-                    .draw_series(std::iter::once(PathElement::new(
-                        vec![
-                            (1.0, SegmentValue::Exact(row)),
-                            (1.0, SegmentValue::Exact(row + 1)),
-                        ],
-                        BLACK.stroke_width(2),
-                    )))
-                    .map_err(text)?;
-            }
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    label,
-                    (x, SegmentValue::CenterOf(row)),
-                    font(12).pos(plotters::style::text_anchor::Pos::new(
-                        anchor,
-                        plotters::style::text_anchor::VPos::Center,
-                    )),
-                )))
-                .map_err(text)?;
+            let (len, color, label) = gate_bar(g, &sides[si].1, r);
+            draw_gate_row(&mut chart, row, len, color, label)?;
         }
     }
+    Ok(())
+}
+
+/// One gate's bar for one variant: its length (value ÷ threshold), colour
+/// and label.
+fn gate_bar(g: &Gathered, key: &Key, r: &GateResult) -> (f64, RGBColor, String) {
+    let (len, color, note) = match (&r.status, r.value) {
+        (Status::Pass, Some(v)) => (
+            ratio(v, r.threshold),
+            PASS,
+            format!("PASS {}", fmt_value(v, &r.unit)),
+        ),
+        (Status::Fail, Some(v)) => (
+            ratio(v, r.threshold),
+            FAIL,
+            format!("FAIL {}", fmt_value(v, &r.unit)),
+        ),
+        (Status::NotApplicable(why), _) => (0.0, NA, format!("n/a: {}", short(why))),
+        (_, None) => (0.0, NA, "n/a".into()),
+    };
+    // Speedups name where they come from: one definition everywhere.
+    let source = match r.id.as_str() {
+        "speedup" if r.value.is_some() => g.state.speedup_vs_scalar(key),
+        "speedup_cudnn" if r.value.is_some() => g.state.speedup_vs_cudnn(key),
+        _ => None,
+    }
+    .map_or(String::new(), |sp| format!(", {}", sp.source_label()));
+    let label = format!(
+        "{note}  ({} {}{source})",
+        r.op.symbol(),
+        fmt_value(r.threshold, &r.unit)
+    );
+    (len, color, label)
+}
+
+/// A bar, the threshold line beside its label and the label, in one row.
+fn draw_gate_row<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, SegmentedCoord<RangedCoordi32>>>,
+    row: i32,
+    len: f64,
+    color: RGBColor,
+    label: String,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let mut bar = Rectangle::new(
+        [
+            (0.0, SegmentValue::Exact(row)),
+            (len, SegmentValue::Exact(row + 1)),
+        ],
+        color.mix(0.8).filled(),
+    );
+    bar.set_margin(3, 3, 0, 0);
+    chart.draw_series(std::iter::once(bar)).map_err(text)?;
+    // A label past a long bar would leave the plot: it goes inside, at the end.
+    let (x, anchor) = if len > 2.4 {
+        (len - 0.03, plotters::style::text_anchor::HPos::Right)
+    } else {
+        (len + 0.03, plotters::style::text_anchor::HPos::Left)
+    };
+    // The threshold line is drawn row by row, and not where this
+    // row's label crosses it (12 px monospace: about 7.3 px a character).
+    let per_char = 3.3 / (WIDTH as f64 - 300.0) * 7.3;
+    let w = label.chars().count() as f64 * per_char;
+    let (x0, x1) = match anchor {
+        plotters::style::text_anchor::HPos::Right => (x - w, x),
+        _ => (x, x + w),
+    };
+    if !(x0 - 0.02..=x1 + 0.02).contains(&1.0) {
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![
+                    (1.0, SegmentValue::Exact(row)),
+                    (1.0, SegmentValue::Exact(row + 1)),
+                ],
+                BLACK.stroke_width(2),
+            )))
+            .map_err(text)?;
+    }
+    chart
+        .draw_series(std::iter::once(Text::new(
+            label,
+            (x, SegmentValue::CenterOf(row)),
+            font(12).pos(plotters::style::text_anchor::Pos::new(
+                anchor,
+                plotters::style::text_anchor::VPos::Center,
+            )),
+        )))
+        .map_err(text)?;
     Ok(())
 }
 

@@ -5,8 +5,9 @@ use serde_json::{Value, json};
 
 use crate::metrics::format::{bytes, duration_ns, exact, fixed, median_interval, metric};
 use crate::metrics::gates::{GateSet, Status};
-use crate::model::state::{Key, SessionState, Speedup, active_throttles};
+use crate::model::state::{Key, SessionState, Speedup, VariantState, active_throttles};
 use crate::session::event::regime_name;
+use crate::session::event::{AbReport, SessionHeader};
 use crate::session::reader::ReadReport;
 
 fn speedup_json(sp: Option<Speedup>) -> Value {
@@ -153,56 +154,80 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
         out.push('\n');
     };
     if let Some(h) = &s.header {
-        let gpu = h.gpu.as_ref().map_or("no GPU".to_string(), |g| {
-            // Which of a host's GPUs it was (older sessions did not say).
-            let bus = g
-                .pci_bus_id
-                .as_ref()
-                .map_or(String::new(), |b| format!(", bus {b}"));
-            format!(
-                "{} (sm_{}{}, {} SMs{bus})",
-                g.name, g.cc_major, g.cc_minor, g.sm_count
-            )
-        });
-        line(format!(
-            "session: attnscope {} on {} — {gpu}",
-            h.tool_version, h.host
-        ));
-        for src in &h.sources {
-            line(format!(
-                "  source {}: {} on {}, timer {}, from {}",
-                src.label,
-                src.gpu.as_ref().map_or("no GPU", |g| g.name.as_str()),
-                src.host,
-                src.timer.as_deref().unwrap_or("not recorded"),
-                src.file
-            ));
+        header_text(s, h, &mut line);
+    }
+    skipped_text(read, &mut line);
+    line(String::new());
+    variant_table_text(s, &mut line);
+    if let Some(t) = super::across::text(s) {
+        for l in t.lines() {
+            line(l.to_string());
         }
+    }
+    gates_text(s, gates, &mut line);
+    if let Some(ab) = &s.ab {
+        ab_text(ab, &mut line);
+    }
+    telemetry_text(s, &mut line);
+    errors_text(s, &mut line);
+    out
+}
+
+/// Which session this was: tool, host, GPU, sources, driver, timer.
+fn header_text(s: &SessionState, h: &SessionHeader, line: &mut impl FnMut(String)) {
+    let gpu = h.gpu.as_ref().map_or("no GPU".to_string(), |g| {
+        // Which of a host's GPUs it was (older sessions did not say).
+        let bus = g
+            .pci_bus_id
+            .as_ref()
+            .map_or(String::new(), |b| format!(", bus {b}"));
+        format!(
+            "{} (sm_{}{}, {} SMs{bus})",
+            g.name, g.cc_major, g.cc_minor, g.sm_count
+        )
+    });
+    line(format!(
+        "session: attnscope {} on {} — {gpu}",
+        h.tool_version, h.host
+    ));
+    for src in &h.sources {
         line(format!(
-            "driver {}{} · CUDA {} · {} event{} over {:.1} s · {} error{}",
-            h.nvidia_driver.as_deref().unwrap_or("not recorded"),
-            h.driver_version
-                .as_deref()
-                .map_or(String::new(), |v| format!(" (CUDA {v} API)")),
-            h.cuda_version.as_deref().unwrap_or("not recorded"),
-            s.events,
-            if s.events == 1 { "" } else { "s" },
-            s.last_t_us as f64 / 1e6,
-            s.errors,
-            if s.errors == 1 { "" } else { "s" }
-        ));
-        line(format!(
-            "timer: {}",
-            match (&h.timer, h.timer_resolution_ns) {
-                (Some(t), Some(step)) => format!(
-                    "{t}, step {} ns (no interval here is narrower)",
-                    crate::metrics::format::step_text(step)
-                ),
-                (Some(t), None) => format!("{t}, step not measured"),
-                _ => "not recorded (a session from before timer steps were measured)".into(),
-            }
+            "  source {}: {} on {}, timer {}, from {}",
+            src.label,
+            src.gpu.as_ref().map_or("no GPU", |g| g.name.as_str()),
+            src.host,
+            src.timer.as_deref().unwrap_or("not recorded"),
+            src.file
         ));
     }
+    line(format!(
+        "driver {}{} · CUDA {} · {} event{} over {:.1} s · {} error{}",
+        h.nvidia_driver.as_deref().unwrap_or("not recorded"),
+        h.driver_version
+            .as_deref()
+            .map_or(String::new(), |v| format!(" (CUDA {v} API)")),
+        h.cuda_version.as_deref().unwrap_or("not recorded"),
+        s.events,
+        if s.events == 1 { "" } else { "s" },
+        s.last_t_us as f64 / 1e6,
+        s.errors,
+        if s.errors == 1 { "" } else { "s" }
+    ));
+    line(format!(
+        "timer: {}",
+        match (&h.timer, h.timer_resolution_ns) {
+            (Some(t), Some(step)) => format!(
+                "{t}, step {} ns (no interval here is narrower)",
+                crate::metrics::format::step_text(step)
+            ),
+            (Some(t), None) => format!("{t}, step not measured"),
+            _ => "not recorded (a session from before timer steps were measured)".into(),
+        }
+    ));
+}
+
+/// The lines the reader could not use, when there were any.
+fn skipped_text(read: &ReadReport, line: &mut impl FnMut(String)) {
     if !read.skipped.is_empty() || read.torn_tail {
         line(format!(
             "file: {} corrupt line{} skipped{}",
@@ -225,7 +250,11 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
             line(format!("  and lines {}", line_numbers(&rest)));
         }
     }
-    line(String::new());
+}
+
+/// One row per variant, shape and regime, with the cuDNN ratio column when
+/// cuDNN ran.
+fn variant_table_text(s: &SessionState, line: &mut impl FnMut(String)) {
     let cudnn_seen = s.variants.keys().any(|k| k.variant.is_cudnn());
     line(format!(
         "{:<28} {:<22} {:<13} {:>9} {:>8} {:>9} {:>9} {:>8} {:>5} {:>9} {:>6} {:>7}{}",
@@ -244,83 +273,7 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
         if cudnn_seen { "  ÷ cuDNN" } else { "" }
     ));
     for (key, v) in &s.variants {
-        if let Some(why) = not_timed(s, key) {
-            line(format!(
-                "{:<28} {:<22} not timed — {why}",
-                key.variant.name(),
-                key.shape.to_string()
-            ));
-            continue;
-        }
-        let (regs, smem, spill) = match v.build.as_ref() {
-            Some(_) if key.variant.is_cudnn() => ("—".into(), "—".into(), "—".into()),
-            Some(b) => (
-                b.registers.to_string(),
-                bytes(f64::from(b.smem_static_bytes) + f64::from(b.smem_dynamic_bytes)),
-                (u64::from(b.spill_store_bytes) + u64::from(b.spill_load_bytes)).to_string(),
-            ),
-            None => ("—".into(), "—".into(), "—".into()),
-        };
-        let correct = match (&v.correctness, &v.build_failure) {
-            (Some(c), _) => if c.pass { "PASS" } else { "FAIL" }.to_string(),
-            (None, Some(_)) => "no build".into(),
-            (None, None) => "—".into(),
-        };
-        let cudnn_key = Key {
-            variant: key.variant.cudnn_beside(),
-            shape: key.shape,
-        };
-        // A variant with no samples had its row above, with why.
-        for (regime, r) in v.runs.iter().filter(|(_, r)| r.latency.count() > 0) {
-            let p = r.latency.percentiles();
-            let d = |f: fn(&crate::metrics::histogram::Percentiles) -> f64| {
-                p.as_ref().map_or("—".into(), |p| duration_ns(f(p)))
-            };
-            let median = v.median_ns(*regime);
-            let ci = r.measurement.as_ref().map_or("—".to_string(), |m| {
-                median_interval(m)
-                    .split_whitespace()
-                    .next()
-                    .unwrap_or("")
-                    .to_string()
-            });
-            let ratio = match (
-                median,
-                s.variants
-                    .get(&cudnn_key)
-                    .and_then(|c| c.median_ns(*regime)),
-            ) {
-                (Some(m), Some(c)) if cudnn_seen => format!("  {}", fixed(m / c, 3)),
-                _ if cudnn_seen => "  —".into(),
-                _ => String::new(),
-            };
-            line(format!(
-                "{:<28} {:<22} {:<13} {:>9} {:>8} {:>9} {:>9} {:>8} {:>5} {:>9} {:>6} {:>7}{ratio}",
-                key.variant.name(),
-                key.shape.to_string(),
-                regime_name(*regime).trim_start_matches("regime "),
-                median.map_or("—".into(), duration_ns),
-                ci,
-                d(|p| p.p90_ns),
-                d(|p| p.p99_ns),
-                p.map_or(0, |p| p.count),
-                regs,
-                smem,
-                spill,
-                correct
-            ));
-        }
-        if v.clock_tagged_samples > 0 {
-            line(format!(
-                "{:<28} {} of {} samples throttled or below the expected clock{}",
-                "",
-                v.throttled_samples,
-                v.clock_tagged_samples,
-                v.sm_clock_seen
-                    .map(|(lo, hi)| format!("; SM clock {lo}–{hi} MHz (probe, per batch)"))
-                    .unwrap_or_default()
-            ));
-        }
+        variant_rows(s, key, v, cudnn_seen, line);
     }
     if cudnn_seen {
         line(
@@ -328,11 +281,98 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
                 .into(),
         );
     }
-    if let Some(t) = super::across::text(s) {
-        for l in t.lines() {
-            line(l.to_string());
-        }
+}
+
+/// A variant's rows at one shape: one per timed regime, or why it was not
+/// timed, then its clock note.
+fn variant_rows(
+    s: &SessionState,
+    key: &Key,
+    v: &VariantState,
+    cudnn_seen: bool,
+    line: &mut impl FnMut(String),
+) {
+    if let Some(why) = not_timed(s, key) {
+        line(format!(
+            "{:<28} {:<22} not timed — {why}",
+            key.variant.name(),
+            key.shape.to_string()
+        ));
+        return;
     }
+    let (regs, smem, spill) = match v.build.as_ref() {
+        Some(_) if key.variant.is_cudnn() => ("—".into(), "—".into(), "—".into()),
+        Some(b) => (
+            b.registers.to_string(),
+            bytes(f64::from(b.smem_static_bytes) + f64::from(b.smem_dynamic_bytes)),
+            (u64::from(b.spill_store_bytes) + u64::from(b.spill_load_bytes)).to_string(),
+        ),
+        None => ("—".into(), "—".into(), "—".into()),
+    };
+    let correct = match (&v.correctness, &v.build_failure) {
+        (Some(c), _) => if c.pass { "PASS" } else { "FAIL" }.to_string(),
+        (None, Some(_)) => "no build".into(),
+        (None, None) => "—".into(),
+    };
+    let cudnn_key = Key {
+        variant: key.variant.cudnn_beside(),
+        shape: key.shape,
+    };
+    // A variant with no samples had its row above, with why.
+    for (regime, r) in v.runs.iter().filter(|(_, r)| r.latency.count() > 0) {
+        let p = r.latency.percentiles();
+        let d = |f: fn(&crate::metrics::histogram::Percentiles) -> f64| {
+            p.as_ref().map_or("—".into(), |p| duration_ns(f(p)))
+        };
+        let median = v.median_ns(*regime);
+        let ci = r.measurement.as_ref().map_or("—".to_string(), |m| {
+            median_interval(m)
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_string()
+        });
+        let ratio = match (
+            median,
+            s.variants
+                .get(&cudnn_key)
+                .and_then(|c| c.median_ns(*regime)),
+        ) {
+            (Some(m), Some(c)) if cudnn_seen => format!("  {}", fixed(m / c, 3)),
+            _ if cudnn_seen => "  —".into(),
+            _ => String::new(),
+        };
+        line(format!(
+            "{:<28} {:<22} {:<13} {:>9} {:>8} {:>9} {:>9} {:>8} {:>5} {:>9} {:>6} {:>7}{ratio}",
+            key.variant.name(),
+            key.shape.to_string(),
+            regime_name(*regime).trim_start_matches("regime "),
+            median.map_or("—".into(), duration_ns),
+            ci,
+            d(|p| p.p90_ns),
+            d(|p| p.p99_ns),
+            p.map_or(0, |p| p.count),
+            regs,
+            smem,
+            spill,
+            correct
+        ));
+    }
+    if v.clock_tagged_samples > 0 {
+        line(format!(
+            "{:<28} {} of {} samples throttled or below the expected clock{}",
+            "",
+            v.throttled_samples,
+            v.clock_tagged_samples,
+            v.sm_clock_seen
+                .map(|(lo, hi)| format!("; SM clock {lo}–{hi} MHz (probe, per batch)"))
+                .unwrap_or_default()
+        ));
+    }
+}
+
+/// Each variant's gate results and counters.
+fn gates_text(s: &SessionState, gates: &GateSet, line: &mut impl FnMut(String)) {
     for (key, v) in &s.variants {
         let results = s.gates(gates, key);
         if v.counters.is_none() && v.build.is_none() {
@@ -377,28 +417,34 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
             }
         }
     }
-    if let Some(ab) = &s.ab {
-        line(String::new());
-        line(format!(
-            "A/B: A={} B={} @ {}, {}: p50 {} vs {}, speedup {}× [{}, {}] 95% CI, {} ({}), n={}/{}",
-            ab.a,
-            ab.b,
-            ab.shape,
-            regime_name(ab.regime),
-            duration_ns(ab.p50_a_ns),
-            duration_ns(ab.p50_b_ns),
-            fixed(ab.speedup, 3),
-            fixed(ab.ci_low, 3),
-            fixed(ab.ci_high, 3),
-            ab.verdict,
-            ab.test,
-            ab.samples_a,
-            ab.samples_b
-        ));
-        if !ab.design.is_empty() {
-            line(format!("     {}", ab.design));
-        }
+}
+
+/// The A/B race's verdict and its design.
+fn ab_text(ab: &AbReport, line: &mut impl FnMut(String)) {
+    line(String::new());
+    line(format!(
+        "A/B: A={} B={} @ {}, {}: p50 {} vs {}, speedup {}× [{}, {}] 95% CI, {} ({}), n={}/{}",
+        ab.a,
+        ab.b,
+        ab.shape,
+        regime_name(ab.regime),
+        duration_ns(ab.p50_a_ns),
+        duration_ns(ab.p50_b_ns),
+        fixed(ab.speedup, 3),
+        fixed(ab.ci_low, 3),
+        fixed(ab.ci_high, 3),
+        ab.verdict,
+        ab.test,
+        ab.samples_a,
+        ab.samples_b
+    ));
+    if !ab.design.is_empty() {
+        line(format!("     {}", ab.design));
     }
+}
+
+/// The telemetry spans, or why there were none.
+fn telemetry_text(s: &SessionState, line: &mut impl FnMut(String)) {
     if let (Value::Null, Some(e)) = (telemetry_json(s), &s.telemetry_error) {
         line(String::new());
         line(format!("telemetry: none ({e})"));
@@ -424,6 +470,10 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
             t["samples_throttled"],
         ));
     }
+}
+
+/// The session's error lines.
+fn errors_text(s: &SessionState, line: &mut impl FnMut(String)) {
     let errors: Vec<_> = s
         .log
         .iter()
@@ -436,7 +486,6 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
             line(format!("  {:>8.2}s {}", e.t_us as f64 / 1e6, e.text));
         }
     }
-    out
 }
 
 #[cfg(test)]

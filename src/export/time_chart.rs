@@ -2,7 +2,9 @@
 //! on the right axis; the A/B pair and the most sampled variants each get a
 //! colour and a marker of their own, the rest are one grey series.
 
+use plotters::chart::DualCoordChartContext;
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::Gathered;
@@ -75,15 +77,7 @@ where
         .fold(f64::INFINITY, f64::min);
     let yhi = g.batches.iter().map(|b| b.median_us).fold(0.0, f64::max);
     let pad = ((yhi - ylo) * 0.08).max(0.5);
-    let (clo, chi) = g
-        .sm_clock
-        .iter()
-        .fold((u32::MAX, 0), |(l, h), c| (l.min(c.1), h.max(c.1)));
-    let (clo, chi) = if clo > chi {
-        (0.0, 1.0)
-    } else {
-        (clo as f64 * 0.9, chi as f64 * 1.05)
-    };
+    let (clo, chi) = clock_range(g);
     let title = format!(
         "Batch median latency over the session, SM clock overlaid · {}",
         gpu_name(g)
@@ -121,24 +115,68 @@ where
         .draw()
         .map_err(text)?;
     if !g.sm_clock.is_empty() {
-        chart
-            .draw_secondary_series(LineSeries::new(
-                g.sm_clock
-                    .iter()
-                    .filter(|c| c.0 <= tmax * 1.02)
-                    .map(|&(t, c)| (t, c as f64)),
-                NA.stroke_width(1),
-            ))
-            .map_err(text)?
-            .label(
-                match g.state.header.as_ref().and_then(|h| h.sources.first()) {
-                    // A merged session draws its first GPU's clock only.
-                    Some(first) => format!("SM clock of {} (right axis)", first.label),
-                    None => "SM clock (right axis)".into(),
-                },
-            )
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], NA.stroke_width(2)));
+        draw_clock(&mut chart, g, tmax)?;
     }
+    draw_batches(&mut chart, g)?;
+    let corner = legend_corner(g, tmax * 1.02, (ylo - pad).max(0.0)..yhi + pad, clo..chi);
+    legend(&mut chart, corner)
+}
+
+/// Batch medians and the SM clock share the session's time axis.
+type Plane = Cartesian2d<RangedCoordf64, RangedCoordf64>;
+
+/// The right axis: the clock's span with a margin, or 0..1 when no clock
+/// was read.
+fn clock_range(g: &Gathered) -> (f64, f64) {
+    let (clo, chi) = g
+        .sm_clock
+        .iter()
+        .fold((u32::MAX, 0), |(l, h), c| (l.min(c.1), h.max(c.1)));
+    if clo > chi {
+        (0.0, 1.0)
+    } else {
+        (clo as f64 * 0.9, chi as f64 * 1.05)
+    }
+}
+
+fn draw_clock<DB: DrawingBackend>(
+    chart: &mut DualCoordChartContext<'_, DB, Plane, Plane>,
+    g: &Gathered,
+    tmax: f64,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    chart
+        .draw_secondary_series(LineSeries::new(
+            g.sm_clock
+                .iter()
+                .filter(|c| c.0 <= tmax * 1.02)
+                .map(|&(t, c)| (t, c as f64)),
+            NA.stroke_width(1),
+        ))
+        .map_err(text)?
+        .label(
+            match g.state.header.as_ref().and_then(|h| h.sources.first()) {
+                // A merged session draws its first GPU's clock only.
+                Some(first) => format!("SM clock of {} (right axis)", first.label),
+                None => "SM clock (right axis)".into(),
+            },
+        )
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], NA.stroke_width(2)));
+    Ok(())
+}
+
+/// Up to six series get a colour and a marker of their own (the A/B pair
+/// first, then the most sampled); the rest are one grey series, so no two
+/// series a reader must tell apart look alike.
+fn draw_batches<DB: DrawingBackend>(
+    chart: &mut DualCoordChartContext<'_, DB, Plane, Plane>,
+    g: &Gathered,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
     let one_shape = g
         .batches
         .iter()
@@ -150,9 +188,6 @@ where
             format!("{} {}", key.variant, key.shape)
         }
     };
-    // Up to six series get a colour and a marker of their own (the A/B pair
-    // first, then the most sampled); the rest are one grey series, so no two
-    // series a reader must tell apart look alike.
     let styles = series_styles(g);
     // A set: a sweep has hundreds of variants and every batch asks.
     let others: std::collections::BTreeSet<Key> = g
@@ -162,19 +197,7 @@ where
         .filter(|k| !styles.iter().any(|(s, _, _)| s == k))
         .collect();
     if !others.is_empty() {
-        chart
-            .draw_series(
-                g.batches
-                    .iter()
-                    .filter(|b| others.contains(&b.key))
-                    .map(|b| Circle::new((b.t_s, b.median_us), 2, NA.mix(0.6).filled())),
-            )
-            .map_err(text)?
-            .label(match others.len() {
-                1 => "1 other variant".to_string(),
-                n => format!("{n} other variants"),
-            })
-            .legend(|(x, y)| Circle::new((x + 8, y), 3, NA.filled()));
+        draw_others(chart, g, &others)?;
     }
     for (key, c, marker) in &styles {
         let (c, marker) = (*c, *marker);
@@ -208,8 +231,41 @@ where
             }
         }
     }
-    // The legend goes where it hides the fewest points: the clock's dips and the batches.
-    let (xr, yr, cr) = (tmax * 1.02, (ylo - pad).max(0.0)..yhi + pad, clo..chi);
+    Ok(())
+}
+
+/// The variants without a look of their own, as one grey series.
+fn draw_others<DB: DrawingBackend>(
+    chart: &mut DualCoordChartContext<'_, DB, Plane, Plane>,
+    g: &Gathered,
+    others: &std::collections::BTreeSet<Key>,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    chart
+        .draw_series(
+            g.batches
+                .iter()
+                .filter(|b| others.contains(&b.key))
+                .map(|b| Circle::new((b.t_s, b.median_us), 2, NA.mix(0.6).filled())),
+        )
+        .map_err(text)?
+        .label(match others.len() {
+            1 => "1 other variant".to_string(),
+            n => format!("{n} other variants"),
+        })
+        .legend(|(x, y)| Circle::new((x + 8, y), 3, NA.filled()));
+    Ok(())
+}
+
+/// The legend goes where it hides the fewest points: the clock's dips and the batches.
+fn legend_corner(
+    g: &Gathered,
+    xr: f64,
+    yr: std::ops::Range<f64>,
+    cr: std::ops::Range<f64>,
+) -> SeriesLabelPosition {
     let norm = |v: f64, r: &std::ops::Range<f64>| (v - r.start) / (r.end - r.start);
     let points: Vec<(f64, f64)> = g
         .batches
@@ -222,7 +278,7 @@ where
                 .map(|&(t, c)| (t / xr, norm(c as f64, &cr))),
         )
         .collect();
-    legend(&mut chart, quietest_corner(&points))
+    quietest_corner(&points)
 }
 
 /// Where the legend's box (about 45% of the plot's width, 35% of its height) covers the fewest

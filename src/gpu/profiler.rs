@@ -396,11 +396,99 @@ impl Profiler {
         let config = self.config(metrics)?;
         let target = RangeTarget::enable(ctx)?;
         let mut names: Vec<*const c_char> = config.names.iter().map(|n| n.as_ptr()).collect();
+        let mut data = target.counter_data(&mut names)?;
+        target.set_config(config, &mut data, mode)?;
+        let expected = config.passes.max(1);
+        let mut pass = 0u32;
+        let setup_ms = t0.elapsed().as_secs_f64() * 1e3;
+        loop {
+            let all = target.pass(mode, step)?;
+            pass += 1;
+            if !progress(pass, expected.max(pass)) && !all {
+                return Err(CounterError::Interrupted(pass));
+            }
+            if all {
+                break;
+            }
+            if pass >= MAX_PASSES {
+                return Err(CounterError::Launch(format!(
+                    "CUPTI still wanted passes after {pass} (it predicted {expected})"
+                )));
+            }
+        }
+        target.decode(&data)?;
+        let values = evaluate(config, &data, &mut names)?;
+        drop(target);
+        Ok(Collected {
+            values: config
+                .names
+                .iter()
+                .map(|n| n.to_string_lossy().into_owned())
+                .zip(values)
+                .collect(),
+            passes: pass,
+            refused: config.refused.clone(),
+            setup_ms,
+        })
+    }
+}
+
+/// The metrics' values from the decoded `data`, in `names`' order.
+fn evaluate(
+    config: &Config,
+    data: &[u8],
+    names: &mut [*const c_char],
+) -> Result<Vec<f64>, CounterError> {
+    let mut values = vec![f64::NAN; names.len()];
+    let mut eval = params!(
+        CUpti_Profiler_Host_EvaluateToGpuValues_Params,
+        pMetricValues
+    );
+    eval.pHostObject = config.host;
+    eval.pCounterDataImage = data.as_ptr();
+    eval.counterDataImageSize = data.len();
+    eval.rangeIndex = 0;
+    eval.ppMetricNames = names.as_mut_ptr();
+    eval.numMetrics = names.len();
+    eval.pMetricValues = values.as_mut_ptr();
+    // SAFETY: buffers sized to numMetrics; the host object built the config.
+    classify("cuptiProfilerHostEvaluateToGpuValues", unsafe {
+        sys::cuptiProfilerHostEvaluateToGpuValues(&mut eval)
+    })?;
+    Ok(values)
+}
+
+/// An enabled range profiler on a context; disabled when dropped, on every path.
+struct RangeTarget(*mut sys::CUpti_RangeProfiler_Object);
+
+impl RangeTarget {
+    fn enable(ctx: CUcontext) -> Result<RangeTarget, CounterError> {
+        let mut p = params!(CUpti_RangeProfiler_Enable_Params, pRangeProfilerObject);
+        p.ctx = ctx;
+        // SAFETY: ctx is the caller's live context.
+        classify("cuptiRangeProfilerEnable", unsafe {
+            sys::cuptiRangeProfilerEnable(&mut p)
+        })?;
+        Ok(RangeTarget(p.pRangeProfilerObject))
+    }
+
+    fn call(
+        &self,
+        name: &'static str,
+        f: impl FnOnce(*mut sys::CUpti_RangeProfiler_Object) -> CUptiResult,
+    ) -> Result<(), CounterError> {
+        classify(name, f(self.0))
+    }
+}
+
+impl RangeTarget {
+    /// A counter-data image of the size CUPTI asks for `names`, initialized.
+    fn counter_data(&self, names: &mut [*const c_char]) -> Result<Vec<u8>, CounterError> {
         let mut size = params!(
             CUpti_RangeProfiler_GetCounterDataSize_Params,
             counterDataSize
         );
-        size.pRangeProfilerObject = target.0;
+        size.pRangeProfilerObject = self.0;
         size.pMetricNames = names.as_mut_ptr();
         size.numMetrics = names.len();
         size.maxNumOfRanges = 1;
@@ -414,15 +502,26 @@ impl Profiler {
             CUpti_RangeProfiler_CounterDataImage_Initialize_Params,
             pCounterData
         );
-        init.pRangeProfilerObject = target.0;
+        init.pRangeProfilerObject = self.0;
         init.counterDataSize = data.len();
         init.pCounterData = data.as_mut_ptr();
         // SAFETY: data has the size CUPTI asked for.
         classify("cuptiRangeProfilerCounterDataImageInitialize", unsafe {
             sys::cuptiRangeProfilerCounterDataImageInitialize(&mut init)
         })?;
+        Ok(data)
+    }
+
+    /// Points the profiler at `config` and `data`, one user-replayed range
+    /// per pass. Both must outlive the profiler object.
+    fn set_config(
+        &self,
+        config: &Config,
+        data: &mut [u8],
+        mode: RangeMode,
+    ) -> Result<(), CounterError> {
         let mut set = params!(CUpti_RangeProfiler_SetConfig_Params, targetNestingLevel);
-        set.pRangeProfilerObject = target.0;
+        set.pRangeProfilerObject = self.0;
         set.configSize = config.image.len();
         set.pConfig = config.image.as_ptr();
         set.counterDataImageSize = data.len();
@@ -438,68 +537,65 @@ impl Profiler {
         set.passIndex = 0;
         set.targetNestingLevel = 1;
         // SAFETY: config image and counter data outlive the profiler object
-        // (target is dropped before them at the end of this function).
+        // (`collect` drops the target before them).
         classify("cuptiRangeProfilerSetConfig", unsafe {
             sys::cuptiRangeProfilerSetConfig(&mut set)
         })?;
-        let expected = config.passes.max(1);
-        let mut pass = 0u32;
-        let setup_ms = t0.elapsed().as_secs_f64() * 1e3;
-        loop {
-            step(Step::Prepare).map_err(CounterError::Launch)?;
-            target.call("cuptiRangeProfilerStart", |o| {
-                let mut p = params!(CUpti_RangeProfiler_Start_Params, pRangeProfilerObject);
+        Ok(())
+    }
+
+    /// One pass: the range opens, `step` launches and waits, the range
+    /// closes. True when CUPTI has had every pass it needs.
+    fn pass(
+        &self,
+        mode: RangeMode,
+        step: &mut dyn FnMut(Step) -> Result<(), String>,
+    ) -> Result<bool, CounterError> {
+        step(Step::Prepare).map_err(CounterError::Launch)?;
+        self.call("cuptiRangeProfilerStart", |o| {
+            let mut p = params!(CUpti_RangeProfiler_Start_Params, pRangeProfilerObject);
+            p.pRangeProfilerObject = o;
+            // SAFETY: valid params for a live profiler object.
+            unsafe { sys::cuptiRangeProfilerStart(&mut p) }
+        })?;
+        if mode == RangeMode::User {
+            self.call("cuptiRangeProfilerPushRange", |o| {
+                let mut p = params!(CUpti_RangeProfiler_PushRange_Params, pRangeName);
+                p.pRangeProfilerObject = o;
+                p.pRangeName = RANGE_NAME.as_ptr();
+                // SAFETY: static range name.
+                unsafe { sys::cuptiRangeProfilerPushRange(&mut p) }
+            })?;
+        }
+        // The wait goes after the pop: a host wait inside a user range
+        // would count its own time as the kernel's elapsed cycles.
+        let launched = step(Step::Launch);
+        if mode == RangeMode::Auto {
+            step(Step::Wait).map_err(CounterError::Launch)?;
+        }
+        if mode == RangeMode::User {
+            self.call("cuptiRangeProfilerPopRange", |o| {
+                let mut p = params!(CUpti_RangeProfiler_PopRange_Params, pRangeProfilerObject);
                 p.pRangeProfilerObject = o;
                 // SAFETY: valid params for a live profiler object.
-                unsafe { sys::cuptiRangeProfilerStart(&mut p) }
+                unsafe { sys::cuptiRangeProfilerPopRange(&mut p) }
             })?;
-            if mode == RangeMode::User {
-                target.call("cuptiRangeProfilerPushRange", |o| {
-                    let mut p = params!(CUpti_RangeProfiler_PushRange_Params, pRangeName);
-                    p.pRangeProfilerObject = o;
-                    p.pRangeName = RANGE_NAME.as_ptr();
-                    // SAFETY: static range name.
-                    unsafe { sys::cuptiRangeProfilerPushRange(&mut p) }
-                })?;
-            }
-            // The wait goes after the pop: a host wait inside a user range
-            // would count its own time as the kernel's elapsed cycles.
-            let launched = step(Step::Launch);
-            if mode == RangeMode::Auto {
-                step(Step::Wait).map_err(CounterError::Launch)?;
-            }
-            if mode == RangeMode::User {
-                target.call("cuptiRangeProfilerPopRange", |o| {
-                    let mut p = params!(CUpti_RangeProfiler_PopRange_Params, pRangeProfilerObject);
-                    p.pRangeProfilerObject = o;
-                    // SAFETY: valid params for a live profiler object.
-                    unsafe { sys::cuptiRangeProfilerPopRange(&mut p) }
-                })?;
-                step(Step::Wait).map_err(CounterError::Launch)?;
-            }
-            let mut stop = params!(CUpti_RangeProfiler_Stop_Params, isAllPassSubmitted);
-            stop.pRangeProfilerObject = target.0;
-            // SAFETY: valid params for a live profiler object.
-            classify("cuptiRangeProfilerStop", unsafe {
-                sys::cuptiRangeProfilerStop(&mut stop)
-            })?;
-            launched.map_err(CounterError::Launch)?;
-            pass += 1;
-            let all = stop.isAllPassSubmitted != 0;
-            if !progress(pass, expected.max(pass)) && !all {
-                return Err(CounterError::Interrupted(pass));
-            }
-            if all {
-                break;
-            }
-            if pass >= MAX_PASSES {
-                return Err(CounterError::Launch(format!(
-                    "CUPTI still wanted passes after {pass} (it predicted {expected})"
-                )));
-            }
+            step(Step::Wait).map_err(CounterError::Launch)?;
         }
+        let mut stop = params!(CUpti_RangeProfiler_Stop_Params, isAllPassSubmitted);
+        stop.pRangeProfilerObject = self.0;
+        // SAFETY: valid params for a live profiler object.
+        classify("cuptiRangeProfilerStop", unsafe {
+            sys::cuptiRangeProfilerStop(&mut stop)
+        })?;
+        launched.map_err(CounterError::Launch)?;
+        Ok(stop.isAllPassSubmitted != 0)
+    }
+
+    /// Decodes the passes into `data`, which must then hold one range.
+    fn decode(&self, data: &[u8]) -> Result<(), CounterError> {
         let mut decode = params!(CUpti_RangeProfiler_DecodeData_Params, numOfRangeDropped);
-        decode.pRangeProfilerObject = target.0;
+        decode.pRangeProfilerObject = self.0;
         // SAFETY: valid params; decodes into `data`.
         classify("cuptiRangeProfilerDecodeData", unsafe {
             sys::cuptiRangeProfilerDecodeData(&mut decode)
@@ -526,57 +622,7 @@ impl Profiler {
                 info.numTotalRanges
             )));
         }
-        let mut values = vec![f64::NAN; names.len()];
-        let mut eval = params!(
-            CUpti_Profiler_Host_EvaluateToGpuValues_Params,
-            pMetricValues
-        );
-        eval.pHostObject = config.host;
-        eval.pCounterDataImage = data.as_ptr();
-        eval.counterDataImageSize = data.len();
-        eval.rangeIndex = 0;
-        eval.ppMetricNames = names.as_mut_ptr();
-        eval.numMetrics = names.len();
-        eval.pMetricValues = values.as_mut_ptr();
-        // SAFETY: buffers sized to numMetrics; the host object built the config.
-        classify("cuptiProfilerHostEvaluateToGpuValues", unsafe {
-            sys::cuptiProfilerHostEvaluateToGpuValues(&mut eval)
-        })?;
-        drop(target);
-        Ok(Collected {
-            values: config
-                .names
-                .iter()
-                .map(|n| n.to_string_lossy().into_owned())
-                .zip(values)
-                .collect(),
-            passes: pass,
-            refused: config.refused.clone(),
-            setup_ms,
-        })
-    }
-}
-
-/// An enabled range profiler on a context; disabled when dropped, on every path.
-struct RangeTarget(*mut sys::CUpti_RangeProfiler_Object);
-
-impl RangeTarget {
-    fn enable(ctx: CUcontext) -> Result<RangeTarget, CounterError> {
-        let mut p = params!(CUpti_RangeProfiler_Enable_Params, pRangeProfilerObject);
-        p.ctx = ctx;
-        // SAFETY: ctx is the caller's live context.
-        classify("cuptiRangeProfilerEnable", unsafe {
-            sys::cuptiRangeProfilerEnable(&mut p)
-        })?;
-        Ok(RangeTarget(p.pRangeProfilerObject))
-    }
-
-    fn call(
-        &self,
-        name: &'static str,
-        f: impl FnOnce(*mut sys::CUpti_RangeProfiler_Object) -> CUptiResult,
-    ) -> Result<(), CounterError> {
-        classify(name, f(self.0))
+        Ok(())
     }
 }
 

@@ -48,22 +48,10 @@ pub fn bench(args: BenchArgs) -> i32 {
         ..Plan::default()
     };
     let check = Check::new(args.inputs, args.seed);
-    let mut variants = Vec::new();
-    for spec in &args.variants.0 {
-        match *spec {
-            VariantSpec::Fixed(v) => variants.push(v),
-            VariantSpec::Tuned(v) => {
-                let tune_plan = Plan {
-                    max_s: plan.max_s.min(1.0),
-                    ..plan
-                };
-                match tune::resolve(&mut run, v, &shape, &tune_plan, &check) {
-                    Ok(t) => variants.push(t),
-                    Err(e) => return fail(exit::USAGE, format!("{v}@tuned: {e}")),
-                }
-            }
-        }
-    }
+    let variants = match resolve_tuned(&mut run, &args.variants.0, &shape, &plan, &check) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
     let Run {
         mut engine,
         mut sink,
@@ -94,30 +82,13 @@ pub fn bench(args: BenchArgs) -> i32 {
             }
         }
     }
-    // Each variant's time over cuDNN's, when cuDNN ran in this bench and
-    // passed its check.
-    let cudnn_us = cudnn_median_us(&rows);
-    if let Some(c) = cudnn_us {
-        for r in rows.iter_mut() {
-            if let Some(m) = r["median_us"].as_f64() {
-                r["vs_cudnn"] = json!(m / c);
-            }
-        }
-    }
+    let cudnn_us = add_vs_cudnn(&mut rows);
     let gpu = &engine.info;
     let cost = sampler_cost(&sampler, started.elapsed().as_secs_f64());
     drop(sampler);
     sink.drain();
     if let Some(c) = cost {
-        eprintln!(
-            "attnscope: telemetry: {} NVML samples at {} Hz over {:.1} s used {:.3}% of one core \
-             ({:.2} ms of it inside NVML queries)",
-            c.samples,
-            args.telemetry_hz,
-            c.wall_s,
-            c.share * 100.0,
-            c.query_ms
-        );
+        print_sampler_cost(&c, args.telemetry_hz);
     }
     if args.json {
         println!(
@@ -130,95 +101,169 @@ pub fn bench(args: BenchArgs) -> i32 {
             .unwrap_or_default()
         );
     } else {
-        println!(
-            "{} ({}), {shape}, {} ({:?} L2), GPU time per launch from {} (step {})",
-            gpu.name,
-            engine.arch,
-            plan.regime.name(),
-            if plan.regime == Regime::Isolated {
-                L2Mode::Cold
-            } else {
-                plan.l2
-            },
-            timer.name(),
-            engine.timer_step_ns.map_or("unknown".into(), |s| format!(
-                "{} ns",
-                crate::metrics::format::step_text(s)
-            ))
-        );
-        println!("{}", check.describe());
-        if plan.warm_s > 0.0 {
-            println!(
-                "each variant ran {} s untimed first, in the same regime (--warm-seconds)",
-                plan.warm_s
-            );
-        }
-        let w = name_width(&rows);
-        println!(
-            "{:<w$} {:>9} {:>8} {:>9} {:>9} {:>8} {:>9} {:>5} {:>7} {:>6} {:>7}{}",
-            "variant",
-            "p50 µs",
-            "±95%",
-            "p90 µs",
-            "p99 µs",
-            "TFLOP/s",
-            "margin",
-            "regs",
-            "smem",
-            "spill",
-            "correct",
-            if cudnn_us.is_some() { "  ÷ cuDNN" } else { "" }
-        );
-        let mut any_at_step = false;
-        for r in &rows {
-            if let Some(e) = r.get("error") {
-                println!("{:<w$} ERROR {}", r["variant"].as_str().unwrap_or(""), e);
-                continue;
-            }
-            let (noise, at_step) = noise_cell(r);
-            any_at_step |= at_step;
-            let vs = r["vs_cudnn"]
-                .as_f64()
-                .map_or(String::new(), |x| format!("  {x:>7.3}"));
-            // Unknown resources (cuDNN's kernel) print as —, never as 0.
-            let num =
-                |v: &serde_json::Value| v.as_u64().map_or("—".to_string(), |n| n.to_string());
-            let smem = if r["registers"].is_null() {
-                "—".to_string()
-            } else {
-                format!("{}K", r["smem_bytes"].as_u64().unwrap_or(0) / 1024)
-            };
-            println!(
-                "{:<w$} {:>9.2} {:>8} {:>9.2} {:>9.2} {:>8.2} {:>9} {:>5} {:>7} {:>6} {:>7}{vs}",
-                r["variant"].as_str().unwrap_or(""),
-                r["median_us"].as_f64().unwrap_or(f64::NAN),
-                noise,
-                r["p90_us"].as_f64().unwrap_or(f64::NAN),
-                r["p99_us"].as_f64().unwrap_or(f64::NAN),
-                r["tflops"].as_f64().unwrap_or(f64::NAN),
-                margin_text(r),
-                num(&r["registers"]),
-                smem,
-                num(&r["spill_bytes"]),
-                if r["correct"].as_bool() == Some(true) {
-                    "PASS"
-                } else {
-                    "FAIL"
-                },
-            );
-        }
-        println!(
-            "p50: grouped median on the timer's grid; ±95%: its interval from a bootstrap over batches"
-        );
-        print_checks(&rows);
-        if any_at_step {
-            println!("{AT_STEP_NOTE}");
-        }
-        if cudnn_us.is_some() {
-            println!("÷ cuDNN: p50 over cuDNN's p50 in this run, same regime (below 1: faster)");
-        }
+        print_table(&engine, &shape, &plan, &check, &rows, cudnn_us.is_some());
     }
     if any_fail { exit::CHECK_FAILED } else { 0 }
+}
+
+/// The variants to bench, each `@tuned` one replaced by the tile tuned for
+/// this shape; the exit code when one cannot be tuned.
+fn resolve_tuned(
+    run: &mut Run,
+    specs: &[VariantSpec],
+    shape: &Shape,
+    plan: &Plan,
+    check: &Check,
+) -> Result<Vec<crate::session::Variant>, i32> {
+    let mut variants = Vec::new();
+    for spec in specs {
+        match *spec {
+            VariantSpec::Fixed(v) => variants.push(v),
+            VariantSpec::Tuned(v) => {
+                let tune_plan = Plan {
+                    max_s: plan.max_s.min(1.0),
+                    ..*plan
+                };
+                match tune::resolve(run, v, shape, &tune_plan, check) {
+                    Ok(t) => variants.push(t),
+                    Err(e) => return Err(fail(exit::USAGE, format!("{v}@tuned: {e}"))),
+                }
+            }
+        }
+    }
+    Ok(variants)
+}
+
+/// Each variant's time over cuDNN's, when cuDNN ran in this bench and
+/// passed its check; cuDNN's median, µs.
+fn add_vs_cudnn(rows: &mut [serde_json::Value]) -> Option<f64> {
+    let cudnn_us = cudnn_median_us(rows);
+    if let Some(c) = cudnn_us {
+        for r in rows.iter_mut() {
+            if let Some(m) = r["median_us"].as_f64() {
+                r["vs_cudnn"] = json!(m / c);
+            }
+        }
+    }
+    cudnn_us
+}
+
+fn print_sampler_cost(c: &super::SamplerCost, hz: f64) {
+    eprintln!(
+        "attnscope: telemetry: {} NVML samples at {} Hz over {:.1} s used {:.3}% of one core \
+             ({:.2} ms of it inside NVML queries)",
+        c.samples,
+        hz,
+        c.wall_s,
+        c.share * 100.0,
+        c.query_ms
+    );
+}
+
+/// The bench's heading, one row per variant, the checks and the footnotes.
+fn print_table(
+    engine: &Engine,
+    shape: &Shape,
+    plan: &Plan,
+    check: &Check,
+    rows: &[serde_json::Value],
+    with_cudnn: bool,
+) {
+    let (gpu, timer) = (&engine.info, engine.timer());
+    println!(
+        "{} ({}), {shape}, {} ({:?} L2), GPU time per launch from {} (step {})",
+        gpu.name,
+        engine.arch,
+        plan.regime.name(),
+        if plan.regime == Regime::Isolated {
+            L2Mode::Cold
+        } else {
+            plan.l2
+        },
+        timer.name(),
+        engine.timer_step_ns.map_or("unknown".into(), |s| format!(
+            "{} ns",
+            crate::metrics::format::step_text(s)
+        ))
+    );
+    println!("{}", check.describe());
+    if plan.warm_s > 0.0 {
+        println!(
+            "each variant ran {} s untimed first, in the same regime (--warm-seconds)",
+            plan.warm_s
+        );
+    }
+    let w = name_width(rows);
+    println!(
+        "{:<w$} {:>9} {:>8} {:>9} {:>9} {:>8} {:>9} {:>5} {:>7} {:>6} {:>7}{}",
+        "variant",
+        "p50 µs",
+        "±95%",
+        "p90 µs",
+        "p99 µs",
+        "TFLOP/s",
+        "margin",
+        "regs",
+        "smem",
+        "spill",
+        "correct",
+        if with_cudnn { "  ÷ cuDNN" } else { "" }
+    );
+    let mut any_at_step = false;
+    for r in rows {
+        if let Some(e) = r.get("error") {
+            println!("{:<w$} ERROR {}", r["variant"].as_str().unwrap_or(""), e);
+            continue;
+        }
+        let (line, at_step) = row_line(r, w);
+        any_at_step |= at_step;
+        println!("{line}");
+    }
+    println!(
+        "p50: grouped median on the timer's grid; ±95%: its interval from a bootstrap over batches"
+    );
+    print_checks(rows);
+    if any_at_step {
+        println!("{AT_STEP_NOTE}");
+    }
+    if with_cudnn {
+        println!("÷ cuDNN: p50 over cuDNN's p50 in this run, same regime (below 1: faster)");
+    }
+}
+
+/// One variant's row of the table, and whether its interval is the timer's
+/// step.
+fn row_line(r: &serde_json::Value, w: usize) -> (String, bool) {
+    let (noise, at_step) = noise_cell(r);
+    let vs = r["vs_cudnn"]
+        .as_f64()
+        .map_or(String::new(), |x| format!("  {x:>7.3}"));
+    // Unknown resources (cuDNN's kernel) print as —, never as 0.
+    let num = |v: &serde_json::Value| v.as_u64().map_or("—".to_string(), |n| n.to_string());
+    let smem = if r["registers"].is_null() {
+        "—".to_string()
+    } else {
+        format!("{}K", r["smem_bytes"].as_u64().unwrap_or(0) / 1024)
+    };
+    let line = format!(
+        "{:<w$} {:>9.2} {:>8} {:>9.2} {:>9.2} {:>8.2} {:>9} {:>5} {:>7} {:>6} {:>7}{vs}",
+        r["variant"].as_str().unwrap_or(""),
+        r["median_us"].as_f64().unwrap_or(f64::NAN),
+        noise,
+        r["p90_us"].as_f64().unwrap_or(f64::NAN),
+        r["p99_us"].as_f64().unwrap_or(f64::NAN),
+        r["tflops"].as_f64().unwrap_or(f64::NAN),
+        margin_text(r),
+        num(&r["registers"]),
+        smem,
+        num(&r["spill_bytes"]),
+        if r["correct"].as_bool() == Some(true) {
+            "PASS"
+        } else {
+            "FAIL"
+        },
+    );
+    (line, at_step)
 }
 
 /// A row's interval as a table cell (`±0.33%`, `*` when it is the timer's step, which a footnote

@@ -63,22 +63,7 @@ pub fn run(args: GatesArgs) -> i32 {
         .gates
         .iter()
         .any(|g| g.value.iter().any(|v| v == "attnscope:speedup_vs_scalar"));
-    // The scalar kernel on the same tile, or on the default one where the
-    // scalar path cannot take the tile (K/V splits, 32 rows per warp).
-    let base = if variant.is_cudnn() {
-        Variant::base()
-    } else {
-        Variant::base_of(variant.kernel)
-    };
-    let same_tile = Variant {
-        tile: variant.tile,
-        ..base
-    };
-    let scalar = if same_tile.check().is_ok() {
-        same_tile
-    } else {
-        base
-    };
+    let scalar = scalar_beside(variant);
     if needs_scalar && variant != scalar {
         timed.push(scalar);
     }
@@ -93,43 +78,9 @@ pub fn run(args: GatesArgs) -> i32 {
         }
     }
     sink.event(Event::VariantSelected(VariantSelected { variant, shape }));
-    let t = std::time::Instant::now();
-    let collected = engine.collect_counters(&variant, &shape, &names, l2, range, &mut |k, n| {
-        if !args.json {
-            eprint!("\rattnscope: counters pass {k} of {n}");
-        }
-        true
-    });
-    if !args.json {
-        eprintln!();
-    }
-    let wall_ms = t.elapsed().as_secs_f64() * 1e3;
-    let counter_error = match collected {
-        Ok(c) => {
-            sink.event(Event::Counters(CounterReport {
-                variant,
-                shape,
-                values: c.values,
-                passes: c.passes,
-                collection_ms: wall_ms,
-                l2,
-                chip: engine.counter_chip().unwrap_or_default(),
-                refused: c.refused,
-                setup_ms: c.setup_ms,
-                range: range.name().into(),
-            }));
-            None
-        }
-        Err(e) => {
-            let no_gpu = matches!(e, CounterFailure::Engine(_));
-            sink.event(Event::Error(ErrorReport {
-                source: if no_gpu { "gpu" } else { "cupti" }.into(),
-                message: e.to_string(),
-                variant: Some(variant),
-            }));
-            Some(e.to_string())
-        }
-    };
+    let (counters_event, counter_error) =
+        collect_counters(&mut engine, variant, shape, &names, l2, range, args.json);
+    sink.event(counters_event);
     let state = sink.state.take().unwrap_or_default();
     let key = Key { variant, shape };
     let results = state.gates(&set, &key);
@@ -172,21 +123,96 @@ pub fn run(args: GatesArgs) -> i32 {
         if let Some(e) = &counter_error {
             eprintln!("attnscope: counters: {e}");
         }
-        for c in &checks {
-            println!(
-                "check of {}: {} on {} inputs (seed {}), {}",
-                c.variant.name(),
-                if c.pass { "PASS" } else { "FAIL" },
-                c.inputs_text(),
-                c.seed,
-                crate::metrics::reference::coverage_text(c)
-            );
-            for line in crate::metrics::reference::failures(c) {
-                println!("  {line}");
-            }
-        }
+        print_checks(&checks);
     }
     if failed > 0 { exit::CHECK_FAILED } else { 0 }
+}
+
+/// The scalar kernel on the same tile, or on the default one where the
+/// scalar path cannot take the tile (K/V splits, 32 rows per warp).
+fn scalar_beside(variant: Variant) -> Variant {
+    // scalar path cannot take the tile (K/V splits, 32 rows per warp).
+    let base = if variant.is_cudnn() {
+        Variant::base()
+    } else {
+        Variant::base_of(variant.kernel)
+    };
+    let same_tile = Variant {
+        tile: variant.tile,
+        ..base
+    };
+    if same_tile.check().is_ok() {
+        same_tile
+    } else {
+        base
+    }
+}
+
+/// The variant's counters, as the event the session records, and the
+/// error in words when there are none.
+fn collect_counters(
+    engine: &mut Engine,
+    variant: Variant,
+    shape: Shape,
+    names: &[String],
+    l2: L2Mode,
+    range: RangeMode,
+    json: bool,
+) -> (Event, Option<String>) {
+    let t = std::time::Instant::now();
+    let collected = engine.collect_counters(&variant, &shape, names, l2, range, &mut |k, n| {
+        if !json {
+            eprint!("\rattnscope: counters pass {k} of {n}");
+        }
+        true
+    });
+    if !json {
+        eprintln!();
+    }
+    let wall_ms = t.elapsed().as_secs_f64() * 1e3;
+    match collected {
+        Ok(c) => (
+            Event::Counters(CounterReport {
+                variant,
+                shape,
+                values: c.values,
+                passes: c.passes,
+                collection_ms: wall_ms,
+                l2,
+                chip: engine.counter_chip().unwrap_or_default(),
+                refused: c.refused,
+                setup_ms: c.setup_ms,
+                range: range.name().into(),
+            }),
+            None,
+        ),
+        Err(e) => {
+            let no_gpu = matches!(e, CounterFailure::Engine(_));
+            let event = Event::Error(ErrorReport {
+                source: if no_gpu { "gpu" } else { "cupti" }.into(),
+                message: e.to_string(),
+                variant: Some(variant),
+            });
+            (event, Some(e.to_string()))
+        }
+    }
+}
+
+/// Each timed variant's check, and the failures' lines.
+fn print_checks(checks: &[&CorrectnessReport]) {
+    for c in checks {
+        println!(
+            "check of {}: {} on {} inputs (seed {}), {}",
+            c.variant.name(),
+            if c.pass { "PASS" } else { "FAIL" },
+            c.inputs_text(),
+            c.seed,
+            crate::metrics::reference::coverage_text(c)
+        );
+        for line in crate::metrics::reference::failures(c) {
+            println!("  {line}");
+        }
+    }
 }
 
 fn print_table(

@@ -354,69 +354,81 @@ pub fn run(args: TuneArgs) -> i32 {
             .unwrap_or_default()
         );
     } else {
-        let mut order: Vec<&Trial> = trials.iter().collect();
-        order.sort_by(|a, b| {
-            let k = |t: &Trial| {
-                if t.correct {
-                    t.p50_us.unwrap_or(f64::INFINITY)
-                } else {
-                    f64::INFINITY
-                }
-            };
-            k(a).partial_cmp(&k(b)).unwrap_or(std::cmp::Ordering::Equal)
-        });
-        println!("{} ({}), {shape}", run.engine.info.name, run.engine.arch);
-        println!(
-            "{:<28} {:>9} {:>8} {:>5} {:>7} {:>7}",
-            "variant", "p50 µs", "TFLOP/s", "regs", "smem", "correct"
-        );
-        for t in order {
-            let r = &t.row;
-            match t.p50_us {
-                Some(p) => println!(
-                    "{:<28} {:>9.2} {:>8.2} {:>5} {:>6}K {:>7}{}",
-                    t.variant.name(),
-                    p,
-                    r["tflops"].as_f64().unwrap_or(f64::NAN),
-                    r["registers"],
-                    r["smem_bytes"].as_u64().unwrap_or(0) / 1024,
-                    if t.correct {
-                        "PASS"
-                    } else {
-                        "FAIL, never picked"
-                    },
-                    if best.is_some_and(|b| std::ptr::eq(t, &trials[b])) {
-                        "  ← tuned"
-                    } else {
-                        ""
-                    }
-                ),
-                None => println!(
-                    "{:<28} ERROR {}",
-                    t.variant.name(),
-                    r["error"].as_str().unwrap_or("?")
-                ),
-            }
-        }
-        let rows: Vec<serde_json::Value> = trials.iter().map(|t| t.row.clone()).collect();
-        super::bench::print_checks(&rows);
-        match (best, &cache_path) {
-            (Some(b), Some(p)) => println!(
-                "tuned: {} (cached in {})",
-                trials[b].variant.name(),
-                p.display()
-            ),
-            (Some(b), None) => println!(
-                "tuned: {} (no cache folder: set HOME or XDG_CACHE_HOME)",
-                trials[b].variant.name()
-            ),
-            (None, _) => println!("no candidate was correct; nothing cached"),
-        }
+        print_trials(&run.engine, &shape, &trials, best, cache_path.as_deref());
     }
     if best.is_some() {
         0
     } else {
         exit::CHECK_FAILED
+    }
+}
+
+/// The trials fastest first (incorrect ones last), the checks, and which
+/// tile won and where it is cached.
+fn print_trials(
+    engine: &Engine,
+    shape: &Shape,
+    trials: &[Trial],
+    best: Option<usize>,
+    cache_path: Option<&Path>,
+) {
+    let mut order: Vec<&Trial> = trials.iter().collect();
+    order.sort_by(|a, b| {
+        let k = |t: &Trial| {
+            if t.correct {
+                t.p50_us.unwrap_or(f64::INFINITY)
+            } else {
+                f64::INFINITY
+            }
+        };
+        k(a).partial_cmp(&k(b)).unwrap_or(std::cmp::Ordering::Equal)
+    });
+    println!("{} ({}), {shape}", engine.info.name, engine.arch);
+    println!(
+        "{:<28} {:>9} {:>8} {:>5} {:>7} {:>7}",
+        "variant", "p50 µs", "TFLOP/s", "regs", "smem", "correct"
+    );
+    for t in order {
+        let r = &t.row;
+        match t.p50_us {
+            Some(p) => println!(
+                "{:<28} {:>9.2} {:>8.2} {:>5} {:>6}K {:>7}{}",
+                t.variant.name(),
+                p,
+                r["tflops"].as_f64().unwrap_or(f64::NAN),
+                r["registers"],
+                r["smem_bytes"].as_u64().unwrap_or(0) / 1024,
+                if t.correct {
+                    "PASS"
+                } else {
+                    "FAIL, never picked"
+                },
+                if best.is_some_and(|b| std::ptr::eq(t, &trials[b])) {
+                    "  ← tuned"
+                } else {
+                    ""
+                }
+            ),
+            None => println!(
+                "{:<28} ERROR {}",
+                t.variant.name(),
+                r["error"].as_str().unwrap_or("?")
+            ),
+        }
+    }
+    let rows: Vec<serde_json::Value> = trials.iter().map(|t| t.row.clone()).collect();
+    super::bench::print_checks(&rows);
+    match (best, cache_path) {
+        (Some(b), Some(p)) => println!(
+            "tuned: {} (cached in {})",
+            trials[b].variant.name(),
+            p.display()
+        ),
+        (Some(b), None) => println!(
+            "tuned: {} (no cache folder: set HOME or XDG_CACHE_HOME)",
+            trials[b].variant.name()
+        ),
+        (None, _) => println!("no candidate was correct; nothing cached"),
     }
 }
 

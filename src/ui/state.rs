@@ -233,6 +233,35 @@ impl UiState {
     }
 
     fn live_action(&mut self, action: Action) -> Vec<Effect> {
+        if self.refuses_test_only(action) {
+            return Vec::new();
+        }
+        let base = self.shown_key().unwrap_or(Key {
+            variant: Variant::base(),
+            shape: Shape::MISSION,
+        });
+        let next = match action {
+            Action::ToggleCudnn
+            | Action::Toggle(_)
+            | Action::NextKernel
+            | Action::NextTile
+            | Action::NextShape
+            | Action::ToggleCausal => self.next_selection(action, base),
+            _ => return self.live_setting(action, base),
+        };
+        let (Some(next), Mode::Live { pending, .. }) = (next, &mut self.mode) else {
+            return Vec::new();
+        };
+        *pending = Some(next);
+        vec![Effect::Worker(Command::Select {
+            variant: next.variant,
+            shape: next.shape,
+        })]
+    }
+
+    /// A test-only toggle plants a fault: it needs the environment that says
+    /// faults are wanted, and says so when refused.
+    fn refuses_test_only(&mut self, action: Action) -> bool {
         let kernel = self.kernel_variant().unwrap_or_else(Variant::base);
         if let Action::Toggle(i) = action
             && let Some(t) = kernel.manifest().and_then(|m| m.toggles.get(i).cloned())
@@ -243,28 +272,26 @@ impl UiState {
                 "{} is test-only: start attnscope with ATTNSCOPE_TEST_FAULTS=1",
                 t.key.map_or(t.name.clone(), String::from)
             ));
-            return Vec::new();
+            return true;
         }
-        let base = self.shown_key().unwrap_or(Key {
-            variant: Variant::base(),
-            shape: Shape::MISSION,
-        });
+        false
+    }
+
+    /// The live settings and commands that select nothing: regime, inputs,
+    /// L2, the A/B slots and race, checks, counters, recording.
+    fn live_setting(&mut self, action: Action, base: Key) -> Vec<Effect> {
         let Mode::Live {
             l2,
             slot_a,
             slot_b,
             racing,
-            pending,
             regime,
             inputs,
-            before_cudnn,
-            left,
             ..
         } = &mut self.mode
         else {
             return Vec::new();
         };
-        let mut next = base;
         match action {
             Action::ToggleRegime => {
                 *regime = if *regime == Regime::Isolated {
@@ -273,127 +300,32 @@ impl UiState {
                     Regime::Isolated
                 };
                 self.notice = Some(format!("regime: {} ({})", regime.name(), regime.describe()));
-                return vec![Effect::Worker(Command::SetRegime { regime: *regime })];
+                vec![Effect::Worker(Command::SetRegime { regime: *regime })]
             }
             Action::NextInputs => {
                 *inputs = cycle(&Inputs::ALL, *inputs);
                 self.notice = Some(format!("checks draw {inputs}: {}", inputs.describe()));
-                return vec![Effect::Worker(Command::SetInputs { inputs: *inputs })];
+                vec![Effect::Worker(Command::SetInputs { inputs: *inputs })]
             }
-            Action::ToggleCudnn => {
-                if base.variant.is_cudnn() {
-                    next.variant = before_cudnn.take().unwrap_or_else(Variant::start);
-                } else {
-                    *before_cudnn = Some(base.variant);
-                    next.variant = Variant::CUDNN;
-                }
-            }
-            Action::Toggle(i) => {
-                // A kernel key pressed on cuDNN goes back to that kernel first.
-                let mut v = if base.variant.is_cudnn() {
-                    before_cudnn.take().unwrap_or_else(Variant::base)
-                } else {
-                    base.variant
-                };
-                let Some(m) = v.manifest().filter(|m| i < m.toggles.len()) else {
-                    return Vec::new();
-                };
-                // The key just pressed wins over what it excludes; a tile the
-                // new toggles cannot run falls back to the default.
-                v.toggles.0 = m.press(v.toggles.0, i);
-                if v.check().is_err() {
-                    v.tile = m.default_tile();
-                }
-                next.variant = v;
-            }
-            Action::NextKernel => {
-                let kernels: Vec<KernelId> =
-                    registry::all().into_iter().map(|(id, _)| id).collect();
-                if kernels.len() < 2 {
-                    self.notice = Some(
-                        "one kernel only: start with --kernels DIR (and --also DIR) to switch"
-                            .into(),
-                    );
-                    return Vec::new();
-                }
-                let from = if base.variant.is_cudnn() {
-                    before_cudnn.take().unwrap_or_else(Variant::base)
-                } else {
-                    base.variant
-                };
-                left.retain(|v| v.kernel != from.kernel);
-                left.push(from);
-                let at = kernels.iter().position(|k| *k == from.kernel).unwrap_or(0);
-                let to = kernels[(at + 1) % kernels.len()];
-                next.variant = left
-                    .iter()
-                    .find(|v| v.kernel == to)
-                    .copied()
-                    .unwrap_or_else(|| Variant::start_of(to));
-                self.notice = Some(format!(
-                    "kernel {}: its toggles now take the keys (? lists them)",
-                    registry::manifest(to).name
-                ));
-            }
-            Action::NextTile => {
-                if base.variant.is_cudnn() {
-                    next.variant = before_cudnn.take().unwrap_or_else(Variant::start);
-                    *pending = Some(next);
-                    return vec![Effect::Worker(Command::Select {
-                        variant: next.variant,
-                        shape: next.shape,
-                    })];
-                }
-                let gpu = self.session.header.as_ref().and_then(|h| h.gpu.as_ref());
-                // Tiles this GPU cannot run or launch at this D are skipped, said once.
-                let (tiles, skipped): (Vec<Variant>, Vec<Variant>) = base
-                    .variant
-                    .cycle_tiles(gpu.map(GpuInfo::cc))
-                    .into_iter()
-                    .partition(|v| gpu.is_none_or(|g| g.smem_refusal(v, base.shape.d).is_none()));
-                if !skipped.is_empty() {
-                    self.notice = Some(format!(
-                        "t skips {} tile{} over this GPU's shared memory at D={}",
-                        skipped.len(),
-                        if skipped.len() == 1 { "" } else { "s" },
-                        base.shape.d
-                    ));
-                }
-                if tiles.is_empty() {
-                    return Vec::new();
-                }
-                next.variant = cycle(&tiles, base.variant)
-            }
-            Action::NextShape => {
-                let plain = Shape {
-                    causal: false,
-                    ..base.shape
-                };
-                next.shape = Shape {
-                    causal: base.shape.causal,
-                    ..cycle(&Shape::PRESETS, plain)
-                };
-            }
-            Action::ToggleCausal => next.shape.causal ^= true,
-            Action::CheckCorrectness => return vec![Effect::Worker(Command::CheckCorrectness)],
-            Action::CollectCounters => return vec![Effect::Worker(Command::CollectCounters)],
+            Action::CheckCorrectness => vec![Effect::Worker(Command::CheckCorrectness)],
+            Action::CollectCounters => vec![Effect::Worker(Command::CollectCounters)],
             Action::ToggleL2 => {
                 *l2 = if *l2 == L2Mode::Hot {
                     L2Mode::Cold
                 } else {
                     L2Mode::Hot
                 };
-                return vec![Effect::Worker(Command::SetL2 { mode: *l2 })];
+                vec![Effect::Worker(Command::SetL2 { mode: *l2 })]
             }
             Action::SlotA => {
                 *slot_a = base.variant;
                 self.notice = Some(format!("A = {}", base.variant));
-                return Vec::new();
+                Vec::new()
             }
             Action::SlotB => {
                 *slot_b = base.variant;
                 self.notice = Some(format!("B = {}", base.variant));
-                return Vec::new();
+                Vec::new()
             }
             Action::Race => {
                 *racing = !*racing;
@@ -405,17 +337,137 @@ impl UiState {
                 } else {
                     Command::StopRace
                 };
-                return vec![Effect::Worker(cmd)];
+                vec![Effect::Worker(cmd)]
             }
-            Action::Record => return vec![Effect::ToggleRecording],
-            Action::Bookmark => return vec![Effect::Bookmark],
-            _ => return Vec::new(),
+            Action::Record => vec![Effect::ToggleRecording],
+            Action::Bookmark => vec![Effect::Bookmark],
+            _ => Vec::new(),
         }
-        *pending = Some(next);
-        vec![Effect::Worker(Command::Select {
-            variant: next.variant,
-            shape: next.shape,
-        })]
+    }
+
+    /// The variant and shape to select after `action`, from `base`; None
+    /// when there is nothing to select.
+    fn next_selection(&mut self, action: Action, base: Key) -> Option<Key> {
+        let mut next = base;
+        match action {
+            Action::NextKernel => next.variant = self.next_kernel(base)?,
+            Action::NextTile => next.variant = self.next_tile(base)?,
+            Action::NextShape => {
+                let plain = Shape {
+                    causal: false,
+                    ..base.shape
+                };
+                next.shape = Shape {
+                    causal: base.shape.causal,
+                    ..cycle(&Shape::PRESETS, plain)
+                };
+            }
+            Action::ToggleCausal => next.shape.causal ^= true,
+            Action::ToggleCudnn => next.variant = self.cudnn_or_back(base)?,
+            Action::Toggle(i) => next.variant = self.toggled(base, i)?,
+            _ => return None,
+        }
+        Some(next)
+    }
+
+    /// cuDNN at this shape, or from cuDNN back to the kernel it left.
+    fn cudnn_or_back(&mut self, base: Key) -> Option<Variant> {
+        let Mode::Live { before_cudnn, .. } = &mut self.mode else {
+            return None;
+        };
+        if base.variant.is_cudnn() {
+            Some(before_cudnn.take().unwrap_or_else(Variant::start))
+        } else {
+            *before_cudnn = Some(base.variant);
+            Some(Variant::CUDNN)
+        }
+    }
+
+    /// The shown variant with kernel toggle `i` pressed.
+    fn toggled(&mut self, base: Key, i: usize) -> Option<Variant> {
+        let Mode::Live { before_cudnn, .. } = &mut self.mode else {
+            return None;
+        };
+        // A kernel key pressed on cuDNN goes back to that kernel first.
+        let mut v = if base.variant.is_cudnn() {
+            before_cudnn.take().unwrap_or_else(Variant::base)
+        } else {
+            base.variant
+        };
+        let m = v.manifest().filter(|m| i < m.toggles.len())?;
+        // The key just pressed wins over what it excludes; a tile the
+        // new toggles cannot run falls back to the default.
+        v.toggles.0 = m.press(v.toggles.0, i);
+        if v.check().is_err() {
+            v.tile = m.default_tile();
+        }
+        Some(v)
+    }
+
+    /// The next kernel's variant as it was left, else its start; the one
+    /// left behind is remembered.
+    fn next_kernel(&mut self, base: Key) -> Option<Variant> {
+        let Mode::Live {
+            before_cudnn, left, ..
+        } = &mut self.mode
+        else {
+            return None;
+        };
+        let kernels: Vec<KernelId> = registry::all().into_iter().map(|(id, _)| id).collect();
+        if kernels.len() < 2 {
+            self.notice =
+                Some("one kernel only: start with --kernels DIR (and --also DIR) to switch".into());
+            return None;
+        }
+        let from = if base.variant.is_cudnn() {
+            before_cudnn.take().unwrap_or_else(Variant::base)
+        } else {
+            base.variant
+        };
+        left.retain(|v| v.kernel != from.kernel);
+        left.push(from);
+        let at = kernels.iter().position(|k| *k == from.kernel).unwrap_or(0);
+        let to = kernels[(at + 1) % kernels.len()];
+        let next = left
+            .iter()
+            .find(|v| v.kernel == to)
+            .copied()
+            .unwrap_or_else(|| Variant::start_of(to));
+        self.notice = Some(format!(
+            "kernel {}: its toggles now take the keys (? lists them)",
+            registry::manifest(to).name
+        ));
+        Some(next)
+    }
+
+    /// The next tile this GPU can run at this D; from cuDNN, back to the
+    /// kernel it left.
+    fn next_tile(&mut self, base: Key) -> Option<Variant> {
+        let Mode::Live { before_cudnn, .. } = &mut self.mode else {
+            return None;
+        };
+        if base.variant.is_cudnn() {
+            return Some(before_cudnn.take().unwrap_or_else(Variant::start));
+        }
+        let gpu = self.session.header.as_ref().and_then(|h| h.gpu.as_ref());
+        // Tiles this GPU cannot run or launch at this D are skipped, said once.
+        let (tiles, skipped): (Vec<Variant>, Vec<Variant>) = base
+            .variant
+            .cycle_tiles(gpu.map(GpuInfo::cc))
+            .into_iter()
+            .partition(|v| gpu.is_none_or(|g| g.smem_refusal(v, base.shape.d).is_none()));
+        if !skipped.is_empty() {
+            self.notice = Some(format!(
+                "t skips {} tile{} over this GPU's shared memory at D={}",
+                skipped.len(),
+                if skipped.len() == 1 { "" } else { "s" },
+                base.shape.d
+            ));
+        }
+        if tiles.is_empty() {
+            return None;
+        }
+        Some(cycle(&tiles, base.variant))
     }
 
     /// Where the key could not act, say why instead of ignoring it.

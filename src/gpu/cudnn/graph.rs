@@ -201,10 +201,7 @@ impl SpecBuilder {
 /// The composite SDPA fprop graph (inference) exactly as cudnn-frontend lowers
 /// it before the unified SDPA op (which needs 9.13.1, and 9.21 for causal).
 pub(super) fn sdpa_graph_spec(shape: Shape, causal: bool) -> Result<GraphSpec, String> {
-    use DataType::{
-        CUDNN_DATA_BOOLEAN as BOOL, CUDNN_DATA_FLOAT as F32, CUDNN_DATA_HALF as F16,
-        CUDNN_DATA_INT32 as I32,
-    };
+    use DataType::CUDNN_DATA_FLOAT as F32;
     let overflow = || format!("cuDNN SDPA: {} overflows 64-bit strides", shape.label());
     let Shape { b, h, s, d } = shape;
     let bhsd = [b, h, s, d];
@@ -236,58 +233,85 @@ pub(super) fn sdpa_graph_spec(shape: Shape, causal: bool) -> Result<GraphSpec, S
     let s_scaled = g.virt(F32, score, score_st);
     g.pw(PwMode::CUDNN_POINTWISE_MUL, s_raw, Some(scale), s_scaled);
 
-    // Causal: keep (i, j) where row i >= column j, else the mask value. With
-    // S == 1 the only score is (0, 0), always kept; the frontend refuses a
-    // masked S_q == 1 graph before 9.10, so leave the mask out there.
-    let mut logits = s_scaled;
-    if causal && s > 1 {
-        let row_idx = g.virt(I32, score, score_st);
-        g.ops.push(OpSpec::Pointwise {
-            mode: PwMode::CUDNN_POINTWISE_GEN_INDEX,
-            math: F32,
-            axis: Some(2),
-            x: s_scaled,
-            b: None,
-            t: None,
-            y: row_idx,
-        });
-        let col_idx = g.virt(I32, score, score_st);
-        g.ops.push(OpSpec::Pointwise {
-            mode: PwMode::CUDNN_POINTWISE_GEN_INDEX,
-            math: F32,
-            axis: Some(3),
-            x: s_scaled,
-            b: None,
-            t: None,
-            y: col_idx,
-        });
-        let keep = g.virt(BOOL, score, score_st);
-        g.ops.push(OpSpec::Pointwise {
-            mode: PwMode::CUDNN_POINTWISE_CMP_GE,
-            math: BOOL,
-            axis: None,
-            x: row_idx,
-            b: Some(col_idx),
-            t: None,
-            y: keep,
-        });
-        let mask_value = g.scalar(UID_NEG_INF);
-        let masked = g.virt(F32, score, score_st);
-        // BINARY_SELECT: y = t ? x : b.
-        g.ops.push(OpSpec::Pointwise {
-            mode: PwMode::CUDNN_POINTWISE_BINARY_SELECT,
-            math: F32,
-            axis: None,
-            x: s_scaled,
-            b: Some(mask_value),
-            t: Some(keep),
-            y: masked,
-        });
-        logits = masked;
-    }
+    // With S == 1 the only score is (0, 0), always kept; the frontend
+    // refuses a masked S_q == 1 graph before 9.10, so leave the mask out there.
+    let logits = if causal && s > 1 {
+        causal_mask(&mut g, s_scaled, score, score_st)
+    } else {
+        s_scaled
+    };
+    let probs = softmax(&mut g, logits, (score, score_st), (row, row_st));
 
-    // Softmax as the frontend spells it: max, sub, exp, sum, (log + add into
-    // a virtual stats tensor), div.
+    // O = P·V, f32 accumulation, written as f16.
+    g.ops.push(OpSpec::Matmul {
+        a: probs,
+        b: v,
+        c: o,
+    });
+
+    Ok(GraphSpec {
+        tensors: g.tensors,
+        ops: g.ops,
+    })
+}
+
+/// Causal: keep (i, j) where row i >= column j, else the mask value.
+fn causal_mask(g: &mut SpecBuilder, s_scaled: i64, score: [i64; 4], score_st: [i64; 4]) -> i64 {
+    use DataType::{CUDNN_DATA_BOOLEAN as BOOL, CUDNN_DATA_FLOAT as F32, CUDNN_DATA_INT32 as I32};
+    let row_idx = g.virt(I32, score, score_st);
+    g.ops.push(OpSpec::Pointwise {
+        mode: PwMode::CUDNN_POINTWISE_GEN_INDEX,
+        math: F32,
+        axis: Some(2),
+        x: s_scaled,
+        b: None,
+        t: None,
+        y: row_idx,
+    });
+    let col_idx = g.virt(I32, score, score_st);
+    g.ops.push(OpSpec::Pointwise {
+        mode: PwMode::CUDNN_POINTWISE_GEN_INDEX,
+        math: F32,
+        axis: Some(3),
+        x: s_scaled,
+        b: None,
+        t: None,
+        y: col_idx,
+    });
+    let keep = g.virt(BOOL, score, score_st);
+    g.ops.push(OpSpec::Pointwise {
+        mode: PwMode::CUDNN_POINTWISE_CMP_GE,
+        math: BOOL,
+        axis: None,
+        x: row_idx,
+        b: Some(col_idx),
+        t: None,
+        y: keep,
+    });
+    let mask_value = g.scalar(UID_NEG_INF);
+    let masked = g.virt(F32, score, score_st);
+    // BINARY_SELECT: y = t ? x : b.
+    g.ops.push(OpSpec::Pointwise {
+        mode: PwMode::CUDNN_POINTWISE_BINARY_SELECT,
+        math: F32,
+        axis: None,
+        x: s_scaled,
+        b: Some(mask_value),
+        t: Some(keep),
+        y: masked,
+    });
+    masked
+}
+
+/// Softmax as the frontend spells it: max, sub, exp, sum, (log + add into
+/// a virtual stats tensor), div. The probabilities' tensor.
+fn softmax(
+    g: &mut SpecBuilder,
+    logits: i64,
+    (score, score_st): ([i64; 4], [i64; 4]),
+    (row, row_st): ([i64; 4], [i64; 4]),
+) -> i64 {
+    use DataType::{CUDNN_DATA_FLOAT as F32, CUDNN_DATA_HALF as F16};
     let row_max = g.virt(F32, row, row_st);
     g.ops.push(OpSpec::Reduce {
         op: ReduceOp::CUDNN_REDUCE_TENSOR_MAX,
@@ -310,16 +334,5 @@ pub(super) fn sdpa_graph_spec(shape: Shape, causal: bool) -> Result<GraphSpec, S
     g.pw(PwMode::CUDNN_POINTWISE_ADD, row_max, Some(log_sum), stats);
     let probs = g.virt(F16, score, score_st);
     g.pw(PwMode::CUDNN_POINTWISE_DIV, exps, Some(row_sum), probs);
-
-    // O = P·V, f32 accumulation, written as f16.
-    g.ops.push(OpSpec::Matmul {
-        a: probs,
-        b: v,
-        c: o,
-    });
-
-    Ok(GraphSpec {
-        tensors: g.tensors,
-        ops: g.ops,
-    })
+    probs
 }

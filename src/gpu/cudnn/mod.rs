@@ -201,6 +201,63 @@ pub struct SdpaPlan {
     handle: CudnnHandle,
 }
 
+/// The finalized operation graph and every descriptor it was built from.
+/// Field order is drop order, as in [`SdpaPlan`].
+struct GraphDescs {
+    graph: Desc,
+    ops: Vec<Desc>,
+    op_parts: Vec<Desc>,
+    tensors: Vec<Desc>,
+}
+
+/// The backend descriptors of `spec`'s tensors and operations, and the
+/// operation graph over them, finalized.
+fn build_graph(
+    handle: &CudnnHandle,
+    spec: &GraphSpec,
+    dims: Shape,
+    causal: bool,
+) -> Result<GraphDescs, String> {
+    let mut tensors = Vec::with_capacity(spec.tensors.len());
+    for t in &spec.tensors {
+        tensors.push(build_tensor(t)?);
+    }
+    let find = |uid: i64| -> Result<&Desc, String> {
+        spec.tensors
+            .iter()
+            .position(|t| t.uid == uid)
+            .and_then(|i| tensors.get(i))
+            .ok_or_else(|| format!("cuDNN SDPA: internal error, tensor uid {uid} missing"))
+    };
+    let mut ops = Vec::with_capacity(spec.ops.len());
+    let mut op_parts = Vec::with_capacity(spec.ops.len());
+    for op in &spec.ops {
+        let (part, node) = build_op(op, &find)?;
+        op_parts.push(part);
+        ops.push(node);
+    }
+
+    let graph = Desc::create(DescType::CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)?;
+    graph.set_descs(
+        Attr::CUDNN_ATTR_OPERATIONGRAPH_OPS,
+        &ops.iter().collect::<Vec<_>>(),
+    )?;
+    // Required before 9.8, deprecated but accepted after (the frontend still sets it).
+    graph.set_handle(Attr::CUDNN_ATTR_OPERATIONGRAPH_HANDLE, handle.raw())?;
+    graph.finalize("operation graph").map_err(|e| {
+        format!(
+            "cuDNN rejected the SDPA graph for {} causal={causal}: {e}",
+            dims.label()
+        )
+    })?;
+    Ok(GraphDescs {
+        graph,
+        ops,
+        op_parts,
+        tensors,
+    })
+}
+
 impl SdpaPlan {
     /// Builds and finalizes the graph for one shape; the Err string is one
     /// line saying why (no engine supports this shape, cuDNN too old, …).
@@ -222,38 +279,7 @@ impl SdpaPlan {
         let uses_mask_value = spec.tensors.iter().any(|t| t.uid == UID_NEG_INF);
         handle.bind()?;
 
-        let mut tensors = Vec::with_capacity(spec.tensors.len());
-        for t in &spec.tensors {
-            tensors.push(build_tensor(t)?);
-        }
-        let find = |uid: i64| -> Result<&Desc, String> {
-            spec.tensors
-                .iter()
-                .position(|t| t.uid == uid)
-                .and_then(|i| tensors.get(i))
-                .ok_or_else(|| format!("cuDNN SDPA: internal error, tensor uid {uid} missing"))
-        };
-        let mut ops = Vec::with_capacity(spec.ops.len());
-        let mut op_parts = Vec::with_capacity(spec.ops.len());
-        for op in &spec.ops {
-            let (part, node) = build_op(op, &find)?;
-            op_parts.push(part);
-            ops.push(node);
-        }
-
-        let graph = Desc::create(DescType::CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)?;
-        graph.set_descs(
-            Attr::CUDNN_ATTR_OPERATIONGRAPH_OPS,
-            &ops.iter().collect::<Vec<_>>(),
-        )?;
-        // Required before 9.8, deprecated but accepted after (the frontend still sets it).
-        graph.set_handle(Attr::CUDNN_ATTR_OPERATIONGRAPH_HANDLE, handle.raw())?;
-        graph.finalize("operation graph").map_err(|e| {
-            format!(
-                "cuDNN rejected the SDPA graph for {} causal={causal}: {e}",
-                dims.label()
-            )
-        })?;
+        let built = build_graph(handle, &spec, dims, causal)?;
 
         let mut heuristics = Vec::new();
         let mut engine_cfgs = Vec::new();
@@ -266,7 +292,7 @@ impl SdpaPlan {
             (HeurMode::CUDNN_HEUR_MODE_FALLBACK, "fallback"),
         ] {
             let heur = Desc::create(DescType::CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR)?;
-            heur.set_descs(Attr::CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, &[&graph])?;
+            heur.set_descs(Attr::CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, &[&built.graph])?;
             heur.set_heur_mode(Attr::CUDNN_ATTR_ENGINEHEUR_MODE, mode)?;
             if let Err(e) = heur.finalize("engine heuristics") {
                 last_err = e;
@@ -316,10 +342,10 @@ impl SdpaPlan {
                             plan,
                             _engine_cfgs: engine_cfgs,
                             _heuristics: heuristics,
-                            _graph: graph,
-                            _ops: ops,
-                            _op_parts: op_parts,
-                            _tensors: tensors,
+                            _graph: built.graph,
+                            _ops: built.ops,
+                            _op_parts: built.op_parts,
+                            _tensors: built.tensors,
                             scalars,
                             uses_mask_value,
                             shape: dims,

@@ -8,7 +8,7 @@ use std::fmt;
 use toml::Spanned;
 
 use super::expr::Expr;
-use super::raw::Raw;
+use super::raw::{Raw, RawKernel, RawLaunch, RawParam, RawToggle};
 use super::{
     Allowed, ArchNeed, Launch, MAX_PARAMS, MAX_TOGGLES, Manifest, Param, RESERVED_KEYS, Rule, Tile,
     TileList, Toggle,
@@ -88,6 +88,78 @@ pub fn parse(text: &str, file: &str) -> Result<Manifest, ManifestError> {
         message: e.message().trim().to_string(),
     })?;
     let k = raw.kernel.get_ref();
+    let head_dims = check_kernel(&at, k)?;
+    let name = k.name.get_ref();
+    let source = k.source.get_ref();
+
+    let toggles = toggles(&at, &raw, k.base.get_ref())?;
+    let params = params(&at, &raw, &toggles)?;
+    let mut names: Vec<String> = toggles.iter().map(|t| t.define.clone()).collect();
+    names.extend(params.iter().map(|p| p.define.clone()));
+    let expr = |s: &Spanned<String>, known: &[String], what: &str| -> Result<Expr, ManifestError> {
+        let e = Expr::parse(s.get_ref())
+            .or_else(|e| at.err(s.span(), format!("{what} '{}': {e}", s.get_ref())))?;
+        if let Some(unknown) = e
+            .names()
+            .into_iter()
+            .find(|n| !known.iter().any(|k| k == n))
+        {
+            return at.err(
+                s.span(),
+                format!(
+                    "{what} '{}' reads {unknown}, which is not {}",
+                    s.get_ref(),
+                    if known.len() > names.len() {
+                        "a toggle or parameter define, HEAD_DIM, B, H, S, SMS or an earlier let"
+                    } else {
+                        "a toggle or parameter define"
+                    }
+                ),
+            );
+        }
+        Ok(e)
+    };
+
+    let mut rules = Vec::new();
+    for r in &raw.rule {
+        let r = r.get_ref();
+        let check = expr(&r.check, &names, "rule")?;
+        rules.push(Rule {
+            check,
+            message: r.message.clone(),
+        });
+    }
+
+    let launch = launch(&at, raw.launch.get_ref(), &names, &expr)?;
+
+    let mut m = Manifest {
+        name: name.clone(),
+        about: k.about.clone(),
+        source: source.clone(),
+        entry: k.entry.get_ref().clone(),
+        base: k.base.get_ref().clone(),
+        start: (0, Tile::ZERO),
+        head_dims,
+        toggles,
+        params,
+        rules,
+        tiles: Vec::new(),
+        launch,
+        file: file.to_string(),
+        text: text.to_string(),
+    };
+    for (i, r) in raw.rule.iter().enumerate() {
+        check_message(&at, r.span(), &m.rules[i].message, &names)?;
+    }
+
+    m.tiles = tile_lists(&at, &raw, &m, &names, &expr)?;
+    m.start = start_variant(&at, &raw, &m)?;
+    check_variants(&at, &raw, &m)?;
+    Ok(m)
+}
+
+/// The `[kernel]` table's names and head dims; the head dims when they pass.
+fn check_kernel(at: &At, k: &RawKernel) -> Result<Vec<u32>, ManifestError> {
     let name = k.name.get_ref();
     if name.is_empty()
         || !name
@@ -133,47 +205,18 @@ pub fn parse(text: &str, file: &str) -> Result<Manifest, ManifestError> {
             "head_dims must list head dimensions, each a multiple of 8 from 8 to 256",
         );
     }
+    Ok(head_dims)
+}
 
-    let toggles = toggles(&at, &raw, k.base.get_ref())?;
-    let params = params(&at, &raw, &toggles)?;
-    let mut names: Vec<String> = toggles.iter().map(|t| t.define.clone()).collect();
-    names.extend(params.iter().map(|p| p.define.clone()));
-    let expr = |s: &Spanned<String>, known: &[String], what: &str| -> Result<Expr, ManifestError> {
-        let e = Expr::parse(s.get_ref())
-            .or_else(|e| at.err(s.span(), format!("{what} '{}': {e}", s.get_ref())))?;
-        if let Some(unknown) = e
-            .names()
-            .into_iter()
-            .find(|n| !known.iter().any(|k| k == n))
-        {
-            return at.err(
-                s.span(),
-                format!(
-                    "{what} '{}' reads {unknown}, which is not {}",
-                    s.get_ref(),
-                    if known.len() > names.len() {
-                        "a toggle or parameter define, HEAD_DIM, B, H, S, SMS or an earlier let"
-                    } else {
-                        "a toggle or parameter define"
-                    }
-                ),
-            );
-        }
-        Ok(e)
-    };
-
-    let mut rules = Vec::new();
-    for r in &raw.rule {
-        let r = r.get_ref();
-        let check = expr(&r.check, &names, "rule")?;
-        rules.push(Rule {
-            check,
-            message: r.message.clone(),
-        });
-    }
-
-    let l = raw.launch.get_ref();
-    let mut known = names.clone();
+/// `[launch]`: its lets in order, each over the names before it, then the
+/// shared memory, threads and grid formulas over all of them.
+fn launch(
+    at: &At,
+    l: &RawLaunch,
+    names: &[String],
+    expr: &impl Fn(&Spanned<String>, &[String], &str) -> Result<Expr, ManifestError>,
+) -> Result<Launch, ManifestError> {
+    let mut known = names.to_vec();
     known.extend(SHAPE_NAMES.iter().map(|s| s.to_string()));
     let mut lets = Vec::new();
     for line in l.lets.get_ref() {
@@ -206,37 +249,27 @@ pub fn parse(text: &str, file: &str) -> Result<Manifest, ManifestError> {
             "grid must list three expressions: x, y, z (e.g. [\"ceil_div(S, BLOCK_M)\", \"H\", \"B\"])",
         )
     })?;
-    let launch = Launch {
+    Ok(Launch {
         lets,
         smem_bytes: expr(&l.smem_bytes, &known, "smem_bytes")?,
         threads: expr(&l.threads, &known, "threads")?,
         grid,
-    };
+    })
+}
 
-    let mut m = Manifest {
-        name: name.clone(),
-        about: k.about.clone(),
-        source: source.clone(),
-        entry: k.entry.get_ref().clone(),
-        base: k.base.get_ref().clone(),
-        start: (0, Tile::ZERO),
-        head_dims,
-        toggles,
-        params,
-        rules,
-        tiles: Vec::new(),
-        launch,
-        file: file.to_string(),
-        text: text.to_string(),
-    };
-    for (i, r) in raw.rule.iter().enumerate() {
-        check_message(&at, r.span(), &m.rules[i].message, &names)?;
-    }
-
+/// `[[tiles]]`: each list's tiles, read and checked against the parameters.
+fn tile_lists(
+    at: &At,
+    raw: &Raw,
+    m: &Manifest,
+    names: &[String],
+    expr: &impl Fn(&Spanned<String>, &[String], &str) -> Result<Expr, ManifestError>,
+) -> Result<Vec<TileList>, ManifestError> {
+    let mut lists = Vec::new();
     for t in &raw.tiles {
         let t = t.get_ref();
         let when = match &t.when {
-            Some(w) => Some(expr(w, &names, "when")?),
+            Some(w) => Some(expr(w, names, "when")?),
             None => None,
         };
         let tiles = |list: &Spanned<Vec<String>>| -> Result<Vec<Tile>, ManifestError> {
@@ -269,17 +302,21 @@ pub fn parse(text: &str, file: &str) -> Result<Manifest, ManifestError> {
             Some(list) => tiles(list)?,
             None => cycle.clone(),
         };
-        m.tiles.push(TileList { when, cycle, tune });
+        lists.push(TileList { when, cycle, tune });
     }
+    Ok(lists)
+}
 
-    // The start variant: `start`, else the toggles marked default.
+/// The start variant: `start`, else the toggles marked default.
+fn start_variant(at: &At, raw: &Raw, m: &Manifest) -> Result<(u64, Tile), ManifestError> {
+    let k = raw.kernel.get_ref();
     let default_bits = m
         .toggles
         .iter()
         .enumerate()
         .filter(|(_, t)| t.default)
         .fold(0u64, |acc, (i, _)| acc | 1 << i);
-    m.start = match &k.start {
+    Ok(match &k.start {
         Some(s) => m
             .parse_variant(s.get_ref())
             .or_else(|e| at.err(s.span(), format!("start: {e}")))?,
@@ -289,7 +326,12 @@ pub fn parse(text: &str, file: &str) -> Result<Manifest, ManifestError> {
                 .or_else(|e| at.err(raw.kernel.span(), format!("the default toggles: {e}")))?;
             (default_bits, tile)
         }
-    };
+    })
+}
+
+/// The base variant and every planted mutation must pass the rules, and
+/// every launch formula must work for the base and the start.
+fn check_variants(at: &At, raw: &Raw, m: &Manifest) -> Result<(), ManifestError> {
     m.check(0, m.default_tile()).or_else(|e| {
         at.err(
             raw.kernel.span(),
@@ -321,7 +363,7 @@ pub fn parse(text: &str, file: &str) -> Result<Manifest, ManifestError> {
             })?;
         }
     }
-    Ok(m)
+    Ok(())
 }
 
 fn arch(
@@ -392,32 +434,8 @@ fn toggles(at: &At, raw: &Raw, base: &str) -> Result<Vec<Toggle>, ManifestError>
                 format!("define '{define}' must be a C identifier used once (HEAD_DIM, B, H, S, SMS, TILE are attnscope's)"),
             );
         }
-        let key = match &r.key {
-            None => None,
-            Some(k) => {
-                let mut chars = k.get_ref().chars();
-                let (Some(c), None) = (chars.next(), chars.next()) else {
-                    return at.err(
-                        k.span(),
-                        format!("key '{}' must be one character", k.get_ref()),
-                    );
-                };
-                if RESERVED_KEYS.contains(&c) || c.is_control() {
-                    return at.err(
-                        k.span(),
-                        format!("key '{c}' is attnscope's own (see ? in live); pick another"),
-                    );
-                }
-                if let Some((_, other)) = keys.iter().find(|(kc, _)| *kc == c) {
-                    return at.err(
-                        k.span(),
-                        format!("key '{c}' is bound twice: {other} and {name}"),
-                    );
-                }
-                keys.push((c, name.clone()));
-                Some(c)
-            }
-        };
+        let key = toggle_key(at, r, &mut keys)?;
+
         if !r.mutation.get_ref().is_empty() && !r.test_only {
             return at.err(
                 r.mutation.span(),
@@ -441,7 +459,48 @@ fn toggles(at: &At, raw: &Raw, base: &str) -> Result<Vec<Toggle>, ManifestError>
             family: r.family.clone(),
         });
     }
-    // Excludes and implies name other toggles; excludes hold both ways.
+    link_toggles(at, raw, &mut out)?;
+    Ok(out)
+}
+
+/// A toggle's one-character key, checked against attnscope's and the other
+/// toggles'.
+fn toggle_key(
+    at: &At,
+    r: &RawToggle,
+    keys: &mut Vec<(char, String)>,
+) -> Result<Option<char>, ManifestError> {
+    let name = r.name.get_ref();
+    Ok(match &r.key {
+        None => None,
+        Some(k) => {
+            let mut chars = k.get_ref().chars();
+            let (Some(c), None) = (chars.next(), chars.next()) else {
+                return at.err(
+                    k.span(),
+                    format!("key '{}' must be one character", k.get_ref()),
+                );
+            };
+            if RESERVED_KEYS.contains(&c) || c.is_control() {
+                return at.err(
+                    k.span(),
+                    format!("key '{c}' is attnscope's own (see ? in live); pick another"),
+                );
+            }
+            if let Some((_, other)) = keys.iter().find(|(kc, _)| *kc == c) {
+                return at.err(
+                    k.span(),
+                    format!("key '{c}' is bound twice: {other} and {name}"),
+                );
+            }
+            keys.push((c, name.clone()));
+            Some(c)
+        }
+    })
+}
+
+/// Excludes and implies name other toggles; excludes hold both ways.
+fn link_toggles(at: &At, raw: &Raw, out: &mut [Toggle]) -> Result<(), ManifestError> {
     let words: Vec<(String, Vec<String>)> = out
         .iter()
         .map(|o| (o.name.clone(), o.aliases.clone()))
@@ -480,7 +539,7 @@ fn toggles(at: &At, raw: &Raw, base: &str) -> Result<Vec<Toggle>, ManifestError>
             );
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 fn params(at: &At, raw: &Raw, toggles: &[Toggle]) -> Result<Vec<Param>, ManifestError> {
@@ -542,61 +601,9 @@ fn params(at: &At, raw: &Raw, toggles: &[Toggle]) -> Result<Vec<Param>, Manifest
             );
         }
         tags.push(tag.clone());
-        let allowed = if r.flag {
-            if r.values.is_some() || r.range.is_some() || r.multiple_of.is_some() {
-                return at.err(
-                    p.span(),
-                    format!("{name} is a flag: no values, range or multiple_of"),
-                );
-            }
-            Allowed::Values(vec![0, 1])
-        } else {
-            match (&r.values, &r.range) {
-                (Some(v), None) if !v.get_ref().is_empty() => {
-                    if r.multiple_of.is_some() {
-                        return at.err(v.span(), "multiple_of goes with range, not values");
-                    }
-                    Allowed::Values(v.get_ref().clone())
-                }
-                (None, Some(range)) => {
-                    let [min, max] = *range.get_ref();
-                    let step = r.multiple_of.as_ref().map_or(1, |m| *m.get_ref());
-                    if min > max || step == 0 {
-                        return at.err(
-                            range.span(),
-                            format!("range [{min}, {max}] with multiple_of {step} admits nothing"),
-                        );
-                    }
-                    Allowed::Range { min, max, step }
-                }
-                _ => {
-                    return at.err(
-                        p.span(),
-                        format!("{name}: give values = [...] or range = [min, max] (one of them)"),
-                    );
-                }
-            }
-        };
-        let default = match (&r.default, r.flag) {
-            (Some(d), true) if *d.get_ref() > 1 => {
-                return at.err(d.span(), format!("{name} is a flag: default 0 or 1"));
-            }
-            (Some(d), _) => *d.get_ref(),
-            (None, true) => 0,
-            (None, false) => {
-                return at.err(p.span(), format!("{name}: give a default value"));
-            }
-        };
-        if !allowed.admits(default) {
-            let span = r.default.as_ref().map_or(p.span(), |d| d.span());
-            return at.err(
-                span,
-                format!(
-                    "{name}: default {default} is out of range ({})",
-                    allowed.describe()
-                ),
-            );
-        }
+        let allowed = allowed_values(at, p)?;
+        let default = param_default(at, p, &allowed)?;
+
         out.push(Param {
             name: name.clone(),
             define: define.clone(),
@@ -610,6 +617,74 @@ fn params(at: &At, raw: &Raw, toggles: &[Toggle]) -> Result<Vec<Param>, Manifest
         });
     }
     Ok(out)
+}
+
+/// The values a parameter admits: a flag's 0 and 1, a list, or a range.
+fn allowed_values(at: &At, p: &Spanned<RawParam>) -> Result<Allowed, ManifestError> {
+    let r = p.get_ref();
+    let name = r.name.get_ref();
+    Ok(if r.flag {
+        if r.values.is_some() || r.range.is_some() || r.multiple_of.is_some() {
+            return at.err(
+                p.span(),
+                format!("{name} is a flag: no values, range or multiple_of"),
+            );
+        }
+        Allowed::Values(vec![0, 1])
+    } else {
+        match (&r.values, &r.range) {
+            (Some(v), None) if !v.get_ref().is_empty() => {
+                if r.multiple_of.is_some() {
+                    return at.err(v.span(), "multiple_of goes with range, not values");
+                }
+                Allowed::Values(v.get_ref().clone())
+            }
+            (None, Some(range)) => {
+                let [min, max] = *range.get_ref();
+                let step = r.multiple_of.as_ref().map_or(1, |m| *m.get_ref());
+                if min > max || step == 0 {
+                    return at.err(
+                        range.span(),
+                        format!("range [{min}, {max}] with multiple_of {step} admits nothing"),
+                    );
+                }
+                Allowed::Range { min, max, step }
+            }
+            _ => {
+                return at.err(
+                    p.span(),
+                    format!("{name}: give values = [...] or range = [min, max] (one of them)"),
+                );
+            }
+        }
+    })
+}
+
+/// A parameter's default, which its allowed values must admit.
+fn param_default(at: &At, p: &Spanned<RawParam>, allowed: &Allowed) -> Result<u32, ManifestError> {
+    let r = p.get_ref();
+    let name = r.name.get_ref();
+    let default = match (&r.default, r.flag) {
+        (Some(d), true) if *d.get_ref() > 1 => {
+            return at.err(d.span(), format!("{name} is a flag: default 0 or 1"));
+        }
+        (Some(d), _) => *d.get_ref(),
+        (None, true) => 0,
+        (None, false) => {
+            return at.err(p.span(), format!("{name}: give a default value"));
+        }
+    };
+    if !allowed.admits(default) {
+        let span = r.default.as_ref().map_or(p.span(), |d| d.span());
+        return at.err(
+            span,
+            format!(
+                "{name}: default {default} is out of range ({})",
+                allowed.describe()
+            ),
+        );
+    }
+    Ok(default)
 }
 
 /// A rule's `{…}` parts must be TILE or expressions over the defines.

@@ -7,7 +7,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use crate::metrics::format::{bytes, fixed};
-use crate::model::state::first_error_line;
+use crate::model::state::{VariantState, first_error_line};
+use crate::session::event::{BuildFailure, BuildReport, MeasurementDone};
 use crate::ui::{state::UiState, theme};
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
@@ -18,12 +19,36 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             .render(inner, buf);
         return;
     };
-    let kv = |k: &str, v: String| {
-        vec![
-            Span::styled(format!("{k} "), theme::label()),
-            Span::styled(format!("{v}  "), theme::value()),
-        ]
-    };
+    let width = inner.width;
+    let mut lines = build_lines(s, width);
+    lines.extend(correctness_lines(s, width));
+    if let Some(m) = s
+        .shown(state.session.regime)
+        .and_then(|(_, r)| r.measurement.as_ref())
+    {
+        lines.extend(measurement_lines(m, width));
+    }
+    if let Some(c) = &s.counters {
+        counter_lines(c, inner.width as usize, &mut lines);
+    }
+    if let Some(f) = &s.build_failure {
+        lines.extend(failure_log(f));
+    }
+    // Lines are laid out by `flow`; only the compiler's log wraps.
+    Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .render(inner, buf);
+}
+
+fn kv(k: &str, v: String) -> Vec<Span<'static>> {
+    vec![
+        Span::styled(format!("{k} "), theme::label()),
+        Span::styled(format!("{v}  "), theme::value()),
+    ]
+}
+
+/// A failed build's first error, then what the build that runs reports.
+fn build_lines(s: &VariantState, width: u16) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     if let Some(f) = &s.build_failure {
         lines.push(Line::styled(
@@ -39,63 +64,74 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     }
     match &s.build {
         Some(b) if b.families.iter().any(|f| f == "cudnn") => {
-            // cuDNN's own kernel: no PTXAS report; what runs is its engine.
-            let mut groups: Vec<Vec<Span<'static>>> = b
-                .ptxas_log
-                .split(", ")
-                .map(|part| vec![Span::styled(format!("{part}  "), theme::value())])
-                .collect();
-            groups.push(vec![Span::styled(
-                format!(
-                    "graph built in {} ms{}",
-                    fixed(b.compile_ms, 0),
-                    if b.cached { " (cached)" } else { "" }
-                ),
-                theme::dim(),
-            )]);
-            lines.extend(super::flow(groups, inner.width));
+            lines.extend(super::flow(cudnn_groups(b), width));
         }
-        Some(b) => {
-            let spills = u64::from(b.spill_store_bytes) + u64::from(b.spill_load_bytes);
-            let fam = if b.families.is_empty() {
-                "scalar only".to_string()
-            } else {
-                b.families.join(" ")
-            };
-            let groups = vec![
-                kv("regs", b.registers.to_string()),
-                kv(
-                    "smem",
-                    bytes(f64::from(b.smem_static_bytes) + f64::from(b.smem_dynamic_bytes)),
-                ),
-                kv("stack", bytes(b.stack_bytes as f64)),
-                vec![
-                    Span::styled("spills ", theme::label()),
-                    Span::styled(
-                        format!("{}/{} B  ", b.spill_store_bytes, b.spill_load_bytes),
-                        if spills > 0 {
-                            theme::fail()
-                        } else {
-                            theme::value()
-                        },
-                    ),
-                ],
-                kv("PTX", fam),
-                kv("arch", b.arch.clone()),
-                vec![Span::styled(
-                    format!(
-                        "compiled in {} ms{}",
-                        fixed(b.compile_ms, 0),
-                        if b.cached { " (cache)" } else { "" }
-                    ),
-                    theme::dim(),
-                )],
-            ];
-            lines.extend(super::flow(groups, inner.width));
-        }
+        Some(b) => lines.extend(super::flow(ptxas_groups(b), width)),
         None if s.build_failure.is_none() => lines.push(Line::styled("building…", theme::dim())),
         None => {}
     }
+    lines
+}
+
+/// cuDNN's own kernel: no PTXAS report; what runs is its engine.
+fn cudnn_groups(b: &BuildReport) -> Vec<Vec<Span<'static>>> {
+    let mut groups: Vec<Vec<Span<'static>>> = b
+        .ptxas_log
+        .split(", ")
+        .map(|part| vec![Span::styled(format!("{part}  "), theme::value())])
+        .collect();
+    groups.push(vec![Span::styled(
+        format!(
+            "graph built in {} ms{}",
+            fixed(b.compile_ms, 0),
+            if b.cached { " (cached)" } else { "" }
+        ),
+        theme::dim(),
+    )]);
+    groups
+}
+
+/// PTXAS's resources, the instruction families and the compile time.
+fn ptxas_groups(b: &BuildReport) -> Vec<Vec<Span<'static>>> {
+    let spills = u64::from(b.spill_store_bytes) + u64::from(b.spill_load_bytes);
+    let fam = if b.families.is_empty() {
+        "scalar only".to_string()
+    } else {
+        b.families.join(" ")
+    };
+    vec![
+        kv("regs", b.registers.to_string()),
+        kv(
+            "smem",
+            bytes(f64::from(b.smem_static_bytes) + f64::from(b.smem_dynamic_bytes)),
+        ),
+        kv("stack", bytes(b.stack_bytes as f64)),
+        vec![
+            Span::styled("spills ", theme::label()),
+            Span::styled(
+                format!("{}/{} B  ", b.spill_store_bytes, b.spill_load_bytes),
+                if spills > 0 {
+                    theme::fail()
+                } else {
+                    theme::value()
+                },
+            ),
+        ],
+        kv("PTX", fam),
+        kv("arch", b.arch.clone()),
+        vec![Span::styled(
+            format!(
+                "compiled in {} ms{}",
+                fixed(b.compile_ms, 0),
+                if b.cached { " (cache)" } else { "" }
+            ),
+            theme::dim(),
+        )],
+    ]
+}
+
+/// The correctness verdict and its errors, or that there was no check yet.
+fn correctness_lines(s: &VariantState, width: u16) -> Vec<Line<'static>> {
     match &s.correctness {
         Some(c) => {
             let (verdict, style) = if c.pass {
@@ -124,56 +160,53 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             if !coverage.is_empty() {
                 groups.push(vec![Span::styled(coverage, theme::dim())]);
             }
-            lines.extend(super::flow(groups, inner.width));
+            super::flow(groups, width)
         }
-        None => lines.push(Line::styled("correct  not checked yet (o)", theme::dim())),
+        None => vec![Line::styled("correct  not checked yet (o)", theme::dim())],
     }
-    if let Some(m) = s
-        .shown(state.session.regime)
-        .and_then(|(_, r)| r.measurement.as_ref())
-    {
-        let overhead = m
-            .launch_overhead_us
-            .map(|us| format!("  launch {} µs host", fixed(us, 1)))
-            .unwrap_or_default();
-        let groups = vec![
-            vec![Span::styled(
-                format!(
-                    "{} samples in {} batches, {} s,  ",
-                    m.samples,
-                    m.batches,
-                    fixed(m.wall_s, 1)
-                ),
-                theme::dim(),
-            )],
-            vec![Span::styled(
-                format!("median {}  ", crate::metrics::format::median_interval(m)),
-                theme::dim(),
-            )],
-            vec![Span::styled(
-                format!("({}){overhead}", m.stop_reason.replace('_', " ")),
-                theme::dim(),
-            )],
-        ];
-        lines.extend(super::flow(groups, inner.width));
+}
+
+/// The measurement's noise: samples, batches, the median's interval and
+/// why it stopped.
+fn measurement_lines(m: &MeasurementDone, width: u16) -> Vec<Line<'static>> {
+    let overhead = m
+        .launch_overhead_us
+        .map(|us| format!("  launch {} µs host", fixed(us, 1)))
+        .unwrap_or_default();
+    let groups = vec![
+        vec![Span::styled(
+            format!(
+                "{} samples in {} batches, {} s,  ",
+                m.samples,
+                m.batches,
+                fixed(m.wall_s, 1)
+            ),
+            theme::dim(),
+        )],
+        vec![Span::styled(
+            format!("median {}  ", crate::metrics::format::median_interval(m)),
+            theme::dim(),
+        )],
+        vec![Span::styled(
+            format!("({}){overhead}", m.stop_reason.replace('_', " ")),
+            theme::dim(),
+        )],
+    ];
+    super::flow(groups, width)
+}
+
+/// The compiler log's first lines, errors marked.
+fn failure_log(f: &BuildFailure) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    for l in f.log.lines().filter(|l| !l.trim().is_empty()).take(6) {
+        let style = if l.contains("error") {
+            theme::error()
+        } else {
+            theme::dim()
+        };
+        lines.push(Line::styled(l.to_string(), style));
     }
-    if let Some(c) = &s.counters {
-        counter_lines(c, inner.width as usize, &mut lines);
-    }
-    if let Some(f) = &s.build_failure {
-        for l in f.log.lines().filter(|l| !l.trim().is_empty()).take(6) {
-            let style = if l.contains("error") {
-                theme::error()
-            } else {
-                theme::dim()
-            };
-            lines.push(Line::styled(l.to_string(), style));
-        }
-    }
-    // Lines are laid out by `flow`; only the compiler's log wraps.
-    Paragraph::new(lines)
-        .wrap(Wrap { trim: false })
-        .render(inner, buf);
+    lines
 }
 
 /// The counters under the build: a title, then `name value` pairs, two to a

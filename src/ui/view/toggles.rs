@@ -6,6 +6,8 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
+use crate::session::Variant;
+use crate::session::manifest::Manifest;
 use crate::ui::state::{Mode, UiState};
 use crate::ui::theme;
 
@@ -17,26 +19,40 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             .render(inner, buf);
         return;
     };
-    let switch = |on: bool, key: &str, name: &str| {
-        Line::from(vec![
-            Span::styled(
-                if on { " ■ " } else { " □ " },
-                if on { theme::on() } else { theme::off() },
-            ),
-            Span::styled(
-                format!("{name:<12}"),
-                if on { theme::value() } else { theme::label() },
-            ),
-            Span::styled(format!("[{key}]"), theme::dim()),
-        ])
-    };
-    let fit = |name: String| {
-        crate::metrics::format::fit_middle(&name, (inner.width as usize).saturating_sub(3))
-    };
-    // The kernel's own toggles, as its manifest names them (test-only ones
-    // only while on), then cuDNN.
+    let width = inner.width as usize;
     let v = key.variant;
     let manifest = state.kernel_variant().and_then(|k| k.manifest());
+    let switches = switches(v, manifest.as_deref());
+    let mut lines = vec![Line::styled(
+        format!(" {}", fit(key.variant.name(), width)),
+        theme::variant_name(),
+    )];
+    let switch_lines: Vec<Line> = switches
+        .iter()
+        .map(|(on, k, n)| switch_line(*on, k, n))
+        .collect();
+    let mut rest = tile_lines(v, manifest.as_deref(), width);
+    rest.push(shape_line(&key.shape, width));
+    rest.push(timing_line(state, width));
+    rest.extend(inputs_line(state));
+    rest.extend(slot_lines(state, width));
+    if 1 + switch_lines.len() + rest.len() <= inner.height as usize {
+        lines.extend(switch_lines);
+    } else {
+        lines.push(compact_switches(&switches));
+    }
+    lines.extend(rest);
+    Paragraph::new(lines).render(inner, buf);
+}
+
+/// A name cut in the middle to fit the panel beside its three-cell margin.
+fn fit(name: String, width: usize) -> String {
+    crate::metrics::format::fit_middle(&name, width.saturating_sub(3))
+}
+
+/// The kernel's own toggles, as its manifest names them (test-only ones
+/// only while on), then cuDNN: (on, key, label) each.
+fn switches(v: Variant, manifest: Option<&Manifest>) -> Vec<(bool, String, String)> {
     let mut switches: Vec<(bool, String, String)> = manifest
         .iter()
         .flat_map(|m| m.toggles.iter().enumerate())
@@ -50,16 +66,26 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         })
         .collect();
     switches.push((v.is_cudnn(), "d".into(), "cuDNN".into()));
-    let mut lines = vec![Line::styled(
-        format!(" {}", fit(key.variant.name())),
-        theme::variant_name(),
-    )];
-    let switch_lines: Vec<Line> = switches
-        .iter()
-        .map(|(on, k, n)| switch(*on, k, n))
-        .collect();
-    // One compact line of switches when the panel is short.
-    let compact = Line::from(
+    switches
+}
+
+fn switch_line(on: bool, key: &str, name: &str) -> Line<'static> {
+    Line::from(vec![
+        Span::styled(
+            if on { " ■ " } else { " □ " },
+            if on { theme::on() } else { theme::off() },
+        ),
+        Span::styled(
+            format!("{name:<12}"),
+            if on { theme::value() } else { theme::label() },
+        ),
+        Span::styled(format!("[{key}]"), theme::dim()),
+    ])
+}
+
+/// One compact line of switches when the panel is short.
+fn compact_switches(switches: &[(bool, String, String)]) -> Line<'static> {
+    Line::from(
         switches
             .iter()
             .flat_map(|(on, k, _)| {
@@ -72,12 +98,16 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
                 ]
             })
             .collect::<Vec<_>>(),
-    );
-    let mut rest = vec![Line::from(vec![
+    )
+}
+
+/// The tile line, then the flag parameters that are on.
+fn tile_lines(v: Variant, manifest: Option<&Manifest>, width: usize) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::from(vec![
         Span::styled(" tile  ", theme::label()),
         Span::styled(
             match &manifest {
-                Some(m) if !v.is_cudnn() => fit(tile_words(m, v.tile)),
+                Some(m) if !v.is_cudnn() => fit(tile_words(m, v.tile), width),
                 _ => "cuDNN's own".to_string(),
             },
             theme::value(),
@@ -99,22 +129,28 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             .map(|(l, _)| l.as_str())
             .collect::<Vec<_>>()
             .join(" ");
-        let shown = if names.chars().count() <= (inner.width as usize).saturating_sub(7) {
+        let shown = if names.chars().count() <= width.saturating_sub(7) {
             names
         } else {
-            fit(flags
-                .iter()
-                .map(|(_, t)| t.as_str())
-                .collect::<Vec<_>>()
-                .join(" "))
+            fit(
+                flags
+                    .iter()
+                    .map(|(_, t)| t.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                width,
+            )
         };
-        rest.push(Line::from(vec![
+        lines.push(Line::from(vec![
             Span::styled(" flags ", theme::label()),
             Span::styled(shown, theme::value()),
         ]));
     }
-    rest.push(shape_line(&key.shape, inner.width as usize));
-    let lines_ref = &mut rest;
+    lines
+}
+
+/// The timing regime, and L2 when it is not the regime's own.
+fn timing_line(state: &UiState, width: usize) -> Line<'static> {
     let regime = match &state.mode {
         Mode::Live { regime, .. } => crate::session::event::regime_name(Some(*regime)),
         Mode::Replay { .. } => crate::session::event::regime_name(state.session.regime),
@@ -128,16 +164,17 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         } => ", cold L2",
         _ => "",
     };
-    lines_ref.push(Line::from(vec![
+    Line::from(vec![
         Span::styled(" time  ", theme::label()),
         Span::styled(
-            crate::metrics::format::fit_middle(
-                &format!("{regime}{l2}"),
-                (inner.width as usize).saturating_sub(7),
-            ),
+            crate::metrics::format::fit_middle(&format!("{regime}{l2}"), width.saturating_sub(7)),
             theme::value(),
         ),
-    ]));
+    ])
+}
+
+/// The checks' input distributions, when known.
+fn inputs_line(state: &UiState) -> Option<Line<'static>> {
     // Live checks the chosen distribution and one that makes the softmax
     // rescale (gpu/executor.rs).
     let inputs = match &state.mode {
@@ -151,29 +188,29 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         ),
         Mode::Replay { .. } => state.session.inputs.map(|i| i.to_string()),
     };
-    if let Some(i) = inputs {
-        lines_ref.push(Line::from(vec![
+    inputs.map(|i| {
+        Line::from(vec![
             Span::styled(" check ", theme::label()),
             Span::styled(format!("{i} inputs"), theme::value()),
-        ]));
-    }
-    if let Mode::Live { slot_a, slot_b, .. } = &state.mode {
-        lines_ref.push(Line::from(vec![
+        ])
+    })
+}
+
+/// The A/B race's two slots, live only.
+fn slot_lines(state: &UiState, width: usize) -> Vec<Line<'static>> {
+    let Mode::Live { slot_a, slot_b, .. } = &state.mode else {
+        return Vec::new();
+    };
+    vec![
+        Line::from(vec![
             Span::styled(" A ", theme::label()),
-            Span::styled(fit(slot_a.name()), theme::dim()),
-        ]));
-        lines_ref.push(Line::from(vec![
+            Span::styled(fit(slot_a.name(), width), theme::dim()),
+        ]),
+        Line::from(vec![
             Span::styled(" B ", theme::label()),
-            Span::styled(fit(slot_b.name()), theme::dim()),
-        ]));
-    }
-    if 1 + switch_lines.len() + rest.len() <= inner.height as usize {
-        lines.extend(switch_lines);
-    } else {
-        lines.push(compact);
-    }
-    lines.extend(rest);
-    Paragraph::new(lines).render(inner, buf);
+            Span::styled(fit(slot_b.name(), width), theme::dim()),
+        ]),
+    ]
 }
 
 /// The shape, whole where the panel allows: with its label, else without
