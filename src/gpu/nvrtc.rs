@@ -26,7 +26,22 @@ macro_rules! bundled_parts {
 
 /// The bundled kernel's parts, by the names its `#include`s give them (a
 /// test holds this list to what kernels/ includes).
-pub const KERNEL_HEADERS: &[(&str, &str)] = &bundled_parts!();
+pub const KERNEL_HEADERS: &[(&str, &str)] = &bundled_parts!(
+    "attention/config.cuh",
+    "attention/primitives.cuh",
+    "attention/loads.cuh",
+    "attention/softmax.cuh",
+    "attention/tile_gemms.cuh",
+    "attention/tile_scheduler.cuh",
+    "attention/producer.cuh",
+    "attention/mainloop_pingpong.cuh",
+    "attention/mainloop_ws.cuh",
+    "attention/mainloop_pipelined.cuh",
+    "attention/mainloop_stagger.cuh",
+    "attention/mainloop_plain.cuh",
+    "attention/epilogue.cuh",
+    "attention/seed_path.cuh",
+);
 
 /// A CUDA source to build: its text, the file name NVRTC reports, the
 /// headers it includes (folder-relative names as written, and texts), and
