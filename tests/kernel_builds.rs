@@ -520,7 +520,7 @@ fn every_bundled_variant() -> Vec<(Variant, u32)> {
 /// run compiles only what changed: point XDG_CACHE_HOME at a scratch folder
 /// to keep them out of yours.
 #[test]
-#[ignore = "compares against an older source: ATTNSCOPE_SASS_BASELINE=/tmp/old.cu cargo test --release --test kernel_builds same_sass -- --ignored --nocapture"]
+#[ignore = "compares against the single file it was split from: git show 0109616:kernels/attention.cu >/tmp/old.cu; ATTNSCOPE_SASS_BASELINE=/tmp/old.cu cargo test --release --test kernel_builds same_sass -- --ignored --nocapture"]
 fn same_sass_as_the_baseline() {
     let path = std::env::var("ATTNSCOPE_SASS_BASELINE")
         .expect("ATTNSCOPE_SASS_BASELINE names the older single-file kernel");
