@@ -9,9 +9,10 @@
 //! as ignored with the command that makes them run; with
 //! ATTNSCOPE_REQUIRE_NVRTC=1 (CI) they always run and fail without NVRTC.
 
-use attnscope::gpu::nvrtc::{self, KERNEL_SOURCE, Program, defines};
+use attnscope::gpu::nvrtc::{self, Program, defines};
 use attnscope::gpu::{cubin, kernel_source};
 use attnscope::session::manifest::registry::{self, KernelId};
+use attnscope::session::manifest::sources;
 use attnscope::session::{Shape, Variant};
 use rayon::prelude::*;
 
@@ -226,6 +227,20 @@ fn every_kernels_matrix_compiles_clean_on_every_arch() {
     eprintln!("{} builds clean", jobs.len());
 }
 
+/// The bundled kernel with `from` replaced by `to` in every file, which must
+/// hold it somewhere.
+fn bundled_with(from: &str, to: &str) -> Program {
+    let mut p = Program::bundled();
+    let mut found = p.text.contains(from);
+    p.text = p.text.replace(from, to);
+    for (_, text) in &mut p.headers {
+        found |= text.contains(from);
+        *text = text.replace(from, to);
+    }
+    assert!(found, "no file of the bundled kernel holds {from}");
+    p
+}
+
 #[test]
 #[cfg_attr(
     attnscope_no_nvrtc,
@@ -237,10 +252,7 @@ fn a_wrong_entry_point_is_named() {
     }
     let bundled = Program::bundled();
     // The entry renamed: the cubin has no attention_fwd.
-    let renamed = Program {
-        text: KERNEL_SOURCE.replace("attention_fwd(", "attention_forward("),
-        ..bundled.clone()
-    };
+    let renamed = bundled_with("attention_fwd(", "attention_forward(");
     let b = nvrtc::compile(&renamed, &defines(&Variant::base(), 64), "sm_90").unwrap();
     let e = cubin::check_abi(&b.cubin, "attention_fwd").unwrap_err();
     assert!(
@@ -343,10 +355,7 @@ fn compile_errors_carry_the_log() {
     if !nvrtc_available() {
         return;
     }
-    let broken = Program {
-        text: KERNEL_SOURCE.replace("fetch_kv(sK,", "warp_maxx(sK,"),
-        ..Program::bundled()
-    };
+    let broken = bundled_with("fetch_kv(sK,", "warp_maxx(sK,");
     let err = nvrtc::compile(&broken, &defines(&Variant::base(), 64), "sm_90").unwrap_err();
     let text = err.to_string();
     assert!(
@@ -406,5 +415,201 @@ fn the_no_gpu_advice_of_new_builds_the_starter() {
     assert!(
         text.contains("registers") || text.contains("regs"),
         "{text}"
+    );
+}
+
+/// The bundled kernel's embedded parts are exactly what kernels/attention.cu
+/// reaches by its includes: a part added on disk but not to the binary's
+/// list would build here and fail in the field.
+#[test]
+fn the_bundled_parts_are_what_the_source_includes() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
+    let on_disk = sources::read_folder(&dir, "attention.cu").expect("kernels/ reads");
+    let bundled = Program::bundled();
+    let mut embedded = vec![(bundled.file.clone(), bundled.text.clone())];
+    embedded.extend(bundled.headers.iter().cloned());
+    let names = |f: &[(String, String)]| f.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&embedded), names(&on_disk));
+    assert!(
+        embedded == on_disk,
+        "an embedded part differs from its file"
+    );
+}
+
+/// A kernel folder of several files: the manifest's source includes a header
+/// of a subfolder, which builds (in memory, as a remote worker would) and is
+/// sent in the hello; a missing include is one error naming file:line.
+#[test]
+#[cfg_attr(
+    attnscope_no_nvrtc,
+    ignore = "needs NVRTC: `pip install --target .pydeps nvidia-cuda-nvrtc==13.0.* nvidia-cuda-runtime==13.0.* nvidia-cuda-crt==13.0.*` then ATTNSCOPE_PIP_SITE=$PWD/.pydeps cargo test --release (what .ci/run does)"
+)]
+fn a_kernel_of_several_files_builds() {
+    if !nvrtc_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("parts_kernel");
+    attnscope::headless::write_starter(&dir, "split").unwrap();
+    let main = std::fs::read_to_string(dir.join("split.cu")).unwrap();
+    let at = main
+        .find("extern \"C\" __global__")
+        .expect("the starter's entry");
+    std::fs::create_dir(dir.join("inc")).unwrap();
+    std::fs::write(dir.join("inc/defs.cuh"), &main[..at]).unwrap();
+    let split = format!("#include \"inc/defs.cuh\"\n{}", &main[at..]);
+    std::fs::write(dir.join("split.cu"), &split).unwrap();
+    let id = registry::load_dir(&dir, false).expect("the folder loads");
+    let program = kernel_source::program(id).unwrap();
+    assert_eq!(
+        program.headers,
+        [("inc/defs.cuh".to_string(), main[..at].to_string())]
+    );
+    let v = Variant::paths_of(id)[0];
+    let b = nvrtc::compile(&program, &defines(&v, 64), "sm_80").unwrap();
+    cubin::check_abi(&b.cubin, &program.entry).unwrap();
+    let hello = attnscope::session::protocol::KernelFiles::read("p", &dir).unwrap();
+    assert_eq!(
+        (hello.source, hello.headers),
+        (split.clone(), program.headers.clone())
+    );
+
+    std::fs::write(
+        dir.join("split.cu"),
+        format!("// a comment\n#include \"inc/gone.cuh\"\n{split}"),
+    )
+    .unwrap();
+    let e = registry::load_dir(&dir, false).unwrap_err();
+    assert!(
+        e.starts_with("split.cu:2: #include \"inc/gone.cuh\": no such file in the kernel folder")
+            && e.contains("parts_kernel"),
+        "{e}"
+    );
+}
+
+/// Every variant the bundled kernel's manifest lists, at every head
+/// dimension: each tile `t` cycles through for each toggle combination, and
+/// each planted bug where it is planted.
+fn every_bundled_variant() -> Vec<(Variant, u32)> {
+    let m = registry::manifest(KernelId::BUNDLED);
+    let mut out = Vec::new();
+    for &d in &m.head_dims {
+        for path in Variant::paths_of(KernelId::BUNDLED) {
+            out.extend(path.cycle_tiles(Some(90)).into_iter().map(|t| (t, d)));
+        }
+    }
+    out.extend(
+        matrix(KernelId::BUNDLED)
+            .into_iter()
+            .flat_map(|(v, _)| m.head_dims.iter().map(move |&d| (v, d))),
+    );
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The bundled kernel split into parts compiles to the same code as the one
+/// file it was (issue 36): every variant of `every_bundled_variant` for
+/// sm_90 (sm_90a for wgmma tiles) and, where it runs there, sm_80, from the
+/// file at $ATTNSCOPE_SASS_BASELINE (the output of `git show
+/// 0109616:kernels/attention.cu`) and from the parts; the cubins' code sections
+/// (`cubin::code_sections`: SASS, its .nv.info and constants; -lineinfo
+/// makes the debug sections differ) must match byte for byte. Prints how
+/// many it compared; fails naming every variant that differs. Builds go
+/// through the cubin disk cache (keyed by every file's text), so a second
+/// run compiles only what changed: point XDG_CACHE_HOME at a scratch folder
+/// to keep them out of yours.
+#[test]
+#[ignore = "compares against the single file it was split from: git show 0109616:kernels/attention.cu >/tmp/old.cu; ATTNSCOPE_SASS_BASELINE=/tmp/old.cu cargo test --release --test kernel_builds same_sass -- --ignored --nocapture"]
+fn same_sass_as_the_baseline() {
+    let path = std::env::var("ATTNSCOPE_SASS_BASELINE")
+        .expect("ATTNSCOPE_SASS_BASELINE names the older single-file kernel");
+    assert!(nvrtc_available(), "NVRTC is needed");
+    let new = Program::bundled();
+    let old = Program {
+        text: std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}")),
+        headers: Vec::new(),
+        ..new.clone()
+    };
+    let (old, new) = (nvrtc::Builder::new(old), nvrtc::Builder::new(new));
+    // Only the variants whose name holds this text (a quicker look while a
+    // split is worked on; the check itself runs them all).
+    let only = std::env::var("ATTNSCOPE_SASS_ONLY").unwrap_or_default();
+    let mut jobs = Vec::new();
+    for (v, d) in every_bundled_variant() {
+        if !v.to_string().contains(&only) {
+            continue;
+        }
+        for arch in ["sm_90", "sm_80"] {
+            match nvrtc::target_arch(&v, arch) {
+                Ok(target) if arch == "sm_90" || target == arch => jobs.push((v, d, arch)),
+                _ => {}
+            }
+        }
+    }
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let outcome: Vec<Result<(), String>> = jobs
+        .par_iter()
+        .map(|(v, d, arch)| {
+            let shape = Shape {
+                d: *d,
+                ..Shape::MISSION
+            };
+            let build = |b: &nvrtc::Builder| {
+                b.build(v, &shape, arch)
+                    .map_err(|e| format!("{v} D={d} {arch}: {e}"))
+            };
+            let (a, b) = (build(&old)?, build(&new)?);
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            if n.is_multiple_of(50) {
+                eprintln!("same_sass: {n} of {} compared", jobs.len());
+            }
+            let (ca, cb) = (
+                cubin::code_sections(&a.cubin),
+                cubin::code_sections(&b.cubin),
+            );
+            match (ca, cb) {
+                (Some(ca), Some(cb)) if ca == cb => Ok(()),
+                (Some(ca), Some(cb)) => {
+                    let differ: Vec<&str> = ca
+                        .iter()
+                        .zip(&cb)
+                        .filter(|(x, y)| x != y)
+                        .map(|(x, _)| x.0.as_str())
+                        .collect();
+                    Err(format!(
+                        "{v} D={d} {}: differs in {differ:?} (sections {} vs {})",
+                        a.arch,
+                        ca.len(),
+                        cb.len()
+                    ))
+                }
+                _ => Err(format!("{v} D={d} {arch}: a cubin did not parse")),
+            }
+        })
+        .collect();
+    let differ: Vec<&String> = outcome.iter().filter_map(|r| r.as_ref().err()).collect();
+    eprintln!(
+        "same_sass: {} builds compared ({} variant and head-dim pairs{}; sm_90, and sm_80 where they run), {} identical, {} differ",
+        jobs.len(),
+        every_bundled_variant().len(),
+        if only.is_empty() {
+            String::new()
+        } else {
+            format!(", those naming {only:?}")
+        },
+        jobs.len() - differ.len(),
+        differ.len()
+    );
+    assert!(
+        differ.is_empty(),
+        "{} of {} builds differ from {path}:\n{}",
+        differ.len(),
+        jobs.len(),
+        differ
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }

@@ -118,22 +118,37 @@ fn no_run_folders_logs_or_kernel_copies_in_the_tree() {
         logs.is_empty(),
         "logs or run archives in the tree: {logs:?}"
     );
-    // A CUDA source is either a kernel folder's (a manifest beside it) or one of the bundled
-    // kernel's helpers in kernels/; a copy of a kernel kept from an experiment is neither.
+    // A CUDA source is a kernel folder's (a manifest beside it), one of the bundled kernel's
+    // helpers in kernels/, or a header a folder's source includes (in the folder or a subfolder
+    // of it); a copy of a kernel kept from an experiment is none of them.
+    let has_manifest = |dir: &Path| {
+        std::fs::read_dir(root().join(dir))
+            .map(|rd| {
+                rd.flatten()
+                    .any(|e| e.path().extension().is_some_and(|x| x == "toml"))
+            })
+            .unwrap_or(false)
+    };
     for p in files
         .iter()
         .filter(|p| p.ends_with(".cu") || p.ends_with(".cuh"))
     {
         let dir = Path::new(p).parent().unwrap_or(Path::new(""));
-        let has_manifest = std::fs::read_dir(root().join(dir))
-            .map(|rd| {
-                rd.flatten()
-                    .any(|e| e.path().extension().is_some_and(|x| x == "toml"))
-            })
-            .unwrap_or(false);
+        if has_manifest(dir) {
+            continue;
+        }
+        let folder = dir.ancestors().skip(1).find(|d| has_manifest(d));
+        let included = folder.is_some_and(|f| {
+            let m = attnscope::session::manifest::registry::read_manifest(&root().join(f));
+            let files = m.and_then(|m| {
+                attnscope::session::manifest::sources::read_folder(&root().join(f), &m.source)
+            });
+            let name = Path::new(p).strip_prefix(f).unwrap_or(Path::new(p));
+            files.is_ok_and(|fs| fs.iter().any(|(n, _)| Path::new(n) == name))
+        });
         assert!(
-            has_manifest,
-            "{p}: a CUDA source outside a kernel folder (no manifest beside it); an experiment's copy belongs in the run archive"
+            included,
+            "{p}: a CUDA source outside a kernel folder (no manifest beside it, and no kernel's source includes it); an experiment's copy belongs in the run archive"
         );
     }
 }

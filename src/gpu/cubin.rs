@@ -75,6 +75,32 @@ pub fn read_u32_symbol(cubin: &[u8], name: &str) -> Option<u32> {
     None
 }
 
+/// The sections that hold the code and what the driver reads with it
+/// (`.text.*`, `.nv.info*`, `.nv.constant*`), by name, in file order:
+/// two builds of one kernel with the same of these run the same. Debug
+/// sections (-lineinfo) are left out: they name source files and lines.
+pub fn code_sections(b: &[u8]) -> Option<Vec<(String, &[u8])>> {
+    const SHT_NOBITS: u32 = 8;
+    let secs = sections(b)?;
+    let names = secs.get(u16_at(b, 0x3E)? as usize)?;
+    let table = b.get(names.offset..names.offset.checked_add(names.size)?)?;
+    let mut out = Vec::new();
+    for s in &secs {
+        let rest = table.get(s.name..)?;
+        let name = String::from_utf8_lossy(&rest[..rest.iter().position(|&c| c == 0)?]);
+        let code = [".text.", ".nv.info", ".nv.constant"]
+            .iter()
+            .any(|p| name.starts_with(p));
+        if code && s.kind != SHT_NOBITS {
+            out.push((
+                name.into_owned(),
+                b.get(s.offset..s.offset.checked_add(s.size)?)?,
+            ));
+        }
+    }
+    Some(out)
+}
+
 /// The bytes of the section called `name`, if the cubin has one.
 fn section<'a>(b: &'a [u8], name: &str) -> Option<&'a [u8]> {
     let secs = sections(b)?;

@@ -252,9 +252,9 @@ impl Worker {
             Command::StopRace => false,
             Command::Reload {
                 kernel,
-                source,
+                sources,
                 manifest,
-            } => self.reload(&kernel, source, manifest, emit),
+            } => self.reload(&kernel, sources, manifest, emit),
             Command::Shutdown => false,
         }
     }
@@ -369,7 +369,7 @@ impl Worker {
     fn reload(
         &mut self,
         label: &str,
-        source: String,
+        sources: Vec<(String, String)>,
         manifest: Option<String>,
         emit: &mut impl FnMut(Stamped) -> bool,
     ) -> bool {
@@ -406,11 +406,7 @@ impl Worker {
             None => old,
         };
         let m = registry::manifest(kernel);
-        let program = super::nvrtc::Program {
-            text: source,
-            file: m.source.clone(),
-            entry: m.entry.clone(),
-        };
+        let program = super::nvrtc::Program::from_files(sources, &m.entry);
         super::cupti_timer::register_entry(&program.entry);
         let previous = self.engine.swap_source(kernel, program);
         let Some((variant, shape)) = self.current else {

@@ -18,12 +18,39 @@ use crate::session::{Shape, Variant};
 
 pub const KERNEL_SOURCE: &str = include_str!("../../kernels/attention.cu");
 
-/// A CUDA source to build: its text, the file name NVRTC reports, and the
-/// entry point whose PTXAS report is read.
+macro_rules! bundled_parts {
+    ($($name:literal),* $(,)?) => {
+        [$(($name, include_str!(concat!("../../kernels/", $name)))),*]
+    };
+}
+
+/// The bundled kernel's parts, by the names its `#include`s give them (a
+/// test holds this list to what kernels/ includes).
+pub const KERNEL_HEADERS: &[(&str, &str)] = &bundled_parts!(
+    "attention/config.cuh",
+    "attention/primitives.cuh",
+    "attention/loads.cuh",
+    "attention/softmax.cuh",
+    "attention/tile_gemms.cuh",
+    "attention/tile_scheduler.cuh",
+    "attention/producer.cuh",
+    "attention/mainloop_pingpong.cuh",
+    "attention/mainloop_ws.cuh",
+    "attention/mainloop_pipelined.cuh",
+    "attention/mainloop_stagger.cuh",
+    "attention/mainloop_plain.cuh",
+    "attention/epilogue.cuh",
+    "attention/seed_path.cuh",
+);
+
+/// A CUDA source to build: its text, the file name NVRTC reports, the
+/// headers it includes (folder-relative names as written, and texts), and
+/// the entry point whose PTXAS report is read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Program {
     pub text: String,
     pub file: String,
+    pub headers: Vec<(String, String)>,
     pub entry: String,
 }
 
@@ -34,7 +61,39 @@ impl Program {
         Program {
             text: KERNEL_SOURCE.to_string(),
             file: m.source.clone(),
+            headers: KERNEL_HEADERS
+                .iter()
+                .map(|(n, t)| (n.to_string(), t.to_string()))
+                .collect(),
             entry: m.entry.clone(),
+        }
+    }
+
+    /// A folder's files as `sources::follow` lists them (main first).
+    pub fn from_files(mut files: Vec<(String, String)>, entry: &str) -> Program {
+        let (file, text) = if files.is_empty() {
+            Default::default()
+        } else {
+            files.remove(0)
+        };
+        Program {
+            text,
+            file,
+            headers: files,
+            entry: entry.to_string(),
+        }
+    }
+
+    /// Every file's text under its name, the main source's first: what the
+    /// source hash and the cache key read. A single-file kernel hashes its
+    /// text alone, as before headers, so its recorded hashes still match.
+    fn hash_into(&self, h: &mut Sha256) {
+        h.update(self.text.as_bytes());
+        for (name, text) in &self.headers {
+            h.update([0]);
+            h.update(name.as_bytes());
+            h.update([0]);
+            h.update(text.as_bytes());
         }
     }
 
@@ -43,6 +102,7 @@ impl Program {
         Program {
             text: text.to_string(),
             file: file.to_string(),
+            headers: Vec::new(),
             entry: entry.to_string(),
         }
     }
@@ -165,13 +225,15 @@ impl Builder {
     }
 
     pub fn source_hash(&self) -> String {
-        hex(&Sha256::digest(self.program.text.as_bytes()))[..16].to_string()
+        let mut h = Sha256::new();
+        self.program.hash_into(&mut h);
+        hex(&h.finalize())[..16].to_string()
     }
 
     fn key(&self, defines: &[String], arch: &str) -> Result<String, BuildError> {
         let (major, minor) = nvrtc_version()?;
         let mut h = Sha256::new();
-        h.update(self.program.text.as_bytes());
+        self.program.hash_into(&mut h);
         h.update(self.program.entry.as_bytes());
         for d in defines {
             h.update(d.as_bytes());
@@ -257,12 +319,7 @@ pub fn compile(program: &Program, defines: &[String], arch: &str) -> Result<Buil
     for dir in include_dirs() {
         opts.push(format!("--include-path={}", dir.display()));
     }
-    let src = CString::new(program.text.as_str())
-        .map_err(|_| BuildError::Nvrtc("kernel source contains a NUL byte".into()))?;
-    let name = CString::new(program.file.as_str())
-        .map_err(|_| BuildError::Nvrtc("kernel file name contains a NUL byte".into()))?;
-    let prog = result::create_program(&src, Some(&name))
-        .map_err(|e| BuildError::Nvrtc(format!("{e:?}")))?;
+    let prog = create_program(program)?;
     // SAFETY: `prog` is a live program until destroy_program below.
     let outcome = unsafe { result::compile_program(prog, &opts) };
     let log = unsafe { result::get_program_log(prog) }
@@ -301,6 +358,43 @@ pub fn compile(program: &Program, defines: &[String], arch: &str) -> Result<Buil
         cached: false,
         report_missing: report.is_none(),
     })
+}
+
+/// An NVRTC program of the main source, its headers handed over in memory
+/// under the names the `#include`s write (a remote worker and the bundled
+/// kernel have no folder NVRTC could search).
+fn create_program(program: &Program) -> Result<sys::nvrtcProgram, BuildError> {
+    let c = |s: &str, what: &str| {
+        CString::new(s).map_err(|_| BuildError::Nvrtc(format!("{what} contains a NUL byte")))
+    };
+    let src = c(&program.text, "kernel source")?;
+    let name = c(&program.file, "kernel file name")?;
+    let mut texts = Vec::with_capacity(program.headers.len());
+    let mut names = Vec::with_capacity(program.headers.len());
+    for (n, t) in &program.headers {
+        names.push(c(n, "a header's name")?);
+        texts.push(c(t, n)?);
+    }
+    let text_ptrs: Vec<*const std::ffi::c_char> = texts.iter().map(|t| t.as_ptr()).collect();
+    let name_ptrs: Vec<*const std::ffi::c_char> = names.iter().map(|n| n.as_ptr()).collect();
+    let mut prog = std::mem::MaybeUninit::uninit();
+    // SAFETY: libnvrtc is loaded (the caller ensured it); every pointer is a
+    // NUL-terminated string alive until NVRTC has copied it, during the call.
+    let rc = unsafe {
+        sys::nvrtcCreateProgram(
+            prog.as_mut_ptr(),
+            src.as_ptr(),
+            name.as_ptr(),
+            text_ptrs.len() as std::ffi::c_int,
+            text_ptrs.as_ptr(),
+            name_ptrs.as_ptr(),
+        )
+    };
+    if rc != sys::nvrtcResult::NVRTC_SUCCESS {
+        return Err(BuildError::Nvrtc(format!("nvrtcCreateProgram: {rc:?}")));
+    }
+    // SAFETY: written by the successful call above.
+    Ok(unsafe { prog.assume_init() })
 }
 
 unsafe fn get_cubin(prog: sys::nvrtcProgram) -> Result<Vec<u8>, BuildError> {

@@ -41,7 +41,9 @@ pub enum Command {
     Reload {
         /// The kernel's label ("" for the primary kernel).
         kernel: String,
-        source: String,
+        /// `[file, text]` of the main source, then of each header it
+        /// includes (manifest/sources.rs).
+        sources: Vec<(String, String)>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         manifest: Option<String>,
     },

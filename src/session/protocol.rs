@@ -100,6 +100,9 @@ pub struct KernelFiles {
     /// The source's file name (the manifest's `source`) and text.
     pub source_file: String,
     pub source: String,
+    /// `[file, text]` of each header the source includes (manifest/sources.rs).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<(String, String)>,
 }
 
 impl KernelFiles {
@@ -124,9 +127,8 @@ impl KernelFiles {
                 parsed.source
             ));
         }
-        let source_path = dir.join(&parsed.source);
-        let source = std::fs::read_to_string(&source_path)
-            .map_err(|e| format!("cannot read {}: {e}", source_path.display()))?;
+        let mut headers = super::manifest::sources::read_folder(dir, &parsed.source)?;
+        let (_, source) = headers.remove(0);
         let canonical = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
         Ok(KernelFiles {
             label: label.into(),
@@ -138,6 +140,7 @@ impl KernelFiles {
             manifest: parsed.text.clone(),
             source_file: parsed.source.clone(),
             source,
+            headers,
         })
     }
 }

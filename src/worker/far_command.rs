@@ -158,7 +158,9 @@ impl Scratch {
     /// name, so labels taken from it agree).
     fn write_kernel(&self, i: usize, k: &KernelFiles) -> Result<PathBuf, String> {
         let dir = self.0.join(format!("k{i}")).join(inside(&k.folder));
-        for (file, text) in [(&k.manifest_file, &k.manifest), (&k.source_file, &k.source)] {
+        let files = [(&k.manifest_file, &k.manifest), (&k.source_file, &k.source)];
+        let headers = k.headers.iter().map(|(f, t)| (f, t));
+        for (file, text) in files.into_iter().chain(headers) {
             let path = dir.join(inside(file));
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent)

@@ -152,6 +152,7 @@ fn serve_commands(args: WorkerConfig, started: Instant, out: Arc<Link>) -> i32 {
         let program = crate::gpu::nvrtc::Program {
             text: k.source.clone(),
             file: m.source.clone(),
+            headers: k.headers.clone(),
             entry: m.entry.clone(),
         };
         crate::gpu::cupti_timer::register_entry(&program.entry);

@@ -98,6 +98,7 @@ fn to_worker_lines(rng: &mut Rng) -> Vec<String> {
         manifest: std::fs::read_to_string(root.join("examples/rowwarp/rowwarp.toml")).unwrap(),
         source_file: "rowwarp.cu".into(),
         source: "__global__ void attention_fwd() {}".into(),
+        headers: Vec::new(),
     };
     let setup = Setup {
         telemetry_hz: 10.0,
@@ -135,7 +136,10 @@ fn to_worker_lines(rng: &mut Rng) -> Vec<String> {
         Command::Shutdown,
         Command::Reload {
             kernel: String::new(),
-            source: "// edited".into(),
+            sources: vec![
+                ("rowwarp.cu".into(), "#include \"part.cuh\"\n".into()),
+                ("part.cuh".into(), "// edited".into()),
+            ],
             manifest: None,
         },
     ];

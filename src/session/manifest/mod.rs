@@ -8,6 +8,7 @@ pub mod expr;
 mod load;
 mod raw;
 pub mod registry;
+pub mod sources;
 mod tile;
 
 use std::collections::BTreeMap;

@@ -251,6 +251,7 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, String> {
             source.display()
         ));
     }
+    super::sources::read_folder(dir, &m.source)?;
     Ok(m)
 }
 

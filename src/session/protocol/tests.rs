@@ -44,13 +44,19 @@ fn the_dashboards_hello_carries_the_setup() {
         }),
         kernels: vec![KernelFiles {
             label: "mine".into(),
-            source: "__global__ void k() {}\n".into(),
+            source: "#include \"parts/a.cuh\"\n__global__ void k() {}\n".into(),
+            headers: vec![("parts/a.cuh".into(), "// a\n".into())],
             ..KernelFiles::default()
         }],
         ..Setup::default()
     };
     let line = hello_line(&Hello::new(Some(setup.clone())));
     assert_eq!(parse_hello(&line).unwrap().setup, Some(setup));
+    // A hello from before headers (no field) reads as a kernel without any.
+    let old = line.replace(",\"headers\":[[\"parts/a.cuh\",\"// a\\n\"]]", "");
+    assert_ne!(old, line);
+    let k = &parse_hello(&old).unwrap().setup.unwrap().kernels[0];
+    assert!(k.headers.is_empty());
     let e = parse_hello("{\"command\":\"shutdown\"}").unwrap_err();
     assert!(e.contains("not a hello"), "{e}");
 }

@@ -1,0 +1,118 @@
+// Global to shared memory by the consumer threads themselves: one tile's
+// rows by cp.async (USE_CP_ASYNC) or plain 16-byte loads, and the K/V
+// staging of the schedules without a producer warpgroup (prefetch before
+// the loop, fetch each tile). The producer warpgroup's loads are in
+// producer.cuh.
+
+// Copies rows [row0, row0 + ROWS) of one head's Q, K or V into a tile,
+// zero-filling rows at or past S so partial tiles read zeros, never memory
+// outside the tensor.
+// The trip count is a compile-time constant so the loop unrolls into straight
+// copies with constant offsets (a runtime-bounded loop cost ~15 instructions
+// per 16 bytes on sm_90, a fifth of the mma path's instructions).
+// Whole tiles (all but a ragged last one) take the first branch, where every
+// address is the thread's base plus a constant: one instruction per 16 bytes.
+// SWZ writes the wgmma layout (KV_SWIZZLE): a pass covers a multiple of 8
+// rows, so a thread's swizzled chunk is the same on every pass.
+// NT threads load (tid: this one's index among them); a swizzled tile's
+// column blocks hold TILE_ROWS rows (a split group fills its BLOCK_N rows of
+// a stage's KV_ROWS, from the stage's row key_off on).
+template <int ROWS, bool SWZ = false, int NT = CONSUMER_THREADS, int TILE_ROWS = ROWS>
+__device__ __forceinline__ void load_rows(half* tile, const half* __restrict__ src, int row0, int S,
+                                          unsigned tid = threadIdx.x) {
+    constexpr int VEC_PER_ROW = HEAD_DIM / 8;  // 16-byte vectors
+    constexpr int VECS = ROWS * VEC_PER_ROW;
+    // The consumers load (with WS the producer warpgroup has its own loader).
+    constexpr int ROW_STEP = NT / VEC_PER_ROW;  // rows one pass of the block covers
+    constexpr int LD = SWZ ? 64 : LDH;          // halves from one row to the next
+    static_assert(NT % VEC_PER_ROW == 0, "a pass of the block covers whole rows");
+    static_assert(!SWZ || ROW_STEP % 8 == 0, "a swizzled pass covers whole 8-row blocks");
+    const int r0 = tid / VEC_PER_ROW;
+    const int cv = tid % VEC_PER_ROW;
+    const int c = cv * 8;
+    const half* base = src + ((size_t)row0 + r0) * HEAD_DIM + c;
+    half* sbase = SWZ ? swizzled<TILE_ROWS>(tile, r0, cv) : tile + r0 * LDH + c;
+    if (row0 + ROWS <= S) {
+#pragma unroll
+        for (int j = 0; j < (VECS + NT - 1) / NT; ++j) {
+            if (VECS % NT != 0 && r0 + j * ROW_STEP >= ROWS) break;
+            const half* g = base + j * ROW_STEP * HEAD_DIM;
+            half* s = sbase + j * ROW_STEP * LD;
+            if constexpr (cfg::cp_async)
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(s)), "l"(g));
+            else
+                *reinterpret_cast<uint4*>(s) = *reinterpret_cast<const uint4*>(g);
+        }
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < (VECS + NT - 1) / NT; ++j) {
+        const int r = r0 + j * ROW_STEP;
+        if (VECS % NT != 0 && r >= ROWS) break;
+        const bool valid = row0 + r < S;
+        const half* g = valid ? base + j * ROW_STEP * HEAD_DIM : src;
+        half* s = sbase + j * ROW_STEP * LD;
+        if constexpr (cfg::cp_async)
+            // src-size 0 makes cp.async write 16 zero bytes and read nothing.
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(s)), "l"(g),
+                         "r"(valid ? 16 : 0));
+        else
+            *reinterpret_cast<uint4*>(s) = valid ? *reinterpret_cast<const uint4*>(g) : make_uint4(0, 0, 0, 0);
+    }
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+    if constexpr (cfg::cp_async) asm volatile("cp.async.commit_group;\n" ::);
+}
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+    if constexpr (cfg::cp_async) asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void load_kv(half* sK, half* sV, const half* __restrict__ Kh,
+                                        const half* __restrict__ Vh, int t, int S) {
+    const int stage = t % KV_STAGES;
+    load_rows<KV_ROWS, KV_SWIZZLE>(sK + stage * KV_TILE_HALVES, Kh, t * KV_ROWS, S);
+    load_rows<KV_ROWS, KV_SWIZZLE>(sV + stage * KV_TILE_HALVES, Vh, t * KV_ROWS, S);
+}
+
+// wgmma reads shared memory through the async proxy: what this thread's
+// cp.async (or stores) wrote must be made visible to it before the barrier.
+__device__ __forceinline__ void kv_visible_to_wgmma() {
+    if constexpr (cfg::wgmma) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// With three stages, tile 1 also goes out before the loop (tile 0 goes with
+// Q), one commit group per tile.
+__device__ __forceinline__ void prefetch_kv(half* sK, half* sV, const half* __restrict__ Kh,
+                                            const half* __restrict__ Vh, int n_tiles, int S) {
+    if constexpr (cfg::cp_async && cfg::stages > 2) {
+#pragma unroll
+        for (int t = 1; t < STAGES - 1; ++t) {
+            if (t < n_tiles) load_kv(sK, sV, Kh, Vh, t, S);
+            cp_async_commit();
+        }
+    }
+}
+
+// Makes K/V tile t resident in stage t % KV_STAGES; multi-buffered, it also
+// starts tile t + STAGES - 1. The caller syncs the block after this and again
+// before a stage is refilled.
+__device__ __forceinline__ void fetch_kv(half* sK, half* sV, const half* __restrict__ Kh,
+                                         const half* __restrict__ Vh, int t, int n_tiles, int S) {
+    if constexpr (cfg::cp_async && cfg::stages >= 2) {
+        if (t + STAGES - 1 < n_tiles) load_kv(sK, sV, Kh, Vh, t + STAGES - 1, S);
+        // Committed even when empty, so STAGES - 1 groups always follow tile t's.
+        cp_async_commit();
+        cp_async_wait<STAGES - 1>();
+    } else {
+        // One stage: tile t replaces tile t-1 once every warp is done with it.
+        if (t > 0) {
+            load_kv(sK, sV, Kh, Vh, t, S);
+            cp_async_commit();
+        }
+        cp_async_wait<0>();
+    }
+    kv_visible_to_wgmma();
+}
