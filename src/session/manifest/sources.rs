@@ -120,7 +120,7 @@ pub fn follow(
         )
     } else {
         format!(
-            "{from}:{line}: #include \"{name}\": no such file in the kernel folder {folder} ({}; quoted includes name a file by its path from the folder)",
+            "{from}:{line}: #include \"{name}\": no such file in the kernel folder {folder} ({}; quoted includes name a file by its path from the folder; a toolkit header goes in angle brackets, #include <{name}>)",
             u.error
         )
     })
