@@ -91,7 +91,7 @@ pub fn run(
                 match msg {
                     UiMsg::Stream(stamped) => put(&mut outlets.events, &stamped, &mut state),
                     UiMsg::Key(key) => {
-                        if handle_key(&mut state, &key, &mut outlets)? {
+                        if handle_key(&mut state, &key, &mut outlets) {
                             return Ok(());
                         }
                     }
@@ -162,16 +162,16 @@ impl Fold for UiState {
 }
 
 /// Returns true when the user asked to quit.
-fn handle_key(state: &mut UiState, key: &KeyEvent, outlets: &mut Outlets) -> anyhow::Result<bool> {
+fn handle_key(state: &mut UiState, key: &KeyEvent, outlets: &mut Outlets) -> bool {
     let Some(action) = keymap::dispatch(key, &state.contexts(), &state.key_table()) else {
         if let crossterm::event::KeyCode::Char(c) = key.code {
             state.unbound_key(&c.to_string());
         }
-        return Ok(false);
+        return false;
     };
     for effect in state.handle(action) {
         match effect {
-            Effect::Quit => return Ok(true),
+            Effect::Quit => return true,
             Effect::Worker(cmd) => {
                 if let Some(w) = &outlets.worker
                     && w.send(cmd).is_err()
@@ -200,7 +200,7 @@ fn handle_key(state: &mut UiState, key: &KeyEvent, outlets: &mut Outlets) -> any
             }
         }
     }
-    Ok(false)
+    false
 }
 
 fn toggle_recording(state: &mut UiState, outlets: &mut Outlets) {
