@@ -24,21 +24,16 @@ use crate::worker::link::{self, Incoming, Place};
 const FAR_SWEEP_OUT: &str = "out.jsonl";
 
 pub fn bench(args: BenchArgs) -> i32 {
-    let place = args.remote.place();
-    let record = args.record.clone();
-    run(place, job("bench", &args), record)
+    run(args.remote.place(), "bench", &args, args.record.clone())
 }
 
 pub fn ab(args: AbArgs) -> i32 {
-    let place = args.remote.place();
-    let record = args.record.clone();
-    run(place, job("ab", &args), record)
+    run(args.remote.place(), "ab", &args, args.record.clone())
 }
 
 pub fn sweep(mut args: SweepArgs) -> i32 {
-    let place = args.remote.place();
     let record = std::mem::replace(&mut args.out, PathBuf::from(FAR_SWEEP_OUT));
-    run(place, job("sweep", &args), Some(record))
+    run(args.remote.place(), "sweep", &args, Some(record))
 }
 
 /// What stays on this machine (the session file, the link) is not in the
@@ -60,8 +55,10 @@ fn kernel_files() -> Result<Vec<KernelFiles>, String> {
         .collect()
 }
 
-fn run(place: Place, job: Result<Job, String>, record: Option<PathBuf>) -> i32 {
-    let (job, kernels) = match job.and_then(|j| Ok((j, kernel_files()?))) {
+/// Sends `command` with `args` to the worker at `place`, recording its
+/// events to `record` here.
+fn run(place: Place, command: &str, args: &impl Serialize, record: Option<PathBuf>) -> i32 {
+    let (job, kernels) = match job(command, args).and_then(|j| Ok((j, kernel_files()?))) {
         Ok(both) => both,
         Err(e) => return fail(exit::USAGE, e),
     };
