@@ -258,25 +258,19 @@ pub(super) fn sdpa_graph_spec(shape: Shape, causal: bool) -> Result<GraphSpec, S
 /// Causal: keep (i, j) where row i >= column j, else the mask value.
 fn causal_mask(g: &mut SpecBuilder, s_scaled: i64, score: [i64; 4], score_st: [i64; 4]) -> i64 {
     use DataType::{CUDNN_DATA_BOOLEAN as BOOL, CUDNN_DATA_FLOAT as F32, CUDNN_DATA_INT32 as I32};
-    let row_idx = g.virt(I32, score, score_st);
-    g.ops.push(OpSpec::Pointwise {
-        mode: PwMode::CUDNN_POINTWISE_GEN_INDEX,
-        math: F32,
-        axis: Some(2),
-        x: s_scaled,
-        b: None,
-        t: None,
-        y: row_idx,
-    });
-    let col_idx = g.virt(I32, score, score_st);
-    g.ops.push(OpSpec::Pointwise {
-        mode: PwMode::CUDNN_POINTWISE_GEN_INDEX,
-        math: F32,
-        axis: Some(3),
-        x: s_scaled,
-        b: None,
-        t: None,
-        y: col_idx,
+    // Each score's row index (axis 2), then its column index (axis 3).
+    let [row_idx, col_idx] = [2, 3].map(|axis| {
+        let idx = g.virt(I32, score, score_st);
+        g.ops.push(OpSpec::Pointwise {
+            mode: PwMode::CUDNN_POINTWISE_GEN_INDEX,
+            math: F32,
+            axis: Some(axis),
+            x: s_scaled,
+            b: None,
+            t: None,
+            y: idx,
+        });
+        idx
     });
     let keep = g.virt(BOOL, score, score_st);
     g.ops.push(OpSpec::Pointwise {
