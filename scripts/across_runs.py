@@ -36,23 +36,31 @@ def coverage(points):
 
 
 def bench_table(folder, prefix="bench"):
-    by = {}
+    """Each variant's runs: the printed interval (for a rerun, since issue 38) and, where the
+    run says it, its own interval alone (run_ci_us), each scored on the other runs' medians."""
+    by, own = {}, {}
     for name, d in runs(folder, prefix):
         for r in d.get("results", []):
             lo, hi = (r.get("median_ci_us") or [None, None])[:2]
             if r.get("median_us") is not None and lo is not None and hi is not None:
                 by.setdefault(r["variant"], []).append((r["median_us"], lo, hi))
+                olo, ohi = (r.get("run_ci_us") or [None, None])[:2]
+                if olo is not None and ohi is not None:
+                    own.setdefault(r["variant"], []).append((r["median_us"], olo, ohi))
     if not by:
         return
-    print("| variant | runs | medians µs (min–max, spread) | half-widths | other runs' medians inside |")
-    print("| --- | --- | --- | --- | --- |")
+    print("| variant | runs | medians µs (min–max, spread) | interval | half-widths | other runs' medians inside |")
+    print("| --- | --- | --- | --- | --- | --- |")
     for v, pts in by.items():
         ms = [p[0] for p in pts]
-        hw = [(hi - lo) / 2 / m * 100 for m, lo, hi in pts]
-        inside, total = coverage(pts)
         spread = (max(ms) - min(ms)) / min(ms) * 100
-        print(f"| {v} | {len(pts)} | {min(ms):.3f}–{max(ms):.3f} ({spread:.2f}%) | "
-              f"±{min(hw):.2f}–{max(hw):.2f}% | {inside} of {total} ({inside / total * 100:.0f}%) |")
+        for label, ps in (("printed", pts), ("this run alone", own.get(v))):
+            if not ps:
+                continue
+            hw = [(hi - lo) / 2 / m * 100 for m, lo, hi in ps]
+            inside, total = coverage(ps)
+            print(f"| {v} | {len(ps)} | {min(ms):.3f}–{max(ms):.3f} ({spread:.2f}%) | {label} | "
+                  f"±{min(hw):.2f}–{max(hw):.2f}% | {inside} of {total} ({inside / total * 100:.0f}%) |")
 
 
 def race_table(folder):

@@ -46,6 +46,7 @@ fn main() -> ExitCode {
         Cmd::Bench(args) if args.runs.is_some() => {
             attnscope::headless::bench_runs(args, &argv[1..])
         }
+        Cmd::Ab(args) if args.runs.is_some() => attnscope::headless::ab_runs(args, &argv[1..]),
         // The GPU elsewhere: the same command runs there, its output comes back.
         Cmd::Bench(args) if args.remote.place().is_remote() => app::remote::bench(args),
         Cmd::Ab(args) if args.remote.place().is_remote() => app::remote::ab(args),

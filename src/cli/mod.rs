@@ -334,6 +334,12 @@ pub struct AbArgs {
     #[arg(long, value_name = "DIR")]
     #[serde(skip)]
     pub kernels: Option<PathBuf>,
+    /// Run the race this many times, 2 to 100, each in a process of its own, one after another,
+    /// and measure how much its speedup moves between processes; saved for this GPU model, it
+    /// is the run-to-run term every later race's interval adds (docs/measurement.md).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=100), conflicts_with_all = ["record", "calibrate"])]
+    #[serde(skip)]
+    pub runs: Option<u32>,
     #[command(flatten)]
     #[serde(skip)]
     pub remote: RemoteArgs,

@@ -96,6 +96,7 @@ impl Worker {
             timer_resolution_ns: engine.timer_step_ns,
             globaltimer_vs_host: engine.calibrate_clock_probe().ok(),
             sources: Vec::new(),
+            run_spread: engine.run_spread.clone(),
         }
     }
 

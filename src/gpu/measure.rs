@@ -6,8 +6,10 @@
 use std::time::Instant;
 
 use super::engine::{Engine, EngineError};
+use crate::metrics::across_runs;
 use crate::metrics::bootstrap::{self, MedianInterval};
-use crate::session::event::{L2Mode, LatencyBatch, MeasurementDone, Regime};
+use crate::session::event::{L2Mode, LatencyBatch, MeasurementDone, Regime, Reruns};
+use crate::session::run_spread;
 use crate::session::{Shape, Variant};
 
 #[derive(Clone, Copy, Debug)]
@@ -141,24 +143,42 @@ fn summary(
     let step = engine.timer_step_ns.unwrap_or(1.0);
     let all: Vec<u64> = batches.concat();
     let interval = bootstrap::median_interval(batches, step, bootstrap::ROUNDS, 17);
+    // What the user reads is where a rerun lands: this run's interval widened
+    // by the between-run term (docs/measurement.md, "Intervals across runs").
+    let reruns = interval.map(|m| {
+        let (sigma, source) =
+            run_spread::solo_term(engine.run_spread.as_ref(), plan.regime.name(), m.drift_rel);
+        let (low, high) = across_runs::rerun_interval(m.median_ns, m.low_ns, m.high_ns, sigma);
+        let covers = Reruns {
+            run_low: m.low_ns,
+            run_high: m.high_ns,
+            between_run_rel: sigma,
+            source: source.describe(),
+            unpadded: None,
+        };
+        (low, high, covers)
+    });
     MeasurementDone {
         variant: *variant,
         shape: *shape,
         samples: all.len() as u64,
         median_ns: interval.map_or_else(|| bootstrap::median(&all, step), |m| m.median_ns),
-        rel_noise: interval.map_or(f64::NAN, |m| m.rel_halfwidth()),
+        rel_noise: interval
+            .zip(reruns.as_ref())
+            .map_or(f64::NAN, |(m, r)| (r.1 - r.0) / 2.0 / m.median_ns),
         wall_s: started.elapsed().as_secs_f64(),
         stop_reason: stop_reason.into(),
         launch_overhead_us,
         regime: Some(plan.regime),
-        ci_low_ns: interval.map(|m| m.low_ns),
-        ci_high_ns: interval.map(|m| m.high_ns),
+        ci_low_ns: reruns.as_ref().map(|r| r.0),
+        ci_high_ns: reruns.as_ref().map(|r| r.1),
         batches: batches.len() as u64,
         resolution_ns: engine.timer_step_ns,
         limited_by_resolution: interval.is_some_and(|m| m.limited_by_resolution),
         within_batch_rel: interval.map(|m| m.within_rel),
         between_batch_rel: interval.map(|m| m.between_rel),
         warm_s: (plan.warm_s > 0.0).then_some(plan.warm_s),
+        reruns: reruns.map(|r| r.2),
     }
 }
 
@@ -287,6 +307,8 @@ mod tests {
             limited_by_resolution: at_step,
             within_rel: 0.0,
             between_rel: 0.0,
+            drift_rel: 0.0,
+            bootstrap_ns: (0.0, 0.0),
         }
     }
 

@@ -7,8 +7,10 @@ use std::time::Instant;
 
 use super::engine::{Engine, EngineError};
 use crate::metrics::abstats::{self, DISCARD_PER_ROUND};
-use crate::metrics::bootstrap;
-use crate::session::event::{AbReport, L2Mode, LatencyBatch, Regime};
+use crate::metrics::across_runs;
+use crate::metrics::bootstrap::{self, RatioInterval};
+use crate::session::event::{AbReport, L2Mode, LatencyBatch, Regime, Reruns};
+use crate::session::run_spread::{self, GpuSpread};
 use crate::session::{Shape, Variant};
 
 #[derive(Clone, Copy, Debug)]
@@ -147,7 +149,17 @@ pub fn race(
         }
         last_report = elapsed;
         let step = engine.timer_step_ns.unwrap_or(1.0);
-        let now = report(a, b, shape, &rounds, step, &timer, regime, QUICK_ROUNDS);
+        let now = report(
+            a,
+            b,
+            shape,
+            &rounds,
+            step,
+            &timer,
+            regime,
+            QUICK_ROUNDS,
+            engine.run_spread.as_ref(),
+        );
         let tight = abstats::interval_is_tight(now.speedup, (now.ci_low, now.ci_high), plan.rel_ci);
         if out_of_time || (elapsed >= plan.min_s && (tight || now.limited_by_resolution)) {
             return Ok(AbReport {
@@ -161,6 +173,7 @@ pub fn race(
                     &timer,
                     regime,
                     bootstrap::ROUNDS,
+                    engine.run_spread.as_ref(),
                 )
             });
         }
@@ -180,10 +193,26 @@ pub fn report(
     timer: &str,
     regime: Regime,
     bootstrap: usize,
+    run_spread: Option<&GpuSpread>,
 ) -> AbReport {
     let ra: Vec<&[u64]> = rounds.a.iter().map(Vec::as_slice).collect();
     let rb: Vec<&[u64]> = rounds.b.iter().map(Vec::as_slice).collect();
-    let ratio = bootstrap::ratio_interval(&ra, &rb, step, bootstrap, 7);
+    // The verdict and the interval shown are for a rerun: this race's own
+    // interval widened by the run-to-run spread of races on this GPU.
+    let (sigma, source) = run_spread::race_term(run_spread);
+    let ratio = bootstrap::ratio_interval(&ra, &rb, step, bootstrap, 7).map(|r| {
+        let (low, high) = across_runs::rerun_interval(r.ratio, r.low, r.high, sigma);
+        let covers = Reruns {
+            run_low: r.low,
+            run_high: r.high,
+            between_run_rel: sigma,
+            source: source.describe(),
+            unpadded: Some(r.unpadded),
+        };
+        (RatioInterval { low, high, ..r }, covers)
+    });
+    let covers = ratio.as_ref().map(|r| r.1.clone());
+    let ratio = ratio.map(|r| r.0);
     let side_a = bootstrap::median_interval(&ra, step, 200, 11);
     let side_b = bootstrap::median_interval(&rb, step, 200, 13);
     let all_a: Vec<u64> = rounds.a.concat();
@@ -230,5 +259,6 @@ pub fn report(
         between_rel_a: side_a.map(|m| m.between_rel),
         within_rel_b: side_b.map(|m| m.within_rel),
         between_rel_b: side_b.map(|m| m.between_rel),
+        reruns: covers,
     }
 }

@@ -220,7 +220,9 @@ fn print_table(
         println!("{line}");
     }
     println!(
-        "p50: grouped median on the timer's grid; ±95%: its interval from a bootstrap over batches"
+        "p50: grouped median on the timer's grid; ±95%: where a rerun's median lands (this run's \
+         batches resampled, runs of consecutive batches, and the run-to-run spread: {})",
+        rerun_sources(rows)
     );
     print_checks(rows);
     if any_at_step {
@@ -228,6 +230,30 @@ fn print_table(
     }
     if with_cudnn {
         println!("÷ cuDNN: p50 over cuDNN's p50 in this run, same regime (below 1: faster)");
+    }
+}
+
+/// Where the rows' between-run terms came from, said once: "run-to-run on this GPU (8
+/// processes)" or each variant's own drift.
+fn rerun_sources(rows: &[serde_json::Value]) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    for r in rows {
+        if let (Some(s), Some(rel)) = (
+            r["between_run_source"].as_str(),
+            r["between_run_rel"].as_f64(),
+        ) {
+            let name = r["variant"].as_str().unwrap_or("");
+            let text = format!(
+                "{name} σ {}% from {s}",
+                crate::metrics::format::fixed(rel * 100.0, 2)
+            );
+            seen.push(text);
+        }
+    }
+    if seen.is_empty() {
+        "not recorded".into()
+    } else {
+        seen.join("; ")
     }
 }
 
@@ -270,7 +296,9 @@ fn row_line(r: &serde_json::Value, w: usize) -> (String, bool) {
 /// explains once) and whether it was: a note inside the cell would push the columns after it.
 pub(super) fn noise_cell(r: &serde_json::Value) -> (String, bool) {
     let rel = r["rel_noise"].as_f64().unwrap_or(f64::NAN);
-    let at_step = r["limited_by_resolution"].as_bool() == Some(true);
+    // With a rerun term the cell is wider than the step; the mark is for intervals that are the step.
+    let at_step =
+        r["limited_by_resolution"].as_bool() == Some(true) && r["between_run_rel"].is_null();
     let cell = if rel.is_finite() {
         format!(
             "±{}%{}",
@@ -459,6 +487,9 @@ fn time_one(
         "rel_noise": done.rel_noise,
         "noise": crate::metrics::format::median_interval(&done),
         "limited_by_resolution": done.limited_by_resolution,
+        "run_ci_us": done.reruns.as_ref().map(|r| [r.run_low / 1e3, r.run_high / 1e3]),
+        "between_run_rel": done.reruns.as_ref().map(|r| r.between_run_rel),
+        "between_run_source": done.reruns.as_ref().map(|r| r.source.clone()),
         "warm_s": done.warm_s.unwrap_or(0.0),
         "wall_s": done.wall_s,
         "within_batch_rel": done.within_batch_rel,

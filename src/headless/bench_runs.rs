@@ -22,41 +22,21 @@ pub fn bench_runs(args: BenchArgs, argv: &[String]) -> i32 {
             "--runs starts processes on this machine: run `attnscope bench --runs N` on the GPU's host (e.g. through ssh) instead of with --remote/--worker-cmd",
         );
     }
-    let child = child_args(argv);
-    let exe = std::env::current_exe().unwrap_or_else(|_| "attnscope".into());
+    let outputs = match super::processes::run_each(argv, runs, args.json) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
     let mut medians: std::collections::BTreeMap<String, Vec<(f64, f64, f64)>> = Default::default();
     let mut order: Vec<String> = Vec::new();
-    let mut any_fail = false;
-    for i in 1..=runs {
-        if !args.json {
-            eprintln!("attnscope: run {i} of {runs}");
-        }
-        let out = match std::process::Command::new(&exe)
-            .args(&child)
-            .stderr(std::process::Stdio::inherit())
-            .output()
-        {
-            Ok(o) => o,
-            Err(e) => return fail(exit::USAGE, format!("cannot start {}: {e}", exe.display())),
-        };
-        let code = out.status.code().unwrap_or(exit::USAGE);
-        // Exit 1 is a failed check with a table; anything else has no table to read.
-        if code != 0 && code != exit::CHECK_FAILED {
-            return fail(
-                code,
-                format!("run {i} of {runs} ended with exit code {code}"),
-            );
-        }
-        any_fail |= code != 0;
-        let rows = match serde_json::from_slice::<serde_json::Value>(&out.stdout) {
-            Ok(v) => v["results"].as_array().cloned().unwrap_or_default(),
-            Err(e) => {
-                return fail(
-                    exit::USAGE,
-                    format!("run {i} of {runs} printed no table: {e}"),
-                );
-            }
-        };
+    let any_fail = outputs.iter().any(|o| o.code != 0);
+    let gpu = outputs
+        .iter()
+        .find_map(|o| o.json["gpu"]["name"].as_str().map(String::from));
+    let regime = outputs
+        .iter()
+        .find_map(|o| o.json["regime"].as_str().map(String::from));
+    for out in &outputs {
+        let rows = out.json["results"].as_array().cloned().unwrap_or_default();
         for r in rows {
             let (Some(name), Some(m)) = (r["variant"].as_str(), r["median_us"].as_f64()) else {
                 continue;
@@ -93,6 +73,19 @@ pub fn bench_runs(args: BenchArgs, argv: &[String]) -> i32 {
             )
         })
         .collect();
+    // The GPU's spread is the widest variant's: an interval must hold for any of them.
+    let widest = table
+        .iter()
+        .filter_map(|t| t.1.map(|a| a.spread_rel))
+        .filter(|r| r.is_finite())
+        .fold(f64::NAN, f64::max);
+    let saved = super::processes::remember(
+        gpu.as_deref(),
+        Some(regime.as_deref().unwrap_or("back-to-back")),
+        widest,
+        runs,
+        format!("bench {}", order.join(",")),
+    );
     if args.json {
         let rows: Vec<serde_json::Value> = table
             .iter()
@@ -110,11 +103,14 @@ pub fn bench_runs(args: BenchArgs, argv: &[String]) -> i32 {
             .collect();
         println!(
             "{}",
-            serde_json::to_string_pretty(&json!({"runs": runs, "results": rows}))
-                .unwrap_or_default()
+            serde_json::to_string_pretty(&json!({
+                "runs": runs, "results": rows, "run_to_run_rel": widest, "saved": saved,
+            }))
+            .unwrap_or_default()
         );
     } else {
         print_table(&table, runs);
+        println!("run-to-run spread of this GPU (the widest variant's σ): {saved}");
     }
     if any_fail { exit::CHECK_FAILED } else { 0 }
 }
@@ -153,46 +149,4 @@ fn print_table(table: &[Row], runs: usize) {
          the runs' standard deviation, what one run's median moves by; one run's ± held: how many \
          other runs' medians fell inside each run's own interval"
     );
-}
-
-/// The command line a run gets: this one without `--runs`, printing JSON.
-fn child_args(argv: &[String]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut skip = false;
-    for a in argv {
-        if skip {
-            skip = false;
-            continue;
-        }
-        if a == "--runs" {
-            skip = true;
-            continue;
-        }
-        if a.starts_with("--runs=") {
-            continue;
-        }
-        out.push(a.clone());
-    }
-    if !out.iter().any(|a| a == "--json") {
-        out.push("--json".into());
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::child_args;
-
-    #[test]
-    fn each_run_gets_the_command_line_without_runs() {
-        let argv = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
-        assert_eq!(
-            child_args(&argv("bench --runs 8 --shape 2,8,512,64")),
-            argv("bench --shape 2,8,512,64 --json")
-        );
-        assert_eq!(
-            child_args(&argv("bench --runs=3 --json")),
-            argv("bench --json")
-        );
-    }
 }

@@ -4,6 +4,7 @@
 //! telemetry, and the error helpers.
 
 mod ab;
+mod ab_runs;
 mod bench;
 mod bench_runs;
 mod build;
@@ -12,11 +13,13 @@ mod doctor;
 pub mod gates;
 mod mutations;
 mod new;
+mod processes;
 mod selftest;
 mod sweep;
 pub mod tune;
 
 pub use ab::ab;
+pub use ab_runs::ab_runs;
 pub use bench::bench;
 pub use bench_runs::bench_runs;
 pub use build::build;

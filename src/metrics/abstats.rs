@@ -124,6 +124,8 @@ mod tests {
             resolution_ns: 1.0,
             limited_by_resolution: false,
             p_value: 0.5,
+            bootstrap: (low, high),
+            unpadded: (low, high),
         }
     }
 

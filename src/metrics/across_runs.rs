@@ -59,9 +59,52 @@ pub fn others_inside(runs: &[(f64, f64, f64)]) -> (usize, usize) {
     (inside, total)
 }
 
+/// Where a rerun's value lands, 95%: this run's own interval (half-width `h`, relative, the
+/// larger side on the log scale) and a between-run σ (relative). Two runs differ by
+/// var(X₂ − X₁) = 2(se² + σ²), so the half-width is √2 · √(h² + (1.96 σ)²).
+pub fn rerun_interval(centre: f64, low: f64, high: f64, sigma_rel: f64) -> (f64, f64) {
+    let h = (high / centre).ln().max((centre / low).ln()).max(0.0);
+    let h = if h.is_finite() { h } else { 0.0 };
+    let half = std::f64::consts::SQRT_2 * (h * h + (1.96 * sigma_rel).powi(2)).sqrt();
+    (centre * (-half).exp(), centre * half.exp())
+}
+
+/// time(a) ÷ time(b) for two medians from different runs (or sessions), each with its rerun
+/// interval: a 95% interval of the ratio with each side's own and between-run error. A rerun
+/// interval's half is √2 times its side's error, hence the ÷2.
+pub fn cross_run_ratio(a: (f64, f64, f64), b: (f64, f64, f64)) -> (f64, f64, f64) {
+    let half = |(m, lo, hi): (f64, f64, f64)| (hi / m).ln().max((m / lo).ln()).max(0.0);
+    let h = ((half(a).powi(2) + half(b).powi(2)) / 2.0).sqrt();
+    let r = a.0 / b.0;
+    (r, r * (-h).exp(), r * h.exp())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rerun_interval_adds_the_between_run_term() {
+        // This run alone ±0.1%, nothing between runs: √2 wider, for the rerun's own error.
+        let (lo, hi) = rerun_interval(100.0, 99.9, 100.1, 0.0);
+        assert!((hi / 100.0 - 1.0 - 0.1414e-2).abs() < 2e-6, "{hi}");
+        assert!((100.0 / lo - 1.0 - 0.1414e-2).abs() < 2e-6, "{lo}");
+        // run99's tile: ±0.1% alone, σ 0.3% between runs → ±0.85%.
+        let (_, hi) = rerun_interval(100.0, 99.9, 100.1, 0.003);
+        assert!((hi / 100.0 - 1.0 - 0.0085).abs() < 2e-4, "{hi}");
+        // The wider side counts; a degenerate interval gives the between-run term alone.
+        let (lo, _) = rerun_interval(100.0, 99.0, 100.1, 0.0);
+        assert!(lo < 98.6, "{lo}");
+        let (lo, hi) = rerun_interval(100.0, f64::NAN, f64::NAN, 0.001);
+        assert!(lo < 100.0 && hi > 100.0, "{lo} {hi}");
+        // Two rerun intervals of ±1% each: their ratio is known to ±1%.
+        let (r, lo, hi) = cross_run_ratio((101.0, 100.0, 102.01), (100.0, 99.0099, 101.0));
+        assert!((r - 1.01).abs() < 1e-12);
+        assert!(
+            (hi / r - 1.01).abs() < 1e-4 && (r / lo - 1.01).abs() < 1e-4,
+            "{lo} {hi}"
+        );
+    }
 
     #[test]
     fn the_mean_of_runs_and_its_interval() {

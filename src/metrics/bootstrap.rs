@@ -3,6 +3,13 @@
 //! not independent samples: every interval here resamples whole batches (a
 //! block bootstrap), and none is narrower than the timer can resolve.
 //!
+//! Resampling batches assumes they are independent, and they are not quite:
+//! the clock wanders under a power cap for seconds, so neighbouring batches
+//! (and race rounds) share it. Every interval is therefore also at least as
+//! wide as one from `SEGMENTS` runs of consecutive batches (batch means with
+//! Student's t), which autocorrelation cannot fool the way a bootstrap of
+//! single batches is fooled (`tests/calibration.rs`).
+//!
 //! Medians are grouped medians: a timer with a 32 ns step reports a 6.5 µs
 //! kernel on about 35 values, and the plain median of such data jumps from
 //! one value to the next; interpolating inside the step where the cumulative
@@ -18,6 +25,9 @@ pub const ROUNDS: usize = 2000;
 /// Fewer batches than this give no interval: the bootstrap of a handful of
 /// blocks is too optimistic to print.
 pub const MIN_BLOCKS: usize = 5;
+/// Runs of consecutive batches (or rounds) for the segment interval: few, so
+/// that neighbouring segments share little drift; Student's t pays for it.
+pub const SEGMENTS: usize = 3;
 
 /// Samples of several batches reduced to counts on one grid of values.
 struct Grid {
@@ -119,6 +129,12 @@ pub struct MedianInterval {
     /// Spread between batches: the robust standard deviation of the batch
     /// medians, over the median.
     pub between_rel: f64,
+    /// The plain standard deviation of the batch medians over the median:
+    /// how far the level drifted between windows of this run.
+    pub drift_rel: f64,
+    /// The bootstrap over single batches alone (before the segment
+    /// interval and the timer's floor): what attnscope printed before.
+    pub bootstrap_ns: (f64, f64),
 }
 
 impl MedianInterval {
@@ -140,6 +156,33 @@ fn percentile_interval(draws: &mut [f64]) -> (f64, f64) {
     (at(0.025), at(0.975))
 }
 
+/// The 95% interval from segments (`logs`: the logs of their medians or
+/// ratios; Student's t over them) around `centre`, the whole run's value, and
+/// around the segments' own mean where that differs: the two estimates
+/// disagree when a drift did not average out, and the interval holds both.
+fn segment_interval(logs: &[f64], centre: f64) -> Option<(f64, f64)> {
+    let k = logs.len();
+    if k < 2 {
+        return None;
+    }
+    let mean = logs.iter().sum::<f64>() / k as f64;
+    let var = logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (k - 1) as f64;
+    let half = super::across_runs::t975(k - 1) * (var / k as f64).sqrt();
+    let c = centre.ln();
+    Some(((c.min(mean) - half).exp(), (c.max(mean) + half).exp()))
+}
+
+/// `n` items cut into `SEGMENTS` runs of consecutive ones, as evenly as
+/// possible; none when there are fewer than two items per segment.
+fn segments(n: usize) -> Vec<std::ops::Range<usize>> {
+    if n < 2 * SEGMENTS {
+        return Vec::new();
+    }
+    (0..SEGMENTS)
+        .map(|s| s * n / SEGMENTS..(s + 1) * n / SEGMENTS)
+        .collect()
+}
+
 /// Robust standard deviation, IQR ÷ 1.349 (σ for a normal distribution).
 fn robust_sd(sorted: &[f64]) -> f64 {
     if sorted.len() < 2 {
@@ -150,7 +193,7 @@ fn robust_sd(sorted: &[f64]) -> f64 {
     (at(0.75) - at(0.25)) / 1.349
 }
 
-fn spreads(blocks: &[&[u64]], median: f64, step: f64) -> (f64, f64) {
+fn spreads(blocks: &[&[u64]], median: f64, step: f64) -> (f64, f64, f64) {
     let mut within: Vec<f64> = Vec::new();
     let mut medians: Vec<f64> = Vec::new();
     for b in blocks.iter().filter(|b| !b.is_empty()) {
@@ -163,7 +206,10 @@ fn spreads(blocks: &[&[u64]], median: f64, step: f64) -> (f64, f64) {
     within.sort_by(f64::total_cmp);
     medians.sort_by(f64::total_cmp);
     let w = within.get(within.len() / 2).copied().unwrap_or(f64::NAN);
-    (w, robust_sd(&medians) / median)
+    let n = medians.len().max(2) as f64;
+    let mean = medians.iter().sum::<f64>() / medians.len().max(1) as f64;
+    let sd = (medians.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    (w, robust_sd(&medians) / median, sd / median)
 }
 
 /// The median of all samples with a block-bootstrap 95% interval; None
@@ -189,14 +235,23 @@ pub fn median_interval(
             grid.median(chosen.into_iter(), &mut counts)
         })
         .collect();
-    let (mut low_ns, mut high_ns) = percentile_interval(&mut draws);
+    let bootstrap_ns = percentile_interval(&mut draws);
+    let (mut low_ns, mut high_ns) = bootstrap_ns;
+    let logs: Vec<f64> = segments(n)
+        .into_iter()
+        .map(|r| grid.median(r, &mut counts).ln())
+        .collect();
+    if let Some((lo, hi)) = segment_interval(&logs, median_ns) {
+        low_ns = low_ns.min(lo);
+        high_ns = high_ns.max(hi);
+    }
     let half_step = grid.step / 2.0;
     let limited_by_resolution = (high_ns - low_ns) < grid.step;
     if limited_by_resolution {
         low_ns = low_ns.min(median_ns - half_step);
         high_ns = high_ns.max(median_ns + half_step);
     }
-    let (within_rel, between_rel) = spreads(&blocks, median_ns, grid.step);
+    let (within_rel, between_rel, drift_rel) = spreads(&blocks, median_ns, grid.step);
     Some(MedianInterval {
         median_ns,
         low_ns,
@@ -207,6 +262,8 @@ pub fn median_interval(
         limited_by_resolution,
         within_rel,
         between_rel,
+        drift_rel,
+        bootstrap_ns,
     })
 }
 
@@ -226,6 +283,13 @@ pub struct RatioInterval {
     /// Share of resamples on the far side of 1.0, doubled (two-sided); at
     /// least one over the number of resamples.
     pub p_value: f64,
+    /// The paired bootstrap over single rounds alone: what attnscope printed
+    /// before (it undercovers when rounds share drift).
+    pub bootstrap: (f64, f64),
+    /// The interval before the timer's floor: the wider of the bootstrap and
+    /// the segment interval. `ab --calibrate` scores this too, so a
+    /// calibration tests the statistics and not the padding.
+    pub unpadded: (f64, f64),
 }
 
 pub fn ratio_interval(
@@ -260,7 +324,17 @@ pub fn ratio_interval(
     let above = draws.iter().filter(|r| **r >= 1.0).count() as f64;
     let total = draws.len() as f64;
     let p_value = (2.0 * below.min(above) / total).clamp(1.0 / total, 1.0);
-    let (mut low, mut high) = percentile_interval(&mut draws);
+    let bootstrap = percentile_interval(&mut draws);
+    let (mut low, mut high) = bootstrap;
+    let logs: Vec<f64> = segments(n)
+        .into_iter()
+        .map(|r| (ga.median(r.clone(), &mut ca) / gb.median(r, &mut cb)).ln())
+        .collect();
+    if let Some((lo, hi)) = segment_interval(&logs, ratio) {
+        low = low.min(lo);
+        high = high.max(hi);
+    }
+    let unpadded = (low, high);
     // Each median can sit anywhere within half a step of where the timer put it.
     let step = ga.step;
     let floor = step / 2.0 / median_a_ns + step / 2.0 / median_b_ns;
@@ -277,6 +351,8 @@ pub fn ratio_interval(
         resolution_ns: step,
         limited_by_resolution,
         p_value,
+        bootstrap,
+        unpadded,
     })
 }
 

@@ -121,6 +121,19 @@ pub fn median_interval(m: &crate::session::event::MeasurementDone) -> String {
         };
     }
     let pct = format!("±{}%", fixed(m.rel_noise * 100.0, 2));
+    if let Some(r) = &m.reruns {
+        // The interval is for a rerun; this run's own is said beside it.
+        let own = (r.run_high - r.run_low) / 2.0 / m.median_ns;
+        let at_step = if m.limited_by_resolution {
+            ", the timer's step"
+        } else {
+            ""
+        };
+        return format!(
+            "{pct} for a rerun (this run ±{}%{at_step})",
+            fixed(own * 100.0, 2)
+        );
+    }
     match m.resolution_ns {
         // A step is a share of a median only when both are positive numbers.
         Some(step) if m.limited_by_resolution && m.median_ns > 0.0 && step.is_finite() => format!(
@@ -286,6 +299,21 @@ mod tests {
             ..m.clone()
         };
         assert_eq!(median_interval(&loose), "±1.23%");
+        let rerun = MeasurementDone {
+            rel_noise: 0.0085,
+            reruns: Some(crate::session::event::Reruns {
+                run_low: 6528.0 - 6.528,
+                run_high: 6528.0 + 6.528,
+                between_run_rel: 0.003,
+                source: "x".into(),
+                unpadded: None,
+            }),
+            ..loose.clone()
+        };
+        assert_eq!(
+            median_interval(&rerun),
+            "±0.85% for a rerun (this run ±0.10%)"
+        );
         let one = MeasurementDone {
             rel_noise: f64::NAN,
             batches: 1,

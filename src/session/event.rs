@@ -94,6 +94,10 @@ pub struct SessionHeader {
     /// after schema 2 and written only when not empty: may be absent.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<SourceInfo>,
+    /// This GPU model's run-to-run spreads as measured (`bench --runs`,
+    /// `ab --runs`) when the session started; absent when none were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_spread: Option<super::run_spread::GpuSpread>,
 }
 
 /// One session of a merged one: where it ran, under which label.
@@ -337,6 +341,27 @@ pub struct MeasurementDone {
     /// Added after schema 2, written only when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warm_s: Option<f64>,
+    /// What the interval covers beyond this run's batches (schema 3): with
+    /// it, `ci_low_ns`/`ci_high_ns` say where a rerun's median lands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reruns: Option<Reruns>,
+}
+
+/// An interval widened for reruns: this run's own interval (the wider of a
+/// bootstrap over batches and one over runs of consecutive batches, in ns
+/// for a median, as a ratio for a race) and the between-run σ added to it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reruns {
+    pub run_low: f64,
+    pub run_high: f64,
+    /// The between-run standard deviation over the median (or speedup).
+    pub between_run_rel: f64,
+    /// Where that σ came from, in words.
+    pub source: String,
+    /// A race's own interval before the timer's floor (what `ab
+    /// --calibrate` scores: the statistics, not the padding).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unpadded: Option<(f64, f64)>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -520,6 +545,10 @@ pub struct AbReport {
     pub between_rel_a: Option<f64>,
     pub within_rel_b: Option<f64>,
     pub between_rel_b: Option<f64>,
+    /// What the interval covers beyond this race's rounds (schema 3): with
+    /// it, `ci_low`/`ci_high` say where a rerun's speedup lands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reruns: Option<Reruns>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

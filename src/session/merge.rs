@@ -184,6 +184,11 @@ pub fn merge(files: &[PathBuf], labels: &[String], out: &Path) -> Result<Merged,
                     .or_else(|| h.kernel_source_hash.clone()),
             })
             .collect(),
+        // One GPU model's spreads stand for all only when every source had them.
+        run_spread: first
+            .run_spread
+            .clone()
+            .filter(|r| headers.iter().all(|h| h.run_spread.as_ref() == Some(r))),
     };
     let mut rec =
         Recorder::create(out).map_err(|e| format!("cannot write {}: {e}", out.display()))?;

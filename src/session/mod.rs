@@ -13,6 +13,7 @@ pub mod protocol;
 pub mod reader;
 pub mod recorder;
 pub mod replay;
+pub mod run_spread;
 pub mod sink;
 pub mod variant;
 

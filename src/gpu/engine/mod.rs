@@ -172,6 +172,11 @@ pub struct Engine {
     /// The last few checks' inputs and reference rows, reused when a check
     /// draws the same shape, distribution and seed (selftest's mutants).
     oracle: check::OracleCache,
+    /// This GPU model's run-to-run spreads from the cache directory
+    /// (`bench --runs`, `ab --runs`); what every interval adds for reruns.
+    pub run_spread: Option<crate::session::run_spread::GpuSpread>,
+    /// Why the run-spread file could not be read, when it could not.
+    pub run_spread_error: Option<String>,
 }
 
 impl Engine {
@@ -223,7 +228,21 @@ impl Engine {
             isolation: Isolation::from_env(),
             globaltimer_vs_host: None,
             oracle: check::OracleCache::default(),
-        })
+            run_spread: None,
+            run_spread_error: None,
+        }
+        .with_run_spread())
+    }
+
+    /// Reads this GPU model's spreads from the cache directory.
+    fn with_run_spread(mut self) -> Engine {
+        if let Some(dir) = crate::cache_dir::cache_dir() {
+            match crate::session::run_spread::load(&dir) {
+                Ok(all) => self.run_spread = all.gpus.get(&self.info.name).cloned(),
+                Err(e) => self.run_spread_error = Some(e),
+            }
+        }
+        self
     }
 
     /// Compiles and loads one of the small helper kernels (no defines).

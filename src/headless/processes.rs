@@ -1,0 +1,139 @@
+//! `--runs N` for `bench` and `ab`: the same command N times, each in a process of its own, one
+//! after another, its JSON read back; and the spread between them, saved for this GPU model so
+//! that every later interval can say where a rerun lands (session/run_spread.rs).
+
+use super::fail;
+use crate::cli::exit;
+use crate::session::run_spread::{self, Spread};
+
+/// One run's exit code and the JSON it printed.
+pub struct Output {
+    pub code: i32,
+    pub json: serde_json::Value,
+}
+
+/// Runs `argv` (the command line after the program name) `runs` times without `--runs`, with
+/// `--json`; Err is the exit code, after its message: a run that could not start, or ended
+/// without a table (exit 1, a failed check, still prints one).
+pub fn run_each(argv: &[String], runs: usize, quiet: bool) -> Result<Vec<Output>, i32> {
+    let child = child_args(argv);
+    let exe = std::env::current_exe().unwrap_or_else(|_| "attnscope".into());
+    let mut out = Vec::with_capacity(runs);
+    for i in 1..=runs {
+        if !quiet {
+            eprintln!("attnscope: run {i} of {runs}");
+        }
+        let o = match std::process::Command::new(&exe)
+            .args(&child)
+            .stderr(std::process::Stdio::inherit())
+            .output()
+        {
+            Ok(o) => o,
+            Err(e) => {
+                return Err(fail(
+                    exit::USAGE,
+                    format!("cannot start {}: {e}", exe.display()),
+                ));
+            }
+        };
+        let code = o.status.code().unwrap_or(exit::USAGE);
+        if code != 0 && code != exit::CHECK_FAILED {
+            return Err(fail(
+                code,
+                format!("run {i} of {runs} ended with exit code {code}"),
+            ));
+        }
+        match serde_json::from_slice::<serde_json::Value>(&o.stdout) {
+            Ok(json) => out.push(Output { code, json }),
+            Err(e) => {
+                return Err(fail(
+                    exit::USAGE,
+                    format!("run {i} of {runs} printed no table: {e}"),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The command line a run gets: this one without `--runs`, printing JSON.
+fn child_args(argv: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut skip = false;
+    for a in argv {
+        if skip {
+            skip = false;
+            continue;
+        }
+        if a == "--runs" {
+            skip = true;
+            continue;
+        }
+        if a.starts_with("--runs=") {
+            continue;
+        }
+        out.push(a.clone());
+    }
+    if !out.iter().any(|a| a == "--json") {
+        out.push("--json".into());
+    }
+    out
+}
+
+/// Saves a spread measured over `runs` processes for `gpu` (solo under `regime`, a race's when
+/// None) into the cache directory; the line to print says where, or why not.
+pub fn remember(
+    gpu: Option<&str>,
+    regime: Option<&str>,
+    rel: f64,
+    runs: usize,
+    what: String,
+) -> String {
+    let Some(gpu) = gpu else {
+        return "the runs named no GPU: the spread was not saved".into();
+    };
+    if !rel.is_finite() {
+        return "no spread to save (fewer than two runs with a value)".into();
+    }
+    let Some(dir) = crate::cache_dir::cache_dir() else {
+        return "no cache directory (neither XDG_CACHE_HOME nor HOME is set): the spread was not saved".into();
+    };
+    let spread = Spread {
+        rel,
+        runs: runs as u32,
+        measured_unix_ms: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64),
+        what,
+    };
+    match run_spread::save(&dir, gpu, regime, spread) {
+        Ok(path) => format!(
+            "saved as {gpu}'s run-to-run spread ({}) in {}: later runs on this GPU model widen their intervals by it",
+            regime.unwrap_or("races"),
+            path.display()
+        ),
+        Err(e) => format!("the spread was not saved: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::child_args;
+
+    #[test]
+    fn each_run_gets_the_command_line_without_runs() {
+        let argv = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        assert_eq!(
+            child_args(&argv("bench --runs 8 --shape 2,8,512,64")),
+            argv("bench --shape 2,8,512,64 --json")
+        );
+        assert_eq!(
+            child_args(&argv("bench --runs=3 --json")),
+            argv("bench --json")
+        );
+        assert_eq!(
+            child_args(&argv("ab --runs 5 --a x --b y")),
+            argv("ab --a x --b y --json")
+        );
+    }
+}
