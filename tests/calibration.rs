@@ -1,7 +1,7 @@
 //! Does the A/B interval mean what it says? Simulated races, drawn from
 //! latency-like distributions on a 32 ns timer grid, go through the same
 //! arithmetic as `attnscope ab` (`bootstrap::ratio_interval`, the rerun
-//! widening of `across_runs::rerun_interval`, `abstats::verdict_text`):
+//! widening of `across_runs::with_between_run`, `abstats::verdict_text`):
 //! - A/A: the race's own 95% interval, before the timer-step padding,
 //!   covers 1.0 at least 93% of the time;
 //! - the bootstrap over single rounds that attnscope used alone before
@@ -109,7 +109,7 @@ fn race_interval(a: &[Vec<u64>], b: &[Vec<u64>], seed: u64) -> bootstrap::RatioI
 /// The interval and verdict `attnscope ab` prints on a GPU where no race
 /// spread was measured: the race's own, widened by the assumed between-run σ.
 fn as_printed(r: bootstrap::RatioInterval) -> bootstrap::RatioInterval {
-    let (low, high) = across_runs::rerun_interval(r.ratio, r.low, r.high, ASSUMED_RACE_REL);
+    let (low, high) = across_runs::with_between_run(r.ratio, r.low, r.high, ASSUMED_RACE_REL);
     bootstrap::RatioInterval { low, high, ..r }
 }
 

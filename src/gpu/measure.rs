@@ -146,8 +146,11 @@ fn summary(
     // What the user reads is where a rerun lands: this run's interval widened
     // by the between-run term (docs/measurement.md, "Intervals across runs").
     let reruns = interval.map(|m| {
-        let (sigma, source) =
-            run_spread::solo_term(engine.run_spread.as_ref(), plan.regime.name(), m.drift_rel);
+        let (sigma, source) = run_spread::solo_term(
+            engine.run_spread.as_ref(),
+            plan.regime.name(),
+            m.between_rel,
+        );
         let (low, high) = across_runs::rerun_interval(m.median_ns, m.low_ns, m.high_ns, sigma);
         let covers = Reruns {
             run_low: m.low_ns,
@@ -307,7 +310,6 @@ mod tests {
             limited_by_resolution: at_step,
             within_rel: 0.0,
             between_rel: 0.0,
-            drift_rel: 0.0,
             bootstrap_ns: (0.0, 0.0),
         }
     }

@@ -197,11 +197,11 @@ pub fn report(
 ) -> AbReport {
     let ra: Vec<&[u64]> = rounds.a.iter().map(Vec::as_slice).collect();
     let rb: Vec<&[u64]> = rounds.b.iter().map(Vec::as_slice).collect();
-    // The verdict and the interval shown are for a rerun: this race's own
-    // interval widened by the run-to-run spread of races on this GPU.
+    // The verdict and the interval shown include the run-to-run spread of
+    // races on this GPU: nothing inside one race sees it.
     let (sigma, source) = run_spread::race_term(run_spread);
     let ratio = bootstrap::ratio_interval(&ra, &rb, step, bootstrap, 7).map(|r| {
-        let (low, high) = across_runs::rerun_interval(r.ratio, r.low, r.high, sigma);
+        let (low, high) = across_runs::with_between_run(r.ratio, r.low, r.high, sigma);
         let covers = Reruns {
             run_low: r.low,
             run_high: r.high,

@@ -217,7 +217,7 @@ fn compare(
             );
         }
         println!(
-            "speedup p50(A)/p50(B) = {:.4}× [{:.4}, {:.4}] 95% for a rerun ({}){}",
+            "speedup p50(A)/p50(B) = {:.4}× [{:.4}, {:.4}] 95%, run-to-run spread included ({}){}",
             report.speedup,
             report.ci_low,
             report.ci_high,
@@ -230,7 +230,7 @@ fn compare(
         );
         if let Some(r) = &report.reruns {
             println!(
-                "  this race alone [{:.4}, {:.4}]; a rerun adds σ {}% from {}",
+                "  this race alone [{:.4}, {:.4}]; run-to-run σ {}% from {}",
                 r.run_low,
                 r.run_high,
                 crate::metrics::format::fixed(r.between_run_rel * 100.0, 3),
@@ -405,7 +405,7 @@ fn calibrate(
     } else {
         println!(
             "{own_covered} of {races} races' own intervals cover 1.0 before the timer's floor (target ≥ {target}); \
-             {at_floor} of {races} were at the floor; {covered} of {races} printed intervals (for a rerun) cover 1.0; \
+             {at_floor} of {races} were at the floor; {covered} of {races} printed intervals (run-to-run spread included) cover 1.0; \
              {called} verdicts called a difference"
         );
         if at_floor * 2 > races {

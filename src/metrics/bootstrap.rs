@@ -129,9 +129,6 @@ pub struct MedianInterval {
     /// Spread between batches: the robust standard deviation of the batch
     /// medians, over the median.
     pub between_rel: f64,
-    /// The plain standard deviation of the batch medians over the median:
-    /// how far the level drifted between windows of this run.
-    pub drift_rel: f64,
     /// The bootstrap over single batches alone (before the segment
     /// interval and the timer's floor): what attnscope printed before.
     pub bootstrap_ns: (f64, f64),
@@ -193,7 +190,7 @@ fn robust_sd(sorted: &[f64]) -> f64 {
     (at(0.75) - at(0.25)) / 1.349
 }
 
-fn spreads(blocks: &[&[u64]], median: f64, step: f64) -> (f64, f64, f64) {
+fn spreads(blocks: &[&[u64]], median: f64, step: f64) -> (f64, f64) {
     let mut within: Vec<f64> = Vec::new();
     let mut medians: Vec<f64> = Vec::new();
     for b in blocks.iter().filter(|b| !b.is_empty()) {
@@ -206,10 +203,7 @@ fn spreads(blocks: &[&[u64]], median: f64, step: f64) -> (f64, f64, f64) {
     within.sort_by(f64::total_cmp);
     medians.sort_by(f64::total_cmp);
     let w = within.get(within.len() / 2).copied().unwrap_or(f64::NAN);
-    let n = medians.len().max(2) as f64;
-    let mean = medians.iter().sum::<f64>() / medians.len().max(1) as f64;
-    let sd = (medians.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
-    (w, robust_sd(&medians) / median, sd / median)
+    (w, robust_sd(&medians) / median)
 }
 
 /// The median of all samples with a block-bootstrap 95% interval; None
@@ -251,7 +245,7 @@ pub fn median_interval(
         low_ns = low_ns.min(median_ns - half_step);
         high_ns = high_ns.max(median_ns + half_step);
     }
-    let (within_rel, between_rel, drift_rel) = spreads(&blocks, median_ns, grid.step);
+    let (within_rel, between_rel) = spreads(&blocks, median_ns, grid.step);
     Some(MedianInterval {
         median_ns,
         low_ns,
@@ -262,7 +256,6 @@ pub fn median_interval(
         limited_by_resolution,
         within_rel,
         between_rel,
-        drift_rel,
         bootstrap_ns,
     })
 }

@@ -349,7 +349,8 @@ pub struct MeasurementDone {
 
 /// An interval widened for reruns: this run's own interval (the wider of a
 /// bootstrap over batches and one over runs of consecutive batches, in ns
-/// for a median, as a ratio for a race) and the between-run σ added to it.
+/// for a median, as a ratio for a race) and the between-run σ added to it
+/// (a median's says where a rerun lands; a race's is for the speedup itself).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Reruns {
     pub run_low: f64,
@@ -546,7 +547,7 @@ pub struct AbReport {
     pub within_rel_b: Option<f64>,
     pub between_rel_b: Option<f64>,
     /// What the interval covers beyond this race's rounds (schema 3): with
-    /// it, `ci_low`/`ci_high` say where a rerun's speedup lands.
+    /// it, `ci_low`/`ci_high` include the run-to-run spread of races.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reruns: Option<Reruns>,
 }
