@@ -71,7 +71,7 @@ impl SessionState {
         {
             s.verdict = Some(v.clone());
         }
-        self.edit_line = Some(text);
+        self.edit_line = Some((v.outcome, text));
     }
 
     /// A finished race of an earlier edit's build (A) against its kernel
@@ -84,8 +84,8 @@ impl SessionState {
             return;
         }
         let now = self.current_edit(&kernel).unwrap_or(0);
-        let (_, words) = race_words(ab);
-        self.edit_line = Some(format!("edit {now} vs edit {earlier}: {words}"));
+        let (outcome, words) = race_words(ab);
+        self.edit_line = Some((outcome, format!("edit {now} vs edit {earlier}: {words}")));
     }
 
     /// The kernel and edit number whose build a snapshot label names.

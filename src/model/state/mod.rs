@@ -268,7 +268,7 @@ pub struct SessionState {
     /// Each watched kernel's edits, by kernel label ("" the primary one).
     pub edits: BTreeMap<String, Vec<EditState>>,
     /// The newest edit verdict, or race of an earlier edit, in words.
-    pub edit_line: Option<String>,
+    pub edit_line: Option<(EditOutcome, String)>,
 }
 
 impl SessionState {
