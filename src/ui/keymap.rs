@@ -218,7 +218,7 @@ pub const KEYS: &[Binding] = &[
         Char('E'),
         "E",
         RaceEdit,
-        "race an earlier edit of the kernel against the current build (again: one edit further back)",
+        "race an earlier edit against this build (again: further back)",
         false,
     ),
     bind(

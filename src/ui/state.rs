@@ -383,10 +383,7 @@ impl UiState {
         }
         let now = self.session.current_edit(&kernel).unwrap_or(0);
         self.notice = Some(format!("racing edit {edit} (A) against edit {now} (B)"));
-        vec![Effect::Worker(Command::Race {
-            a,
-            b: base.variant,
-        })]
+        vec![Effect::Worker(Command::Race { a, b: base.variant })]
     }
 
     /// The variant and shape to select after `action`, from `base`; None

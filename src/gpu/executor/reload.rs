@@ -115,7 +115,10 @@ impl Worker {
         if !self.build(variant, shape, emit) {
             self.engine.restore_source(previous);
             emit(self.stamp(Event::Edit(record)));
-            let why = self.build_error.take().unwrap_or_else(|| "see the log".into());
+            let why = self
+                .build_error
+                .take()
+                .unwrap_or_else(|| "see the log".into());
             emit(self.stamp(Event::EditVerdict(verdict(EditOutcome::BuildFailed, why))));
             return true;
         }
@@ -125,7 +128,10 @@ impl Worker {
         self.current = Some((variant, shape));
         if !self.check(variant, shape, emit) {
             let why = "its output is not the reference's (see the correctness line)";
-            emit(self.stamp(Event::EditVerdict(verdict(EditOutcome::CheckFailed, why.into()))));
+            emit(self.stamp(Event::EditVerdict(verdict(
+                EditOutcome::CheckFailed,
+                why.into(),
+            ))));
             return true;
         }
         self.last_good = Some((variant, shape));
@@ -139,7 +145,10 @@ impl Worker {
         };
         let v = match self.race(a, variant, shape, emit) {
             Some(report) => EditVerdict::from_race(label, edit, previous_edit, &report),
-            None => verdict(EditOutcome::Interrupted, "the race failed (see the log)".into()),
+            None => verdict(
+                EditOutcome::Interrupted,
+                "the race failed (see the log)".into(),
+            ),
         };
         emit(self.stamp(Event::EditVerdict(v)));
         true

@@ -34,7 +34,7 @@ impl SessionState {
         self.log(
             t,
             Level::Info,
-            format!("{who} edit {}: {}", e.edit, e.diff),
+            format!("{who}: edit {} saved ({})", e.edit, e.diff),
         );
         if !e.dropped.is_empty() {
             let list: Vec<String> = e.dropped.iter().map(|d| format!("edit {d}")).collect();
@@ -106,7 +106,13 @@ impl SessionState {
                 .as_ref()
                 .is_none_or(|v| v.outcome != EditOutcome::BuildFailed)
         };
-        Some(history.iter().rev().find(built).map_or(0, |s| s.record.edit))
+        Some(
+            history
+                .iter()
+                .rev()
+                .find(built)
+                .map_or(0, |s| s.record.edit),
+        )
     }
 
     /// Earlier edits of `kernel` whose builds are still loaded, newest
@@ -115,7 +121,10 @@ impl SessionState {
         let Some(history) = self.edits.get(kernel) else {
             return Vec::new();
         };
-        let dropped: Vec<u32> = history.iter().flat_map(|s| s.record.dropped.clone()).collect();
+        let dropped: Vec<u32> = history
+            .iter()
+            .flat_map(|s| s.record.dropped.clone())
+            .collect();
         let mut out: Vec<(u32, String)> = history
             .iter()
             .filter_map(|s| Some((s.record.previous, s.record.previous_build.clone()?)))

@@ -293,6 +293,11 @@ impl SessionState {
         } else {
             &k.label
         };
-        self.log(t, Level::Info, format!("kernel {who}: manifest reloaded"));
+        let text = if crate::session::manifest::registry::is_edit_build(who) {
+            format!("{who}: an earlier edit's build, kept loaded to race against")
+        } else {
+            format!("kernel {who}: manifest reloaded")
+        };
+        self.log(t, Level::Info, text);
     }
 }

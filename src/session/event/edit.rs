@@ -95,7 +95,8 @@ impl EditVerdict {
             against,
             outcome,
             speedup: finite.then_some(ab.speedup),
-            ci: (ab.ci_low.is_finite() && ab.ci_high.is_finite()).then_some((ab.ci_low, ab.ci_high)),
+            ci: (ab.ci_low.is_finite() && ab.ci_high.is_finite())
+                .then_some((ab.ci_low, ab.ci_high)),
             detail,
         }
     }
@@ -115,14 +116,15 @@ pub fn race_words(ab: &AbReport) -> (EditOutcome, String) {
     } else if let Some(rest) = verdict.strip_prefix("B slower by ") {
         (
             EditOutcome::Slower,
-            format!("{rest} slower [{}, {}]", pct(1.0 / hi - 1.0), pct(1.0 / lo - 1.0)),
+            format!(
+                "{rest} slower [{}, {}]",
+                pct(1.0 / hi - 1.0),
+                pct(1.0 / lo - 1.0)
+            ),
         )
     } else if verdict.starts_with("B ") && verdict.ends_with("× faster") {
         let rest = &verdict[2..];
-        (
-            EditOutcome::Faster,
-            format!("{rest} [{lo:.2}, {hi:.2}]"),
-        )
+        (EditOutcome::Faster, format!("{rest} [{lo:.2}, {hi:.2}]"))
     } else if verdict.starts_with("B ") && verdict.ends_with("× slower") {
         let rest = &verdict[2..];
         (
@@ -152,7 +154,11 @@ pub fn diff_summary(old: &[(String, String)], new: &[(String, String)]) -> Strin
             .map(|(_, t)| t.clone())
     };
     let mut names: Vec<&String> = new.iter().map(|(n, _)| n).collect();
-    names.extend(old.iter().map(|(n, _)| n).filter(|n| !new.iter().any(|(m, _)| m == *n)));
+    names.extend(
+        old.iter()
+            .map(|(n, _)| n)
+            .filter(|n| !new.iter().any(|(m, _)| m == *n)),
+    );
     let parts: Vec<String> = names
         .into_iter()
         .filter_map(|name| {
@@ -184,7 +190,12 @@ pub fn line_diff(old: &str, new: &str) -> (usize, usize) {
     let b: Vec<&str> = new.lines().collect();
     let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
     let (a, b) = (&a[head..], &b[head..]);
-    let tail = a.iter().rev().zip(b.iter().rev()).take_while(|(x, y)| x == y).count();
+    let tail = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
     let (a, b) = (&a[..a.len() - tail], &b[..b.len() - tail]);
     let common = if (a.len() + 1).saturating_mul(b.len() + 1) <= LCS_CELLS {
         lcs(a, b)
@@ -233,7 +244,10 @@ mod tests {
         assert_eq!(line_diff("", ""), (0, 0));
         assert_eq!(line_diff("x\ny\n", "y\nx\n"), (1, 1));
         let old = [f("main.cu", "a\nb\n"), f("softmax.cuh", "1\n2\n3\n")];
-        let new = [f("main.cu", "a\nb\n"), f("softmax.cuh", "1\n2x\n3\n4\n5\n6\n")];
+        let new = [
+            f("main.cu", "a\nb\n"),
+            f("softmax.cuh", "1\n2x\n3\n4\n5\n6\n"),
+        ];
         assert_eq!(diff_summary(&old, &new), "softmax.cuh +4 −1");
         assert_eq!(diff_summary(&old, &old), "no lines changed");
         let new = [f("main.cu", "a\n"), f("tile.cuh", "t\n")];
@@ -256,17 +270,27 @@ mod tests {
 
     #[test]
     fn a_race_reads_in_edit_words() {
-        let v = EditVerdict::from_race("", 3, 2, &ab("B faster by 1.8%", 1.018, 1.012, 1.024, true));
+        let v =
+            EditVerdict::from_race("", 3, 2, &ab("B faster by 1.8%", 1.018, 1.012, 1.024, true));
         assert_eq!(v.outcome, EditOutcome::Faster);
         assert_eq!(v.text(), "edit 3 vs edit 2: 1.8% faster [1.2, 2.4]");
         let (o, w) = race_words(&ab("B slower by 4.0%", 0.9615, 0.95, 0.97, true));
-        assert_eq!((o, w.as_str()), (EditOutcome::Slower, "4.0% slower [3.1, 5.3]"));
+        assert_eq!(
+            (o, w.as_str()),
+            (EditOutcome::Slower, "4.0% slower [3.1, 5.3]")
+        );
         let (o, w) = race_words(&ab("no difference detected", 1.0, 0.99, 1.01, true));
-        assert_eq!((o, w.as_str()), (EditOutcome::NoDifference, "no difference detected"));
+        assert_eq!(
+            (o, w.as_str()),
+            (EditOutcome::NoDifference, "no difference detected")
+        );
         let (o, _) = race_words(&ab("B faster by 1.8%", 1.018, 1.0, 1.03, false));
         assert_eq!(o, EditOutcome::Interrupted);
         let (o, w) = race_words(&ab("B 2.10× faster", 2.1, 2.05, 2.16, true));
-        assert_eq!((o, w.as_str()), (EditOutcome::Faster, "2.10× faster [2.05, 2.16]"));
+        assert_eq!(
+            (o, w.as_str()),
+            (EditOutcome::Faster, "2.10× faster [2.05, 2.16]")
+        );
         let failed = EditVerdict {
             edit: 4,
             against: 3,

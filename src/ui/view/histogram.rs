@@ -36,7 +36,18 @@ const EIGHTHS: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇'
 pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     let series = series(state);
     let regime = series.first().map_or("", |s| regime_name(s.regime));
-    let conditions = series.first().map_or(regime, |s| s.conditions.as_str());
+    // A pair's title keeps what both runs share (a race of two edits
+    // differs in the edit).
+    let conditions = match series.as_slice() {
+        [a, b] => a
+            .conditions
+            .split(" · ")
+            .filter(|part| b.conditions.split(" · ").any(|p| p == *part))
+            .collect::<Vec<_>>()
+            .join(" · "),
+        [one] => one.conditions.clone(),
+        _ => regime.to_string(),
+    };
     let timer = timer_label(state);
     // The long title where it fits; else a shorter one, so the timer's unit is never cut off.
     let pair = if series.len() == 2 { " — A vs B" } else { "" };
@@ -176,7 +187,12 @@ fn series(state: &UiState) -> Vec<Series<'_>> {
 }
 
 /// The run's conditions in words; the regime alone before it has samples.
-fn conditions(state: &UiState, key: &Key, regime: Option<Regime>, run: Option<&RunState>) -> String {
+fn conditions(
+    state: &UiState,
+    key: &Key,
+    regime: Option<Regime>,
+    run: Option<&RunState>,
+) -> String {
     run.map_or_else(
         || regime_name(regime).to_string(),
         |r| state.session.conditions_text(key, regime, &r.conditions),
