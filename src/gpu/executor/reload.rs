@@ -86,10 +86,20 @@ impl Worker {
         };
         let previous = self.engine.swap_source(kernel, program);
         record.source_hash = self.engine.source_hash(kernel);
+        let verdict = |outcome, detail: &str| EditVerdict {
+            kernel: label.to_string(),
+            edit,
+            against: previous_edit,
+            outcome,
+            detail: detail.to_string(),
+            ..EditVerdict::default()
+        };
         let Some((current, shape)) = self.current.filter(|(v, _)| v.kernel == old) else {
             // Nothing of this kernel runs: the next selection builds it.
             self.edits.built(label, edit);
             emit(self.stamp(Event::Edit(record)));
+            let why = "another kernel is selected; its next selection builds this edit";
+            emit(self.stamp(Event::EditVerdict(verdict(EditOutcome::NotRaced, why))));
             return self.current.is_some();
         };
         // The same toggles and tile by name under the new manifest, else its start.
@@ -104,14 +114,6 @@ impl Worker {
         if kernel != old {
             emit(self.stamp(Event::VariantSelected(VariantSelected { variant, shape })));
         }
-        let verdict = |outcome, detail: String| EditVerdict {
-            kernel: label.to_string(),
-            edit,
-            against: previous_edit,
-            outcome,
-            detail,
-            ..EditVerdict::default()
-        };
         if !self.build(variant, shape, emit) {
             self.engine.restore_source(previous);
             emit(self.stamp(Event::Edit(record)));
@@ -119,7 +121,7 @@ impl Worker {
                 .build_error
                 .take()
                 .unwrap_or_else(|| "see the log".into());
-            emit(self.stamp(Event::EditVerdict(verdict(EditOutcome::BuildFailed, why))));
+            emit(self.stamp(Event::EditVerdict(verdict(EditOutcome::BuildFailed, &why))));
             return true;
         }
         self.edits.built(label, edit);
@@ -128,14 +130,13 @@ impl Worker {
         self.current = Some((variant, shape));
         if !self.check(variant, shape, emit) {
             let why = "its output is not the reference's (see the correctness line)";
-            emit(self.stamp(Event::EditVerdict(verdict(
-                EditOutcome::CheckFailed,
-                why.into(),
-            ))));
+            emit(self.stamp(Event::EditVerdict(verdict(EditOutcome::CheckFailed, why))));
             return true;
         }
         self.last_good = Some((variant, shape));
         let Some(opponent) = opponent else {
+            let why = "the build before was not kept (its manifest changed)";
+            emit(self.stamp(Event::EditVerdict(verdict(EditOutcome::NotRaced, why))));
             return true;
         };
         // A is the build before, B the edit: above 1, the edit is faster.
@@ -145,10 +146,7 @@ impl Worker {
         };
         let v = match self.race(a, variant, shape, emit) {
             Some(report) => EditVerdict::from_race(label, edit, previous_edit, &report),
-            None => verdict(
-                EditOutcome::Interrupted,
-                "the race failed (see the log)".into(),
-            ),
+            None => verdict(EditOutcome::Interrupted, "the race failed (see the log)"),
         };
         emit(self.stamp(Event::EditVerdict(v)));
         true

@@ -48,6 +48,9 @@ pub enum EditOutcome {
     Interrupted,
     CheckFailed,
     BuildFailed,
+    /// Built, but no race ran: another kernel was selected, or the build
+    /// before was not kept (a changed manifest); the detail says which.
+    NotRaced,
     /// An outcome written by a newer tool.
     #[serde(other)]
     Unknown,
@@ -80,6 +83,7 @@ impl EditVerdict {
         match self.outcome {
             EditOutcome::BuildFailed => format!("edit {e} does not build: {}", self.detail),
             EditOutcome::CheckFailed => format!("edit {e} fails its check: {}", self.detail),
+            EditOutcome::NotRaced => format!("edit {e} not raced: {}", self.detail),
             _ => format!("edit {e} vs edit {a}: {}", self.detail),
         }
     }

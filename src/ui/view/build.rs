@@ -49,7 +49,7 @@ fn edit_line(state: &UiState) -> Option<Line<'static>> {
     let style = match outcome {
         O::Faster => theme::pass(),
         O::Slower | O::BuildFailed | O::CheckFailed => theme::fail(),
-        O::NoDifference | O::Interrupted | O::Unknown => theme::value(),
+        O::NoDifference | O::Interrupted | O::NotRaced | O::Unknown => theme::value(),
     };
     Some(Line::styled(text.clone(), style))
 }
