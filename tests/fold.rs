@@ -496,3 +496,41 @@ fn the_log_is_in_time_order() {
         "{log:?}"
     );
 }
+
+#[path = "support/edit_session.rs"]
+mod edit_session;
+
+/// `E` races the newest earlier edit of the kernel against the current
+/// build, then one edit further back each press, then around again.
+#[test]
+fn e_steps_back_through_earlier_edits() {
+    let mut ui = UiState::live(GateSet::default_set());
+    assert!(ui.handle(Action::RaceEdit).is_empty());
+    assert!(ui.notice.as_deref().unwrap().contains("no earlier edit"));
+    for e in edit_session::events() {
+        ui.apply(&e);
+    }
+    let opponent = |effects: Vec<Effect>| match effects.as_slice() {
+        [Effect::Worker(Command::Race { a, b })] => {
+            assert_eq!(*b, Variant::start());
+            a.name()
+        }
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        opponent(ui.handle(Action::RaceEdit)),
+        "bundled~e1:wmma+pv+async"
+    );
+    assert_eq!(
+        ui.notice.as_deref(),
+        Some("racing edit 1 (A) against edit 3 (B)")
+    );
+    assert_eq!(
+        opponent(ui.handle(Action::RaceEdit)),
+        "bundled~e0:wmma+pv+async"
+    );
+    assert_eq!(
+        opponent(ui.handle(Action::RaceEdit)),
+        "bundled~e1:wmma+pv+async"
+    );
+}

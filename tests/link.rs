@@ -487,3 +487,45 @@ fn a_sweep_runs_as_a_slurm_job_array_and_merges() {
     assert_eq!(h.sources.len(), 2);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[path = "support/edit_session.rs"]
+mod edit_session;
+
+/// An edit session over the link: the worker's kept builds (labels this
+/// dashboard never registered) name the race's variant, and every edit
+/// and verdict arrives; the GPU-less stand-in for "save, build, check,
+/// race against the build before".
+#[test]
+fn edits_and_their_verdicts_cross_the_link() {
+    let dir = scratch("edits");
+    let path = dir.join("edits.jsonl");
+    // Labels no other test registered: only the link can teach them.
+    let text: String = edit_session::events()
+        .iter()
+        .map(|e| serde_json::to_string(e).unwrap() + "\n")
+        .collect::<String>()
+        .replace("bundled~e0", "bundled~e50")
+        .replace("bundled~e1", "bundled~e51");
+    std::fs::write(&path, text).unwrap();
+    let (feed, tx) = start_live(format!(
+        "{BIN} worker --replay {} --rate 20",
+        path.display()
+    ));
+    let until = Instant::now() + Duration::from_secs(20);
+    while feed.count("edit_verdict") < 3 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = tx.send(WorkerCommand::Shutdown);
+    // The replaying worker loops: at least one pass of the three.
+    assert!(feed.count("edit_verdict") >= 3, "{:#?}", feed.errors());
+    assert!(feed.errors().is_empty(), "{:#?}", feed.errors());
+    let events = feed.events.lock().unwrap();
+    let race = events
+        .iter()
+        .find_map(|s| match &s.event {
+            Event::AbResult(ab) => Some(ab.a.name()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(race, "bundled~e50:wmma+pv+async");
+}

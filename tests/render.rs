@@ -558,3 +558,28 @@ fn the_essentials_survive_80x24() {
     let keys = screen.lines().last().unwrap();
     assert!(keys.contains("Esc") && keys.contains("close"), "{keys}");
 }
+
+#[path = "support/edit_session.rs"]
+mod edit_session;
+
+/// After a saved edit raced the build before it, the build panel says how
+/// it went in edit words, in the verdict's colour, at both sizes.
+#[test]
+fn an_edit_verdict_shows_in_the_build_panel() {
+    let events = edit_session::events();
+    let state = replay_state(&events[..16]);
+    for (w, h, name) in [
+        (120, 40, "edit_verdict_120x40"),
+        (80, 24, "edit_verdict_80x24"),
+    ] {
+        let buf = draw(&state, w, h);
+        insta::assert_snapshot!(name, text(&buf));
+        let (x, y) = find(&buf, "edit 1 vs edit 0: 1.8% faster")
+            .unwrap_or_else(|| panic!("{w}x{h}:\n{}", text(&buf)));
+        assert_eq!(buf[(x, y)].fg, Color::Green, "{w}x{h}");
+    }
+    let state = replay_state(&events);
+    let buf = draw(&state, 120, 40);
+    let (x, y) = find(&buf, "edit 3 fails its check").expect("check failure shown");
+    assert_eq!(buf[(x, y)].fg, Color::Red);
+}

@@ -40,13 +40,20 @@ pub fn to_json(s: &SessionState, gates: &GateSet, read: &ReadReport) -> Value {
         .variants
         .iter()
         .map(|(key, v)| {
+            // The current run of each regime, then the runs a change of
+            // conditions ended (never mixed into the current ones).
             let runs: Vec<Value> = v
                 .runs
                 .iter()
-                .map(|(regime, r)| {
+                .map(|(regime, r)| (regime, r, true))
+                .chain(v.older.iter().map(|(regime, r)| (regime, r, false)))
+                .map(|(regime, r, current)| {
                     let p = r.latency.percentiles();
                     json!({
                         "regime": regime_name(*regime),
+                        "conditions": s.conditions_text(key, *regime, &r.conditions),
+                        "source_hash": r.conditions.source,
+                        "current": current,
                         "latency_ns": p.map(|p| json!({
                             "count": p.count, "min": p.min_ns, "p50": p.p50_ns, "p90": p.p90_ns,
                             "p99": p.p99_ns, "max": p.max_ns, "mean": p.mean_ns,
@@ -88,6 +95,12 @@ pub fn to_json(s: &SessionState, gates: &GateSet, read: &ReadReport) -> Value {
         "telemetry": telemetry_json(s),
         "ab": s.ab,
         "bookmarks": s.bookmarks,
+        "edits": s.edits.iter().map(|(kernel, history)| json!({
+            "kernel": kernel,
+            "edits": history.iter().map(|e| json!({
+                "record": e.record, "verdict": e.verdict, "line": e.line(),
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -168,9 +181,28 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
     if let Some(ab) = &s.ab {
         ab_text(ab, &mut line);
     }
+    edits_text(s, &mut line);
     telemetry_text(s, &mut line);
     errors_text(s, &mut line);
     out
+}
+
+/// Each watched kernel's edits, one line each with its verdict.
+fn edits_text(s: &SessionState, line: &mut impl FnMut(String)) {
+    for (kernel, history) in &s.edits {
+        let who = if kernel.is_empty() {
+            "the kernel".to_string()
+        } else {
+            format!("kernel {kernel}")
+        };
+        line(String::new());
+        line(format!(
+            "edits of {who} (edit 0: the source at the start; each raced against the build before it):"
+        ));
+        for e in history {
+            line(format!("  {}", e.line()));
+        }
+    }
 }
 
 /// Which session this was: tool, host, GPU, sources, driver, timer.
@@ -336,7 +368,8 @@ fn variant_rows(
             median,
             s.variants
                 .get(&cudnn_key)
-                .and_then(|c| c.median_ns(*regime)),
+                .and_then(|c| c.run_like(*regime, &r.conditions))
+                .and_then(|c| c.median_ns()),
         ) {
             (Some(m), Some(c)) if cudnn_seen => format!("  {}", fixed(m / c, 3)),
             _ if cudnn_seen => "  —".into(),

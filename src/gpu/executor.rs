@@ -11,6 +11,8 @@ use crate::session::Inputs;
 use crate::session::command::Command;
 use crate::session::event::*;
 
+mod reload;
+
 pub struct Worker {
     engine: Engine,
     started: Instant,
@@ -30,6 +32,10 @@ pub struct Worker {
     faulted: bool,
     /// The CUDA context died: the process must end.
     pub poisoned: bool,
+    /// Each watched kernel's edits and the earlier builds kept loaded.
+    edits: reload::EditBook,
+    /// The first line of why the newest build failed.
+    build_error: Option<String>,
 }
 
 impl Worker {
@@ -50,6 +56,8 @@ impl Worker {
             ),
             faulted: false,
             poisoned: false,
+            edits: reload::EditBook::default(),
+            build_error: None,
         }
     }
 
@@ -285,17 +293,18 @@ impl Worker {
         true
     }
 
-    /// Runs the race to its end; a new command (StopRace included) ends it early.
+    /// Runs the race to its end; a new command (StopRace included) ends it
+    /// early. Its last report, unless a build or the race failed.
     fn race(
         &mut self,
         a: Variant,
         b: Variant,
         shape: Shape,
         emit: &mut impl FnMut(Stamped) -> bool,
-    ) {
+    ) -> Option<AbReport> {
         for v in [a, b] {
             if !self.build(v, shape, emit) {
-                return;
+                return None;
             }
         }
         let started = self.started;
@@ -333,9 +342,13 @@ impl Worker {
         }
         match result {
             Ok(report) => {
-                emit(self.stamp(Event::AbResult(report)));
+                emit(self.stamp(Event::AbResult(report.clone())));
+                Some(report)
             }
-            Err(e) => self.fault(&a, format!("A/B race: {e}"), emit),
+            Err(e) => {
+                self.fault(&a, format!("A/B race: {e}"), emit);
+                None
+            }
         }
     }
 
@@ -362,81 +375,6 @@ impl Worker {
         }
     }
 
-    /// New kernel source: rebuild the current variant from it; on a compile
-    /// error say why and go on with the previous source's builds.
-    /// A kernel folder changed: its new manifest (if it changed) is
-    /// registered, its source replaces the old one, and the current variant
-    /// is rebuilt; a bad manifest or a failed build keeps what was there.
-    fn reload(
-        &mut self,
-        label: &str,
-        sources: Vec<(String, String)>,
-        manifest: Option<String>,
-        emit: &mut impl FnMut(Stamped) -> bool,
-    ) -> bool {
-        use crate::session::manifest::{Manifest, registry};
-        let Some(old) = registry::lookup(label) else {
-            self.fault_message(format!("reload of an unknown kernel '{label}'"), emit);
-            return false;
-        };
-        let before = registry::get(old);
-        let kernel = match manifest {
-            Some(text) => {
-                let file = registry::manifest_path(
-                    before.dir.as_deref().unwrap_or(std::path::Path::new(".")),
-                )
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|_| format!("{}'s manifest", before.manifest.name));
-                match Manifest::parse(&text, &file) {
-                    Ok(m) => {
-                        let id = registry::register(label, m, before.dir.clone());
-                        emit(self.stamp(Event::KernelLoaded(registry::record(id))));
-                        id
-                    }
-                    Err(e) => {
-                        self.fault_message(
-                            format!(
-                                "manifest not reloaded, the kernel keeps the last good one: {e}"
-                            ),
-                            emit,
-                        );
-                        return false;
-                    }
-                }
-            }
-            None => old,
-        };
-        let m = registry::manifest(kernel);
-        let program = super::nvrtc::Program::from_files(sources, &m.entry);
-        super::cupti_timer::register_entry(&program.entry);
-        let previous = self.engine.swap_source(kernel, program);
-        let Some((variant, shape)) = self.current else {
-            return false;
-        };
-        if variant.kernel != old {
-            return true;
-        }
-        // The same toggles and tile by name under the new manifest, else its start.
-        let variant = m
-            .parse_variant(&variant.short_name())
-            .map(|(bits, tile)| Variant {
-                kernel,
-                toggles: crate::session::Toggles(bits),
-                tile,
-            })
-            .unwrap_or_else(|_| Variant::start_of(kernel));
-        if kernel != old {
-            emit(self.stamp(Event::VariantSelected(VariantSelected { variant, shape })));
-        }
-        if self.build(variant, shape, emit) {
-            self.current = Some((variant, shape));
-            self.check(variant, shape, emit);
-        } else {
-            self.engine.restore_source(previous);
-        }
-        true
-    }
-
     /// Builds and loads `variant`, saying how it went; false when it failed
     /// (a compile error with its log, or a fault).
     fn build(
@@ -445,6 +383,7 @@ impl Worker {
         shape: Shape,
         emit: &mut impl FnMut(Stamped) -> bool,
     ) -> bool {
+        self.build_error = None;
         match self.engine.prepare(&variant, &shape) {
             Ok(b) => {
                 emit(self.stamp(Event::BuildFinished(Worker::build_report(
@@ -460,10 +399,18 @@ impl Worker {
                 arch,
                 ..
             })) => {
+                self.build_error = Some(
+                    log.lines()
+                        .find(|l| l.contains("error"))
+                        .unwrap_or("see the build log")
+                        .trim()
+                        .to_string(),
+                );
                 emit(self.stamp(Event::BuildFailed(BuildFailure { variant, arch, log })));
                 false
             }
             Err(e) => {
+                self.build_error = Some(e.to_string());
                 self.fault(&variant, e.to_string(), emit);
                 false
             }

@@ -10,6 +10,14 @@ use crate::session::manifest::sources;
 pub fn program(kernel: KernelId) -> Result<Program, String> {
     let k = registry::get(kernel);
     let m = &k.manifest;
+    // Its source is not the folder's any more: only its own builder has it.
+    if registry::is_edit_build(&k.label) {
+        return Err(format!(
+            "{} is an earlier edit's build that is no longer kept (the newest {} are)",
+            k.label,
+            crate::session::event::edit::KEPT_EDITS
+        ));
+    }
     match &k.dir {
         Some(dir) => Ok(Program::from_files(
             sources::read_folder(dir, &m.source)?,

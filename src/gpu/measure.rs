@@ -100,6 +100,7 @@ fn batch_event(
         throttled: None,
         timer: engine.timer().name().into(),
         gap_us: isolated.then_some(engine.isolation.gap_us),
+        inputs: Some(engine.timing_inputs),
     }
 }
 

@@ -87,6 +87,24 @@ impl Program {
     /// Every file's text under its name, the main source's first: what the
     /// source hash and the cache key read. A single-file kernel hashes its
     /// text alone, as before headers, so its recorded hashes still match.
+    /// The folder's files as `from_files` took them, main first.
+    pub fn files(&self) -> Vec<(String, String)> {
+        std::iter::once((self.file.clone(), self.text.clone()))
+            .chain(self.headers.iter().cloned())
+            .collect()
+    }
+
+    /// Each file's own hash (16 hex digits), by name.
+    pub fn file_hashes(&self) -> std::collections::BTreeMap<String, String> {
+        self.files()
+            .into_iter()
+            .map(|(name, text)| {
+                let hash = hex(&Sha256::digest(text.as_bytes()))[..16].to_string();
+                (name, hash)
+            })
+            .collect()
+    }
+
     fn hash_into(&self, h: &mut Sha256) {
         h.update(self.text.as_bytes());
         for (name, text) in &self.headers {
@@ -222,6 +240,10 @@ impl Builder {
 
     pub fn entry(&self) -> &str {
         &self.program.entry
+    }
+
+    pub fn program(&self) -> &Program {
+        &self.program
     }
 
     pub fn source_hash(&self) -> String {

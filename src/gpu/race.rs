@@ -131,6 +131,7 @@ pub fn race(
                 plan.l2
             },
             gap_us: (regime == Regime::Isolated).then_some(engine.isolation.gap_us),
+            inputs: Some(engine.timing_inputs),
             shape: *shape,
             ..LatencyBatch::default()
         };

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use super::variant::{Shape, Toggles, Variant};
+pub use edit::{EditOutcome, EditRecord, EditVerdict};
 
 /// Bumped when a change would make an old reader misread a new file.
 /// Additive changes (new optional fields, new event kinds) keep the version:
@@ -54,6 +55,11 @@ pub enum Event {
     /// A kernel folder's manifest changed mid-session: variants of that
     /// label mean this manifest's toggles from here on.
     KernelLoaded(super::manifest::registry::KernelRecord),
+    /// A watched kernel folder's source changed (added after schema 2).
+    Edit(EditRecord),
+    /// What an edit did: its race against the build before, or why none
+    /// ran (added after schema 2).
+    EditVerdict(EditVerdict),
     /// A kind written by a newer tool: kept in the stream, shown as nothing.
     #[serde(other)]
     Unknown,
@@ -305,6 +311,10 @@ pub struct LatencyBatch {
     /// only for that regime.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gap_us: Option<u32>,
+    /// The distribution the timed launches read (seed 1). Added after
+    /// schema 2: absent in older sessions (not recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<super::inputs::Inputs>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -586,77 +596,7 @@ pub(super) mod nan_null {
     }
 }
 
-mod samples {
-    //! Latency arrays are most of a session's bytes: parse them with a digit
-    //! loop instead of serde_json's general number path (about 4× faster).
-    use serde::de::Error;
-    use serde::{Deserialize, Deserializer};
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
-        let raw: Box<serde_json::value::RawValue> = Deserialize::deserialize(d)?;
-        parse(raw.get().as_bytes())
-            .ok_or_else(|| D::Error::custom("samples_ns must be an array of non-negative integers"))
-    }
-
-    /// `[1, 22,333]` → the numbers; None for anything else.
-    pub fn parse(text: &[u8]) -> Option<Vec<u64>> {
-        let text = text.trim_ascii();
-        let inner = text.strip_prefix(b"[")?.strip_suffix(b"]")?;
-        let mut out = Vec::with_capacity(inner.len() / 6 + 1);
-        let mut value: Option<u64> = None;
-        let mut after_comma = false;
-        for &c in inner {
-            match c {
-                b'0'..=b'9' => {
-                    let v = value.unwrap_or(0);
-                    value = Some(v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?);
-                }
-                b',' => {
-                    out.push(value.take()?);
-                    after_comma = true;
-                }
-                b' ' | b'\n' | b'\r' | b'\t' => {
-                    // Whitespace may not split a number.
-                    if value.is_some() && inner.is_empty() {
-                        return None;
-                    }
-                }
-                _ => return None,
-            }
-        }
-        match value {
-            Some(v) => out.push(v),
-            None if after_comma => return None,
-            None => {}
-        }
-        Some(out)
-    }
-
-    #[cfg(test)]
-    mod tests {
-        #[test]
-        fn parses_like_json() {
-            assert_eq!(super::parse(b"[]"), Some(vec![]));
-            assert_eq!(super::parse(b" [ 1, 22 ,333 ] "), Some(vec![1, 22, 333]));
-            assert_eq!(
-                super::parse(b"[18446744073709551615]"),
-                Some(vec![u64::MAX])
-            );
-            for bad in [
-                &b"[1,]"[..],
-                b"[,1]",
-                b"[1.5]",
-                b"[-1]",
-                b"[1e3]",
-                b"1,2",
-                b"[18446744073709551616]",
-                b"[\"1\"]",
-            ] {
-                assert_eq!(super::parse(bad), None, "{}", String::from_utf8_lossy(bad));
-            }
-        }
-    }
-}
+mod samples;
 
 /// Reads the `type` tag from the raw object, then parses the payload struct
 /// straight from the same text. serde's derived internally tagged enum would
@@ -704,6 +644,8 @@ impl<'de> Deserialize<'de> for Event {
             "error" => Event::Error(payload(text).map_err(fail)?),
             "bookmark" => Event::Bookmark(payload(text).map_err(fail)?),
             "kernel_loaded" => Event::KernelLoaded(payload(text).map_err(fail)?),
+            "edit" => Event::Edit(payload(text).map_err(fail)?),
+            "edit_verdict" => Event::EditVerdict(payload(text).map_err(fail)?),
             _ => Event::Unknown,
         })
     }
@@ -745,6 +687,8 @@ impl Event {
             | Event::Telemetry(_)
             | Event::Bookmark(_)
             | Event::KernelLoaded(_)
+            | Event::Edit(_)
+            | Event::EditVerdict(_)
             | Event::Unknown => Vec::new(),
         }
     }
@@ -766,11 +710,14 @@ impl Event {
             Event::Error(_) => "error",
             Event::Bookmark(_) => "bookmark",
             Event::KernelLoaded(_) => "kernel_loaded",
+            Event::Edit(_) => "edit",
+            Event::EditVerdict(_) => "edit_verdict",
             Event::Unknown => "unknown",
         }
     }
 }
 
+pub mod edit;
 pub(crate) mod schema1;
 
 #[cfg(test)]

@@ -224,7 +224,18 @@ impl FromWorker {
                 })
                 .map_err(|e| e.to_string())
         };
-        parsed.map_err(|e| format!("not a worker line ({e}): {}", excerpt(line)))
+        let parsed = parsed.map_err(|e| format!("not a worker line ({e}): {}", excerpt(line)))?;
+        // An earlier edit's build, kept by the worker: the lines after this
+        // one name its variants (the dashboard registered every other kernel
+        // before the worker heard of it).
+        if let FromWorker::Event(_, s) = &parsed
+            && let super::Event::KernelLoaded(k) = &s.event
+            && super::manifest::registry::is_edit_build(&k.label)
+        {
+            super::manifest::registry::adopt(std::slice::from_ref(k))
+                .map_err(|e| format!("a kept edit's manifest cannot be read: {e}"))?;
+        }
+        Ok(parsed)
     }
 }
 

@@ -25,6 +25,8 @@ pub enum Action {
     SlotA,
     SlotB,
     Race,
+    /// Race an earlier edit of the current kernel against its current build.
+    RaceEdit,
     Record,
     Bookmark,
     Pause,
@@ -210,6 +212,14 @@ pub const KEYS: &[Binding] = &[
         Race,
         "start or stop the A/B race",
         true,
+    ),
+    bind(
+        Live,
+        Char('E'),
+        "E",
+        RaceEdit,
+        "race an earlier edit against this build (again: further back)",
+        false,
     ),
     bind(
         Live,
@@ -476,6 +486,7 @@ mod tests {
             SlotA,
             SlotB,
             Race,
+            RaceEdit,
             Record,
             Bookmark,
             Pause,

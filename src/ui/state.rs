@@ -65,6 +65,8 @@ pub struct UiState {
     pub help_scroll: u16,
     /// A one-line notice (e.g. a key that does nothing in replay).
     pub notice: Option<String>,
+    /// The earlier edit `E` raced last (the next press takes the one before).
+    pub edit_opponent: Option<u32>,
 }
 
 impl UiState {
@@ -95,6 +97,7 @@ impl UiState {
             help_open: false,
             help_scroll: 0,
             notice: None,
+            edit_opponent: None,
         }
     }
 
@@ -117,6 +120,7 @@ impl UiState {
             help_open: false,
             help_scroll: 0,
             notice: None,
+            edit_opponent: None,
         }
     }
 
@@ -280,6 +284,9 @@ impl UiState {
     /// The live settings and commands that select nothing: regime, inputs,
     /// L2, the A/B slots and race, checks, counters, recording.
     fn live_setting(&mut self, action: Action, base: Key) -> Vec<Effect> {
+        if action == Action::RaceEdit {
+            return self.race_edit(base);
+        }
         let Mode::Live {
             l2,
             slot_a,
@@ -343,6 +350,40 @@ impl UiState {
             Action::Bookmark => vec![Effect::Bookmark],
             _ => Vec::new(),
         }
+    }
+
+    /// Races an earlier edit's build of the current kernel (A) against the
+    /// current build (B); each press steps one edit further back, then
+    /// around to the newest kept.
+    fn race_edit(&mut self, base: Key) -> Vec<Effect> {
+        let kernel = registry::label(base.variant.kernel);
+        let kept = self.session.kept_edits(&kernel);
+        let next = self
+            .edit_opponent
+            .and_then(|last| kept.iter().position(|(e, _)| *e == last))
+            .map_or(0, |i| (i + 1) % kept.len().max(1));
+        let Some((edit, label)) = kept.get(next).cloned() else {
+            self.notice = Some(
+                "no earlier edit of this kernel is loaded: save a file of its --kernels folder first"
+                    .into(),
+            );
+            return Vec::new();
+        };
+        let Some(id) = registry::lookup(&label) else {
+            self.notice = Some(format!("edit {edit}'s build ({label}) is no longer loaded"));
+            return Vec::new();
+        };
+        self.edit_opponent = Some(edit);
+        let a = Variant {
+            kernel: id,
+            ..base.variant
+        };
+        if let Mode::Live { racing, .. } = &mut self.mode {
+            *racing = true;
+        }
+        let now = self.session.current_edit(&kernel).unwrap_or(0);
+        self.notice = Some(format!("racing edit {edit} (A) against edit {now} (B)"));
+        vec![Effect::Worker(Command::Race { a, b: base.variant })]
     }
 
     /// The variant and shape to select after `action`, from `base`; None

@@ -283,6 +283,40 @@ impl Engine {
         self.loaded.extend(previous.loaded);
     }
 
+    /// Keeps the builds of the source a reload replaced, under `as_kernel`
+    /// (an earlier edit's kernel): its builder and its loaded modules, so
+    /// racing it costs no compile. False when there was no builder to keep.
+    pub fn keep_previous(&mut self, previous: PreviousSource, as_kernel: KernelId) -> bool {
+        let Some(builder) = previous.builder else {
+            return false;
+        };
+        self.builders.insert(as_kernel, builder);
+        for ((v, d), l) in previous.loaded {
+            let v = Variant {
+                kernel: as_kernel,
+                ..v
+            };
+            self.loaded.insert((v, d), l);
+        }
+        true
+    }
+
+    /// Unloads every build of `kernel` (an earlier edit no longer kept).
+    pub fn forget_kernel(&mut self, kernel: KernelId) {
+        self.builders.remove(&kernel);
+        self.loaded.retain(|(v, _), _| v.kernel != kernel);
+    }
+
+    /// The files `kernel` builds from now (empty when they cannot be read).
+    pub fn source_files(&self, kernel: KernelId) -> Vec<(String, String)> {
+        match self.builders.get(&kernel) {
+            Some(b) => b.program().files(),
+            None => crate::gpu::kernel_source::program(kernel)
+                .map(|p| p.files())
+                .unwrap_or_default(),
+        }
+    }
+
     /// The builder of a kernel, made from its source on first use.
     fn builder(&mut self, kernel: KernelId) -> Result<&Builder, EngineError> {
         if let std::collections::hash_map::Entry::Vacant(slot) = self.builders.entry(kernel) {

@@ -29,6 +29,8 @@ impl SessionState {
                 self.log(t, Level::Warn, format!("bookmark: {}", b.label));
             }
             Event::KernelLoaded(k) => self.on_kernel_loaded(t, k),
+            Event::Edit(e) => self.on_edit(t, e),
+            Event::EditVerdict(v) => self.on_edit_verdict(t, v),
             Event::Unknown => {}
         }
     }
@@ -124,10 +126,16 @@ impl SessionState {
             })
             .or_default();
         let n = batch.samples_ns.len() as u64;
-        s.runs
-            .entry(batch.regime)
-            .or_default()
-            .add_batch(&batch.samples_ns);
+        let conditions = super::Conditions {
+            l2: batch.l2,
+            source: s
+                .build
+                .as_ref()
+                .map(|b| b.source_hash.clone())
+                .filter(|h| !h.is_empty()),
+            inputs: batch.inputs,
+        };
+        s.add_batch(batch.regime, conditions, &batch.samples_ns);
         if batch.l2 == L2Mode::Cold {
             s.l2_cold_samples += n;
         }
@@ -240,6 +248,7 @@ impl SessionState {
 
     fn on_ab(&mut self, t: u64, ab: &AbReport) {
         if ab.done {
+            self.race_of_edits(ab);
             self.log(
                 t,
                 Level::Info,
@@ -284,6 +293,11 @@ impl SessionState {
         } else {
             &k.label
         };
-        self.log(t, Level::Info, format!("kernel {who}: manifest reloaded"));
+        let text = if crate::session::manifest::registry::is_edit_build(who) {
+            format!("{who}: an earlier edit's build, kept loaded to race against")
+        } else {
+            format!("kernel {who}: manifest reloaded")
+        };
+        self.log(t, Level::Info, text);
     }
 }

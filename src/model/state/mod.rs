@@ -8,23 +8,46 @@ use crate::metrics::histogram::LatencyStats;
 use crate::session::Regime;
 use crate::session::event::*;
 
+mod edits;
 mod fold;
+
+pub use edits::EditState;
 
 /// Telemetry kept for sparklines: 60 s at 10 Hz.
 pub const TELEMETRY_KEEP: usize = 600;
 /// Event-log lines kept.
 pub const LOG_KEEP: usize = 400;
 
-/// Latency of one variant in one timing regime.
+/// What, besides the variant, shape and regime, a run was measured under.
+/// A change of any starts a new run; None: not recorded (older sessions).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Conditions {
+    pub l2: L2Mode,
+    /// The source hash of the variant's newest build before the batch.
+    pub source: Option<String>,
+    /// The distribution the timed launches read.
+    pub inputs: Option<crate::session::Inputs>,
+}
+
+impl Conditions {
+    /// Whether two variants' runs may be compared: the same L2 mode and
+    /// inputs (their sources differ by nature).
+    pub fn comparable(&self, other: &Conditions) -> bool {
+        self.l2 == other.l2 && self.inputs == other.inputs
+    }
+}
+
+/// Latency of one variant under one set of conditions (a run).
 #[derive(Clone, Debug, Default)]
 pub struct RunState {
+    pub conditions: Conditions,
     pub latency: LatencyStats,
     pub batches: u64,
     /// The newest batch medians (up to `BATCH_KEEP`), for the between-batch spread.
     pub batch_medians: VecDeque<f64>,
     /// The newest batches' own robust spread over their median.
     pub batch_spreads: VecDeque<f64>,
-    /// The last completed measurement in this regime.
+    /// The last completed measurement of this run.
     pub measurement: Option<MeasurementDone>,
 }
 
@@ -39,6 +62,16 @@ fn robust(sorted: &[f64]) -> (f64, f64) {
 }
 
 impl RunState {
+    /// The run's median: its measurement's (grouped, with its interval)
+    /// when there is one, else the histogram's p50.
+    pub fn median_ns(&self) -> Option<f64> {
+        self.measurement
+            .as_ref()
+            .map(|m| m.median_ns)
+            .filter(|m| m.is_finite())
+            .or_else(|| self.latency.percentiles().map(|p| p.p50_ns))
+    }
+
     /// Robust spread of the batch medians (IQR ÷ 1.349) over their median.
     pub fn between_batch_rel(&self) -> Option<f64> {
         if self.batch_medians.len() < 5 {
@@ -82,9 +115,12 @@ impl RunState {
 /// What one variant at one shape has shown so far.
 #[derive(Clone, Debug, Default)]
 pub struct VariantState {
-    /// Latency by the regime it was taken in (None: a session recorded
-    /// before regimes). A number without its regime is not a number.
+    /// The current run of each regime (None: a session recorded before
+    /// regimes). A number without its regime is not a number.
     pub runs: BTreeMap<Option<Regime>, RunState>,
+    /// Runs a change of conditions ended (another L2 mode, source or
+    /// inputs), oldest first, each with its regime: kept, never mixed in.
+    pub older: Vec<(Option<Regime>, RunState)>,
     pub l2_cold_samples: u64,
     /// Samples from batches flagged as throttled or below the expected clock.
     pub throttled_samples: u64,
@@ -125,15 +161,38 @@ impl VariantState {
         self.runs.values().map(|r| r.latency.count()).sum()
     }
 
-    /// The median in `regime`: the measurement's (grouped, with its
-    /// interval) when there is one, else the histogram's p50.
+    /// The median of the current run in `regime`: the measurement's
+    /// (grouped, with its interval) when there is one, else the
+    /// histogram's p50.
     pub fn median_ns(&self, regime: Option<Regime>) -> Option<f64> {
-        let r = self.run(regime)?;
-        r.measurement
-            .as_ref()
-            .map(|m| m.median_ns)
-            .filter(|m| m.is_finite())
-            .or_else(|| r.latency.percentiles().map(|p| p.p50_ns))
+        self.run(regime)?.median_ns()
+    }
+
+    /// The newest run in `regime` whose conditions compare with `like`.
+    pub fn run_like(&self, regime: Option<Regime>, like: &Conditions) -> Option<&RunState> {
+        let current = self.run(regime).filter(|r| r.conditions.comparable(like));
+        current.or_else(|| {
+            self.older
+                .iter()
+                .rev()
+                .find(|(r, run)| {
+                    *r == regime && run.latency.count() > 0 && run.conditions.comparable(like)
+                })
+                .map(|(_, run)| run)
+        })
+    }
+
+    /// Adds a batch to the current run of its regime, first ending that
+    /// run if it was measured under other conditions.
+    fn add_batch(&mut self, regime: Option<Regime>, conditions: Conditions, samples: &[u64]) {
+        let run = self.runs.entry(regime).or_default();
+        if run.latency.count() > 0 && run.conditions != conditions {
+            let ended = std::mem::take(run);
+            self.older.push((regime, ended));
+        }
+        let run = self.runs.entry(regime).or_default();
+        run.conditions = conditions;
+        run.add_batch(samples);
     }
 }
 
@@ -206,6 +265,10 @@ pub struct SessionState {
     pub inputs: Option<crate::session::Inputs>,
     /// The SM clock the in-kernel probe read after the newest batch, MHz.
     pub probe_mhz: Option<u32>,
+    /// Each watched kernel's edits, by kernel label ("" the primary one).
+    pub edits: BTreeMap<String, Vec<EditState>>,
+    /// The newest edit verdict, or race of an earlier edit, in words.
+    pub edit_line: Option<(EditOutcome, String)>,
 }
 
 impl SessionState {
@@ -322,7 +385,8 @@ impl SessionState {
         ];
         order.dedup();
         order.into_iter().find_map(|r| {
-            let value = b.median_ns(r)? / k.median_ns(r)?;
+            let mine = k.run(r)?;
+            let value = b.run_like(r, &mine.conditions)?.median_ns()? / mine.median_ns()?;
             Some(Speedup {
                 value,
                 ci: None,

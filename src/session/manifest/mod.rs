@@ -28,8 +28,8 @@ pub const MAX_PARAMS: usize = 16;
 /// Keys attnscope itself binds in live mode; a toggle may not take one.
 /// (`ui::keymap`'s test keeps this list equal to its table.)
 pub const RESERVED_KEYS: &[char] = &[
-    'q', '?', 't', 's', 'z', 'o', 'g', 'l', 'R', 'I', 'd', 'K', 'a', 'b', 'x', 'r', 'm', 'j', 'k',
-    ' ', '+', '-',
+    'q', '?', 't', 's', 'z', 'o', 'g', 'l', 'R', 'I', 'd', 'K', 'a', 'b', 'x', 'E', 'r', 'm', 'j',
+    'k', ' ', '+', '-',
 ];
 
 /// A GPU architecture a toggle or parameter needs.

@@ -170,8 +170,14 @@ pub fn register_from(
     {
         return id;
     }
-    // The same kernel under another label (the bundled one as the primary).
-    if let Some(i) = r.kernels.iter().position(|k| same(k)) {
+    // The same kernel under another label (the bundled one as the primary);
+    // an earlier edit's build has its own source, so is never that.
+    if let Some(i) = r
+        .kernels
+        .iter()
+        .position(|k| same(k))
+        .filter(|_| !is_edit_build(label))
+    {
         let id = KernelId(i as u16);
         r.labels.insert(label.to_string(), id);
         return id;
@@ -195,6 +201,33 @@ pub fn register_from(
     }));
     r.labels.insert(label.to_string(), id);
     id
+}
+
+/// What marks the label of an earlier edit's build: `attention~e2`.
+pub const EDIT_MARK: &str = "~e";
+
+/// Whether `label` names an earlier edit's build of a watched kernel.
+pub fn is_edit_build(label: &str) -> bool {
+    label
+        .rsplit_once(EDIT_MARK)
+        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Registers the build of edit `edit` of kernel `of`, which a reload is
+/// replacing, as a kernel of its own (`LABEL~eN`, same manifest) so a
+/// variant can name it as a race opponent.
+pub fn register_edit_build(of: KernelId, edit: u32) -> KernelId {
+    let k = get(of);
+    let label = format!("{}{EDIT_MARK}{edit}", k.label);
+    register_from(&k.source, &label, (*k.manifest).clone(), k.dir.clone())
+}
+
+/// Takes a label off its kernel (an edit's build no longer kept): variant
+/// names with it no longer parse.
+pub fn forget(label: &str) {
+    if !label.is_empty() && label != BUNDLED_LABEL {
+        write().labels.remove(label);
+    }
 }
 
 /// The manifest file in a kernel folder: its only `*.toml`.

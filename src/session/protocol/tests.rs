@@ -151,3 +151,29 @@ fn link_lines_are_bounded_and_never_end_the_link_early() {
         ["first", "0123456789abcdef", "not \u{FFFD} utf8", "last"]
     );
 }
+
+/// The worker keeps an earlier edit's build as a kernel the dashboard never
+/// registered: its kernel_loaded line makes the next lines' variants read.
+#[test]
+fn a_kept_edit_from_the_worker_names_later_variants() {
+    use crate::session::manifest::registry;
+    let mut record = registry::record(crate::session::KernelId::BUNDLED);
+    record.label = "bundled~e77".into();
+    let loaded = FromWorker::Event(
+        1,
+        Box::new(Stamped {
+            t_us: 1,
+            event: Event::KernelLoaded(record),
+        }),
+    );
+    let race = r#"{"seq":2,"t_us":2,"event":{"type":"error","source":"gpu","message":"m","variant":"bundled~e77:wmma"}}"#;
+    assert!(FromWorker::parse(race).is_err(), "not known yet");
+    FromWorker::parse(&loaded.to_line()).unwrap();
+    let Ok(FromWorker::Event(_, s)) = FromWorker::parse(race) else {
+        panic!("{race}")
+    };
+    let Event::Error(e) = s.event else { panic!() };
+    let v = e.variant.unwrap();
+    assert_eq!(v.name(), "bundled~e77:wmma");
+    assert_ne!(v.kernel, crate::session::KernelId::BUNDLED);
+}

@@ -21,6 +21,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     };
     let width = inner.width;
     let mut lines = build_lines(s, width);
+    lines.extend(edit_line(state));
     lines.extend(correctness_lines(s, width));
     if let Some(m) = s
         .shown(state.session.regime)
@@ -38,6 +39,19 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })
         .render(inner, buf);
+}
+
+/// The newest edit's verdict (or race of an earlier edit), coloured by
+/// what it found.
+fn edit_line(state: &UiState) -> Option<Line<'static>> {
+    use crate::session::event::EditOutcome as O;
+    let (outcome, text) = state.session.edit_line.as_ref()?;
+    let style = match outcome {
+        O::Faster => theme::pass(),
+        O::Slower | O::BuildFailed | O::CheckFailed => theme::fail(),
+        O::NoDifference | O::Interrupted | O::NotRaced | O::Unknown => theme::value(),
+    };
+    Some(Line::styled(text.clone(), style))
 }
 
 fn kv(k: &str, v: String) -> Vec<Span<'static>> {

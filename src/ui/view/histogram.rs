@@ -21,6 +21,8 @@ struct Series<'a> {
     state: &'a VariantState,
     regime: Option<Regime>,
     run: Option<&'a RunState>,
+    /// Under which conditions the run was measured: "back-to-back · L2 hot · edit 3".
+    conditions: String,
 }
 
 impl Series<'_> {
@@ -34,12 +36,26 @@ const EIGHTHS: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇'
 pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     let series = series(state);
     let regime = series.first().map_or("", |s| regime_name(s.regime));
+    // A pair's title keeps what both runs share (a race of two edits
+    // differs in the edit).
+    let conditions = match series.as_slice() {
+        [a, b] => a
+            .conditions
+            .split(" · ")
+            .filter(|part| b.conditions.split(" · ").any(|p| p == *part))
+            .collect::<Vec<_>>()
+            .join(" · "),
+        [one] => one.conditions.clone(),
+        _ => regime.to_string(),
+    };
     let timer = timer_label(state);
     // The long title where it fits; else a shorter one, so the timer's unit is never cut off.
     let pair = if series.len() == 2 { " — A vs B" } else { "" };
     let title = [
-        format!(" Latency per launch{pair} · {regime} · {timer} "),
+        format!(" Latency per launch{pair} · {conditions} · {timer} "),
+        format!(" Latency{pair} · {conditions} · {timer} "),
         format!(" Latency{pair} · {regime} · {timer} "),
+        format!(" Latency · {conditions} · {timer} "),
         format!(" Latency · {regime} · {timer} "),
     ]
     .into_iter()
@@ -129,21 +145,32 @@ fn series(state: &UiState) -> Vec<Series<'_>> {
             })
         };
         if let (Some(a), Some(b)) = (get(ab.a), get(ab.b)) {
-            return [("A", theme::SLOT_A, a), ("B", theme::SLOT_B, b)]
-                .into_iter()
-                .map(|(tag, color, s)| Series {
+            let key = |variant| Key {
+                variant,
+                shape: ab.shape,
+            };
+            return [
+                ("A", theme::SLOT_A, a, key(ab.a)),
+                ("B", theme::SLOT_B, b, key(ab.b)),
+            ]
+            .into_iter()
+            .map(|(tag, color, s, key)| {
+                let run = s.run(ab.regime);
+                Series {
                     tag,
                     style: Style::new().fg(color),
                     state: s,
                     regime: ab.regime,
-                    run: s.run(ab.regime),
-                })
-                .collect();
+                    run,
+                    conditions: conditions(state, &key, ab.regime, run),
+                }
+            })
+            .collect();
         }
     }
     session
         .current_state()
-        .map(|(_, s)| {
+        .map(|(key, s)| {
             let (regime, run) = s
                 .shown(session.regime)
                 .map_or((session.regime, None), |(r, run)| (r, Some(run)));
@@ -153,9 +180,23 @@ fn series(state: &UiState) -> Vec<Series<'_>> {
                 state: s,
                 regime,
                 run,
+                conditions: conditions(state, key, regime, run),
             }]
         })
         .unwrap_or_default()
+}
+
+/// The run's conditions in words; the regime alone before it has samples.
+fn conditions(
+    state: &UiState,
+    key: &Key,
+    regime: Option<Regime>,
+    run: Option<&RunState>,
+) -> String {
+    run.map_or_else(
+        || regime_name(regime).to_string(),
+        |r| state.session.conditions_text(key, regime, &r.conditions),
+    )
 }
 
 /// The lines above the chart, most important first, in at most `rows` rows of `width`: each
@@ -203,6 +244,9 @@ fn stats_groups(series: &Series) -> Vec<Vec<Span<'static>>> {
         groups.push(vec![Span::styled("no samples", theme::dim())]);
         return groups;
     };
+    // The run's own median beside its own interval: the measurement's
+    // (grouped over batches) once there is one, else the histogram's.
+    let median = series.run.and_then(RunState::median_ns).unwrap_or(p.p50_ns);
     let interval = series
         .run
         .and_then(|r| r.measurement.as_ref())
@@ -219,7 +263,7 @@ fn stats_groups(series: &Series) -> Vec<Vec<Span<'static>>> {
     };
     let mut p50 = vec![
         Span::styled("p50 ", theme::label()),
-        Span::styled(duration_ns(p.p50_ns), theme::value()),
+        Span::styled(duration_ns(median), theme::value()),
     ];
     if let Some(pm) = pm {
         p50.push(Span::styled(format!(" {pm}"), theme::dim()));
