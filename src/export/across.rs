@@ -1,8 +1,9 @@
 //! A merged session (`attnscope merge`) read across its sources: the same
 //! variant at the same shape and regime on each GPU, side by side, with the
-//! ratio of each source to the first. Medians only: each was measured on
-//! its own GPU by its own run, so the ratio is of two runs, which the table
-//! says.
+//! ratio of each source to the first. Each was measured by its own run, so
+//! the ratio's interval is of two runs: each median's interval for a rerun
+//! (its run's batches and the run-to-run spread its GPU recorded) combined
+//! by `across_runs::cross_run_ratio`.
 
 use std::collections::BTreeMap;
 
@@ -16,7 +17,12 @@ pub struct Row {
     pub shape: String,
     pub regime: String,
     pub median_ns: Vec<Option<f64>>,
+    /// Each median's 95% interval for a rerun, ns, where its run recorded one.
+    pub interval_ns: Vec<Option<(f64, f64)>>,
 }
+
+/// (median, low, high) of one cell.
+type Cell = Option<(f64, Option<(f64, f64)>)>;
 
 /// The source a variant ran on, and its name without the source's label.
 fn split(v: &Variant) -> (String, String) {
@@ -45,7 +51,7 @@ pub fn rows(s: &SessionState) -> Option<(Vec<String>, Vec<Row>)> {
     if labels.len() < 2 {
         return None;
     }
-    let mut table: BTreeMap<(String, String, String), Vec<Option<f64>>> = BTreeMap::new();
+    let mut table: BTreeMap<(String, String, String), Vec<Cell>> = BTreeMap::new();
     for (key, v) in &s.variants {
         let (source, name) = split(&key.variant);
         let Some(col) = labels.iter().position(|l| *l == source) else {
@@ -58,6 +64,11 @@ pub fn rows(s: &SessionState) -> Option<(Vec<String>, Vec<Row>)> {
             let Some(m) = v.median_ns(*regime) else {
                 continue;
             };
+            let interval = r
+                .measurement
+                .as_ref()
+                .and_then(|d| Some((d.ci_low_ns?, d.ci_high_ns?)))
+                .filter(|(lo, hi)| lo.is_finite() && hi.is_finite());
             // Sessions from before regimes were recorded sampled back to back.
             let regime = regime
                 .unwrap_or(crate::session::Regime::BackToBack)
@@ -65,26 +76,44 @@ pub fn rows(s: &SessionState) -> Option<(Vec<String>, Vec<Row>)> {
                 .to_string();
             table
                 .entry((name.clone(), key.shape.to_string(), regime))
-                .or_insert_with(|| vec![None; labels.len()])[col] = Some(m);
+                .or_insert_with(|| vec![None; labels.len()])[col] = Some((m, interval));
         }
     }
     let rows = table
         .into_iter()
         .filter(|(_, m)| m.iter().flatten().count() >= 2)
-        .map(|((variant, shape, regime), median_ns)| Row {
+        .map(|((variant, shape, regime), cells)| Row {
             variant,
             shape,
             regime,
-            median_ns,
+            median_ns: cells.iter().map(|c| c.map(|c| c.0)).collect(),
+            interval_ns: cells.iter().map(|c| c.and_then(|c| c.1)).collect(),
         })
         .collect();
     Some((labels, rows))
 }
 
+/// `1.012 [0.998, 1.026]`, or the ratio alone when a side recorded no interval.
+fn ratio_cell(
+    x: (Option<f64>, Option<(f64, f64)>),
+    base: (Option<f64>, Option<(f64, f64)>),
+) -> String {
+    use crate::metrics::format::fixed;
+    match (x, base) {
+        ((Some(m), Some((lo, hi))), (Some(b), Some((blo, bhi)))) => {
+            let (r, lo, hi) =
+                crate::metrics::across_runs::cross_run_ratio((m, lo, hi), (b, blo, bhi));
+            format!("{} [{}, {}]", fixed(r, 3), fixed(lo, 3), fixed(hi, 3))
+        }
+        ((Some(m), _), (Some(b), _)) => fixed(m / b, 3),
+        _ => "—".into(),
+    }
+}
+
 pub fn text(s: &SessionState) -> Option<String> {
     let (labels, rows) = rows(s)?;
     let mut out = format!(
-        "\nacross sources (p50 of each source's own run; ÷ {}: that source over the first)\n",
+        "\nacross sources (p50 of each source's own run; ÷ {}: that source over the first, with its 95% interval across runs)\n",
         labels[0]
     );
     out.push_str(&format!(
@@ -95,7 +124,7 @@ pub fn text(s: &SessionState) -> Option<String> {
         out.push_str(&format!(" {l:>10}"));
     }
     for l in &labels[1..] {
-        out.push_str(&format!(" {:>10}", format!("{l}÷{}", labels[0])));
+        out.push_str(&format!(" {:>22}", format!("{l}÷{}", labels[0])));
     }
     out.push('\n');
     let hashes: Vec<(&str, &str)> = s
@@ -125,14 +154,34 @@ pub fn text(s: &SessionState) -> Option<String> {
                 m.map_or("—".into(), crate::metrics::format::duration_ns)
             ));
         }
-        for m in &r.median_ns[1..] {
-            let ratio = match (m, r.median_ns[0]) {
-                (Some(x), Some(base)) => crate::metrics::format::fixed(x / base, 3),
-                _ => "—".into(),
-            };
-            out.push_str(&format!(" {ratio:>10}"));
+        for (m, i) in r.median_ns.iter().zip(&r.interval_ns).skip(1) {
+            out.push_str(&format!(
+                " {:>22}",
+                ratio_cell((*m, *i), (r.median_ns[0], r.interval_ns[0]))
+            ));
         }
         out.push('\n');
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ratio_cell;
+
+    #[test]
+    fn a_ratio_across_runs_carries_both_runs_intervals() {
+        // 101 ± 1% over 100 ± 1% (each a rerun interval): 1.010 known to ±1%.
+        let cell = ratio_cell(
+            (Some(101.0), Some((100.0, 102.01))),
+            (Some(100.0), Some((99.0099, 101.0))),
+        );
+        assert_eq!(cell, "1.010 [1.000, 1.020]");
+        // A side without an interval (an old session): the ratio alone.
+        assert_eq!(
+            ratio_cell((Some(101.0), None), (Some(100.0), Some((99.0, 101.0)))),
+            "1.010"
+        );
+        assert_eq!(ratio_cell((None, None), (Some(100.0), None)), "—");
+    }
 }
