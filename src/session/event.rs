@@ -291,7 +291,9 @@ pub struct LatencyBatch {
     /// Per-launch GPU durations.
     #[serde(deserialize_with = "samples::deserialize")]
     pub samples_ns: Vec<u64>,
-    /// SM clock measured in-kernel around the batch, when known.
+    /// SM clock measured in-kernel around the batch, when known. Back to
+    /// back, only every 8th batch (and the first) is probed; the others
+    /// carry None here and in `throttled`, so they count as untagged.
     pub sm_clock_mhz: Option<u32>,
     /// Whether the batch ran throttled or below the expected clock, when known.
     pub throttled: Option<bool>,
@@ -301,6 +303,12 @@ pub struct LatencyBatch {
     /// only for that regime.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gap_us: Option<u32>,
+    /// Share of the batch's GPU time spent in its kernels: their spans'
+    /// union over the time from the previous batch's last kernel end (else
+    /// this batch's first start) to this batch's last end. Back to back
+    /// only, CUPTI timer only; added after schema 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -337,6 +345,10 @@ pub struct MeasurementDone {
     /// Added after schema 2, written only when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warm_s: Option<f64>,
+    /// Median over the run's batches of their busy fraction
+    /// (`LatencyBatch::busy`); added after schema 2, written only when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_fraction: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -556,77 +568,7 @@ pub(super) mod nan_null {
     }
 }
 
-mod samples {
-    //! Latency arrays are most of a session's bytes: parse them with a digit
-    //! loop instead of serde_json's general number path (about 4× faster).
-    use serde::de::Error;
-    use serde::{Deserialize, Deserializer};
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
-        let raw: Box<serde_json::value::RawValue> = Deserialize::deserialize(d)?;
-        parse(raw.get().as_bytes())
-            .ok_or_else(|| D::Error::custom("samples_ns must be an array of non-negative integers"))
-    }
-
-    /// `[1, 22,333]` → the numbers; None for anything else.
-    pub fn parse(text: &[u8]) -> Option<Vec<u64>> {
-        let text = text.trim_ascii();
-        let inner = text.strip_prefix(b"[")?.strip_suffix(b"]")?;
-        let mut out = Vec::with_capacity(inner.len() / 6 + 1);
-        let mut value: Option<u64> = None;
-        let mut after_comma = false;
-        for &c in inner {
-            match c {
-                b'0'..=b'9' => {
-                    let v = value.unwrap_or(0);
-                    value = Some(v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?);
-                }
-                b',' => {
-                    out.push(value.take()?);
-                    after_comma = true;
-                }
-                b' ' | b'\n' | b'\r' | b'\t' => {
-                    // Whitespace may not split a number.
-                    if value.is_some() && inner.is_empty() {
-                        return None;
-                    }
-                }
-                _ => return None,
-            }
-        }
-        match value {
-            Some(v) => out.push(v),
-            None if after_comma => return None,
-            None => {}
-        }
-        Some(out)
-    }
-
-    #[cfg(test)]
-    mod tests {
-        #[test]
-        fn parses_like_json() {
-            assert_eq!(super::parse(b"[]"), Some(vec![]));
-            assert_eq!(super::parse(b" [ 1, 22 ,333 ] "), Some(vec![1, 22, 333]));
-            assert_eq!(
-                super::parse(b"[18446744073709551615]"),
-                Some(vec![u64::MAX])
-            );
-            for bad in [
-                &b"[1,]"[..],
-                b"[,1]",
-                b"[1.5]",
-                b"[-1]",
-                b"[1e3]",
-                b"1,2",
-                b"[18446744073709551616]",
-                b"[\"1\"]",
-            ] {
-                assert_eq!(super::parse(bad), None, "{}", String::from_utf8_lossy(bad));
-            }
-        }
-    }
-}
+mod samples;
 
 /// Reads the `type` tag from the raw object, then parses the payload struct
 /// straight from the same text. serde's derived internally tagged enum would

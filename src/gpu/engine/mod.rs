@@ -15,8 +15,11 @@ use half::f16;
 mod check;
 mod cudnn_variant;
 mod heads;
+mod pipeline;
 mod timing;
 mod tma;
+
+pub use pipeline::{Collected, Queued};
 
 use crate::gpu::nvrtc::{Build, BuildError, Builder, Program};
 use crate::session::event::{GpuInfo, L2Mode};
@@ -172,6 +175,8 @@ pub struct Engine {
     /// The last few checks' inputs and reference rows, reused when a check
     /// draws the same shape, distribution and seed (selftest's mutants).
     oracle: check::OracleCache,
+    /// Back-to-back batches queued ahead of the one being read.
+    pipeline: pipeline::Pipeline,
 }
 
 impl Engine {
@@ -223,6 +228,7 @@ impl Engine {
             isolation: Isolation::from_env(),
             globaltimer_vs_host: None,
             oracle: check::OracleCache::default(),
+            pipeline: pipeline::Pipeline::default(),
         })
     }
 
