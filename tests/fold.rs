@@ -125,6 +125,41 @@ fn a_session_from_before_regimes_folds_into_not_recorded() {
 }
 
 #[test]
+fn unprobed_batches_carry_busy_but_stay_out_of_the_throttle_count() {
+    let mut s = SessionState::default();
+    let batch = |clock: Option<u32>, throttled: Option<bool>, busy: Option<f64>| Stamped {
+        t_us: 1,
+        event: Event::Latency(LatencyBatch {
+            variant: Variant::base(),
+            shape: Shape::MISSION,
+            regime: Some(Regime::BackToBack),
+            samples_ns: vec![1000, 1010],
+            sm_clock_mhz: clock,
+            throttled,
+            busy,
+            ..LatencyBatch::default()
+        }),
+    };
+    s.apply(&batch(Some(1755), Some(true), Some(0.991)));
+    s.apply(&batch(None, None, Some(0.995)));
+    s.apply(&batch(None, None, None));
+    let v = &s.variants[&Key {
+        variant: Variant::base(),
+        shape: Shape::MISSION,
+    }];
+    // Only the probed batch is tagged: 2 of 2 tagged samples throttled, not 2 of 6.
+    assert_eq!((v.throttled_samples, v.clock_tagged_samples), (2, 2));
+    assert_eq!(s.probe_mhz, Some(1755));
+    // The newest batch says how busy the GPU is now; an unknown one says nothing.
+    assert_eq!(s.busy, None);
+    s.apply(&batch(None, None, Some(0.995)));
+    assert_eq!(s.busy, Some(0.995));
+    // The field is optional on the wire both ways.
+    let line = serde_json::to_string(&batch(None, None, None)).unwrap();
+    assert!(!line.contains("busy"), "{line}");
+}
+
+#[test]
 fn fold_is_deterministic_and_order_of_chunks_does_not_matter() {
     let a = fixture_state();
     let b = fixture_state();

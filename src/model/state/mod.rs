@@ -204,8 +204,10 @@ pub struct SessionState {
     pub regime: Option<Regime>,
     /// The distribution of the newest correctness check.
     pub inputs: Option<crate::session::Inputs>,
-    /// The SM clock the in-kernel probe read after the newest batch, MHz.
+    /// The SM clock the in-kernel probe read after the newest probed batch, MHz.
     pub probe_mhz: Option<u32>,
+    /// The newest batch's busy fraction (back to back, CUPTI), when known.
+    pub busy: Option<f64>,
 }
 
 impl SessionState {
