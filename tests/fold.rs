@@ -531,3 +531,99 @@ fn the_log_is_in_time_order() {
         "{log:?}"
     );
 }
+
+/// A session with `wmma` and its base measured back to back, medians with
+/// intervals (ns); the speedup gate is ≥ 1.15 in the default set.
+fn measured(base: (f64, f64, f64), variant: (f64, f64, f64)) -> (SessionState, Key) {
+    let mut s = SessionState::default();
+    let wmma: Variant = "wmma".parse().unwrap();
+    for (v, (median, lo, hi)) in [(Variant::base(), base), (wmma, variant)] {
+        let mut apply = |event| s.apply(&Stamped { t_us: 1, event });
+        apply(Event::Latency(LatencyBatch {
+            variant: v,
+            shape: Shape::MISSION,
+            regime: Some(Regime::BackToBack),
+            samples_ns: vec![median as u64; 3],
+            ..LatencyBatch::default()
+        }));
+        apply(Event::MeasurementDone(MeasurementDone {
+            variant: v,
+            shape: Shape::MISSION,
+            samples: 3,
+            median_ns: median,
+            regime: Some(Regime::BackToBack),
+            ci_low_ns: Some(lo),
+            ci_high_ns: Some(hi),
+            ..MeasurementDone::default()
+        }));
+    }
+    let key = Key {
+        variant: wmma,
+        shape: Shape::MISSION,
+    };
+    (s, key)
+}
+
+fn gate(s: &SessionState, key: &Key, id: &str) -> attnscope::metrics::gates::GateResult {
+    s.gates(&GateSet::default_set(), key)
+        .into_iter()
+        .find(|g| g.id == id)
+        .unwrap()
+}
+
+#[test]
+fn solo_speedup_gates_read_both_medians_intervals() {
+    // 1.20× with intervals that keep it above 1.15 (1180/1020 = 1.157).
+    let (s, key) = measured((1200.0, 1180.0, 1220.0), (1000.0, 990.0, 1020.0));
+    let g = gate(&s, &key, "speedup");
+    assert_eq!(g.status, Status::Pass, "{g:?}");
+    let (lo, hi) = g.interval.unwrap();
+    assert!((lo - 1180.0 / 1020.0).abs() < 1e-12 && (hi - 1220.0 / 990.0).abs() < 1e-12);
+    // The same 1.20× from noisier medians could be 1.10×: undecided, not PASS.
+    let (s, key) = measured((1200.0, 1150.0, 1250.0), (1000.0, 960.0, 1045.0));
+    let g = gate(&s, &key, "speedup");
+    assert!(
+        matches!(&g.status, Status::Undecided(why) if why.contains("straddles")),
+        "{g:?}"
+    );
+    // Gates on the median itself read its interval too.
+    let set = GateSet::from_toml(
+        "[[gate]]\nid='fast'\nname='fast'\nvalue=['attnscope:median_us']\nop='<'\nthreshold=1.0",
+    )
+    .unwrap();
+    let r = s.gates(&set, &key);
+    assert!(matches!(r[0].status, Status::Undecided(_)), "{r:?}");
+    assert_eq!(r[0].interval, Some((0.96, 1.045)));
+}
+
+#[test]
+fn no_gate_reads_a_race_still_running() {
+    let (mut s, key) = measured((1200.0, 1150.0, 1250.0), (1000.0, 960.0, 1045.0));
+    let race = |done| AbReport {
+        a: Variant::base(),
+        b: key.variant,
+        shape: Shape::MISSION,
+        speedup: 1.3,
+        ci_low: 1.25,
+        ci_high: 1.35,
+        done,
+        ..AbReport::default()
+    };
+    s.apply(&Stamped {
+        t_us: 2,
+        event: Event::AbResult(race(false)),
+    });
+    let g = gate(&s, &key, "speedup");
+    assert_eq!(g.value, None);
+    assert!(
+        matches!(&g.status, Status::NotApplicable(why) if why.contains("waits for the race")),
+        "{g:?}"
+    );
+    s.apply(&Stamped {
+        t_us: 3,
+        event: Event::AbResult(race(true)),
+    });
+    let g = gate(&s, &key, "speedup");
+    assert_eq!((g.value, g.interval), (Some(1.3), Some((1.25, 1.35))));
+    assert_eq!(g.status, Status::Pass);
+}

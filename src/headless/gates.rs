@@ -96,6 +96,12 @@ pub fn run(args: GatesArgs) -> i32 {
         })
         .collect();
     let failed = results.iter().filter(|r| r.status == Status::Fail).count();
+    // Undecided is not a failure (exit 0): the data cannot tell, and a CI
+    // gate that flips on noise is worse than one that says so.
+    let undecided = results
+        .iter()
+        .filter(|r| matches!(r.status, Status::Undecided(_)))
+        .count();
     if args.json {
         println!(
             "{}",
@@ -108,6 +114,7 @@ pub fn run(args: GatesArgs) -> i32 {
                 "checks": checks,
                 "gates": results,
                 "failed": failed,
+                "undecided": undecided,
             }))
             .unwrap_or_default()
         );
@@ -124,6 +131,13 @@ pub fn run(args: GatesArgs) -> i32 {
             eprintln!("attnscope: counters: {e}");
         }
         print_checks(&checks);
+        if undecided > 0 {
+            println!(
+                "{undecided} gate(s) undecided (?): the interval straddles the threshold; \
+                 they do not fail the command. Sample longer (--max-seconds) or race the pair \
+                 (attnscope ab) to decide."
+            );
+        }
     }
     if failed > 0 { exit::CHECK_FAILED } else { 0 }
 }
@@ -238,7 +252,7 @@ fn print_table(
     );
     for r in results {
         let why = match &r.status {
-            Status::NotApplicable(w) => w.as_str(),
+            Status::NotApplicable(w) | Status::Undecided(w) => w.as_str(),
             _ => "",
         };
         println!(

@@ -135,6 +135,14 @@ impl VariantState {
             .filter(|m| m.is_finite())
             .or_else(|| r.latency.percentiles().map(|p| p.p50_ns))
     }
+
+    /// The 95% interval of `median_ns(regime)`, ns, when that median is a
+    /// measurement's with one.
+    pub fn median_ci_ns(&self, regime: Option<Regime>) -> Option<(f64, f64)> {
+        let m = self.run(regime)?.measurement.as_ref()?;
+        let (lo, hi) = (m.ci_low_ns?, m.ci_high_ns?);
+        (m.median_ns.is_finite() && lo.is_finite() && hi.is_finite()).then_some((lo, hi))
+    }
 }
 
 /// Where a speedup comes from: one definition for the screen, the
@@ -151,6 +159,8 @@ pub enum SpeedupSource {
 pub struct Speedup {
     /// time(base) ÷ time(variant): above 1, the variant is faster.
     pub value: f64,
+    /// Its 95% interval: the race's; for solo medians, the ratio of their
+    /// intervals' far ends (wider than 95%: the two are not paired).
     pub ci: Option<(f64, f64)>,
     pub source: SpeedupSource,
 }
@@ -275,7 +285,71 @@ impl SessionState {
         if let Some(sp) = self.speedup_vs_cudnn(key) {
             values.insert("attnscope:speedup_vs_cudnn".into(), sp.value);
         }
+        if let Some((median, _)) = self.shown_median(key) {
+            values.insert("attnscope:median_us".into(), median / 1e3);
+        }
         values
+    }
+
+    /// `gate_values` with the intervals that come with them (the median's,
+    /// the speedups'), less any speedup from a race still running: no gate
+    /// reads an unfinished race, and the third map says why.
+    #[allow(clippy::type_complexity)]
+    fn gate_inputs(
+        &self,
+        key: &Key,
+    ) -> (
+        BTreeMap<String, f64>,
+        BTreeMap<String, (f64, f64)>,
+        BTreeMap<String, String>,
+    ) {
+        let mut values = self.gate_values(key);
+        let mut intervals = BTreeMap::new();
+        let mut waiting = BTreeMap::new();
+        let speedups = [
+            ("attnscope:speedup_vs_scalar", self.speedup_vs_scalar(key)),
+            ("attnscope:speedup_vs_cudnn", self.speedup_vs_cudnn(key)),
+        ];
+        for (name, sp) in speedups {
+            let Some(sp) = sp else { continue };
+            let running = self.ab.as_ref().filter(|ab| !ab.done);
+            match (sp.source, running) {
+                (SpeedupSource::Race(_), Some(ab)) => {
+                    values.remove(name);
+                    waiting.insert(
+                        name.to_string(),
+                        format!(
+                            "not collected: waits for the race of {} against {} to finish",
+                            ab.a, ab.b
+                        ),
+                    );
+                }
+                _ => {
+                    if let Some(ci) = sp.ci {
+                        intervals.insert(name.to_string(), ci);
+                    }
+                }
+            }
+        }
+        if let Some(ci) = self.shown_median(key).and_then(|(_, ci)| ci) {
+            intervals.insert("attnscope:median_us".into(), (ci.0 / 1e3, ci.1 / 1e3));
+        }
+        (values, intervals, waiting)
+    }
+
+    /// The median a gate reads for `key`, ns, with its interval: in the
+    /// session's regime now, else back to back, else isolated, else one
+    /// recorded before regimes (the order solo speedups use).
+    fn shown_median(&self, key: &Key) -> Option<(f64, Option<(f64, f64)>)> {
+        let v = self.variants.get(key)?;
+        [
+            self.regime,
+            Some(Regime::BackToBack),
+            Some(Regime::Isolated),
+            None,
+        ]
+        .into_iter()
+        .find_map(|r| Some((v.median_ns(r)?, v.median_ci_ns(r))))
     }
 
     /// The one speedup of `key` over `base` at the same shape: the ratio of
@@ -325,9 +399,14 @@ impl SessionState {
         order.dedup();
         order.into_iter().find_map(|r| {
             let value = b.median_ns(r)? / k.median_ns(r)?;
+            let ci = b
+                .median_ci_ns(r)
+                .zip(k.median_ci_ns(r))
+                .filter(|(_, (k_lo, _))| *k_lo > 0.0)
+                .map(|((b_lo, b_hi), (k_lo, k_hi))| (b_lo / k_hi, b_hi / k_lo));
             Some(Speedup {
                 value,
-                ci: None,
+                ci,
                 source: SpeedupSource::Solo(r),
             })
         })
@@ -375,12 +454,17 @@ impl SessionState {
     /// The gates for `key`; a counter gate with no value says why: not yet
     /// collected (press g), CUPTI refused the metric, or collection failed.
     pub fn gates(&self, set: &GateSet, key: &Key) -> Vec<GateResult> {
-        let mut results = gates::evaluate(set, &key.variant, &self.gate_values(key));
+        let (values, intervals, waiting) = self.gate_inputs(key);
+        let mut results = gates::evaluate_with_intervals(set, &key.variant, &values, &intervals);
         let s = self.variants.get(key);
         for (r, spec) in results.iter_mut().zip(&set.gates) {
             let gates::Status::NotApplicable(why) = &mut r.status else {
                 continue;
             };
+            if let Some(w) = spec.value.iter().find_map(|v| waiting.get(v)) {
+                *why = w.clone();
+                continue;
+            }
             if key.variant.is_cudnn()
                 && spec.value.iter().any(|v| {
                     matches!(
