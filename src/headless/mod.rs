@@ -15,6 +15,7 @@ mod new;
 mod selftest;
 mod sweep;
 pub mod tune;
+mod tune_race;
 
 pub use ab::ab;
 pub use bench::bench;
