@@ -110,7 +110,7 @@ fn batch_event(
 /// isolated (the GPU idles there anyway), the first and every
 /// `PROBE_EVERY`-th back to back.
 fn probed(index: usize, regime: Regime) -> bool {
-    regime == Regime::Isolated || index % PROBE_EVERY == 0
+    regime == Regime::Isolated || index.is_multiple_of(PROBE_EVERY)
 }
 
 /// Where a run's batches come from. Back to back, the next batch is always

@@ -129,7 +129,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         _ => None,
     });
     let spare_rows = inner.height >= results.len() as u16 + 2;
-    let why = error.clone().or_else(|| {
+    let why = error.or_else(|| {
         results.iter().find_map(|r| match &r.status {
             Status::Undecided(w) if spare_rows => {
                 Some(format!("{}: {w}", r.short.as_ref().unwrap_or(&r.name)))
