@@ -70,12 +70,13 @@ pub fn interval_cell(lo: f64, hi: f64, width: usize) -> Option<String> {
         .find(|t| t.chars().count() <= width)
 }
 
-pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
-    let Some(key) = state.shown_key() else {
-        super::panel(area, buf, " Gates ");
-        return;
-    };
-    let results = state.session.gates(&state.gates, &key);
+/// The panel's title: the counts by status, and the counter progress in
+/// the words that fit the border.
+fn title<'a>(
+    results: &[crate::metrics::gates::GateResult],
+    state: &UiState,
+    width: u16,
+) -> Line<'a> {
     let count = |f: fn(&Status) -> bool| results.iter().filter(|r| f(&r.status)).count();
     let (pass, fail, na, undecided) = (
         count(|s| *s == Status::Pass),
@@ -104,7 +105,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     ));
     if let Some(p) = &state.session.counter_progress {
         // The progress in the words that fit the border, never cut.
-        let room = usize::from(area.width.saturating_sub(2))
+        let room = usize::from(width.saturating_sub(2))
             .saturating_sub(title.iter().map(|s| s.width()).sum::<usize>());
         let texts = if p.passes == 0 {
             vec![
@@ -121,7 +122,16 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             title.push(ratatui::text::Span::styled(text, theme::warn()));
         }
     }
-    let inner = super::panel(area, buf, Line::from(title));
+    Line::from(title)
+}
+
+pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
+    let Some(key) = state.shown_key() else {
+        super::panel(area, buf, " Gates ");
+        return;
+    };
+    let results = state.session.gates(&state.gates, &key);
+    let inner = super::panel(area, buf, title(&results, state, area.width));
     // Why counters are missing, under the table, when it is not just "not yet";
     // else the interval that leaves a gate undecided.
     let error = results.iter().find_map(|r| match &r.status {
