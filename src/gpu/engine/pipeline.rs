@@ -35,13 +35,19 @@ pub struct Collected {
     pub samples: Vec<u64>,
     pub host_us: f64,
     pub busy: Option<f64>,
+    /// CUPTI handed over records of kernels still running, without their
+    /// times: this batch is lost and everything queued was waited for and
+    /// dropped. The caller goes on one batch at a time.
+    pub lost: bool,
 }
 
-/// Records read ahead of their batch, and where the last batch ended.
+/// Records read ahead of their batch, where the last batch ended, and the
+/// incomplete-record count when the pipeline started.
 #[derive(Default)]
 pub(super) struct Pipeline {
     carry: Vec<Span>,
     last_end: Option<u64>,
+    incomplete_before: u64,
 }
 
 impl Engine {
@@ -52,7 +58,10 @@ impl Engine {
         if self.timer == Timer::Cupti {
             cupti_timer::take().map_err(EngineError::Cuda)?;
         }
-        self.pipeline = Pipeline::default();
+        self.pipeline = Pipeline {
+            incomplete_before: cupti_timer::incomplete(),
+            ..Pipeline::default()
+        };
         Ok(())
     }
 
@@ -131,6 +140,7 @@ impl Engine {
                 samples,
                 host_us: q.host_us,
                 busy: None,
+                lost: false,
             });
         }
         // The flush also returns the finished kernels of the batch behind
@@ -139,7 +149,17 @@ impl Engine {
         let carry = &mut self.pipeline.carry;
         carry.extend(fresh.into_iter().filter(|s| s.kind != Kind::Probe));
         carry.sort_unstable();
-        let spans = take_batch(carry, q.n * q.kernels).map_err(|e| {
+        let want = q.n * q.kernels;
+        if carry.len() < want && cupti_timer::incomplete() > self.pipeline.incomplete_before {
+            self.begin_pipeline()?;
+            return Ok(Collected {
+                samples: Vec::new(),
+                host_us: q.host_us,
+                busy: None,
+                lost: true,
+            });
+        }
+        let spans = take_batch(carry, want).map_err(|e| {
             EngineError::Cuda(format!(
                 "{e} ({} records dropped, {} incomplete so far)",
                 cupti_timer::dropped(),
@@ -156,6 +176,7 @@ impl Engine {
             samples,
             host_us: q.host_us,
             busy,
+            lost: false,
         })
     }
 
