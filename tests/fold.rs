@@ -125,6 +125,41 @@ fn a_session_from_before_regimes_folds_into_not_recorded() {
 }
 
 #[test]
+fn unprobed_batches_carry_busy_but_stay_out_of_the_throttle_count() {
+    let mut s = SessionState::default();
+    let batch = |clock: Option<u32>, throttled: Option<bool>, busy: Option<f64>| Stamped {
+        t_us: 1,
+        event: Event::Latency(LatencyBatch {
+            variant: Variant::base(),
+            shape: Shape::MISSION,
+            regime: Some(Regime::BackToBack),
+            samples_ns: vec![1000, 1010],
+            sm_clock_mhz: clock,
+            throttled,
+            busy,
+            ..LatencyBatch::default()
+        }),
+    };
+    s.apply(&batch(Some(1755), Some(true), Some(0.991)));
+    s.apply(&batch(None, None, Some(0.995)));
+    s.apply(&batch(None, None, None));
+    let v = &s.variants[&Key {
+        variant: Variant::base(),
+        shape: Shape::MISSION,
+    }];
+    // Only the probed batch is tagged: 2 of 2 tagged samples throttled, not 2 of 6.
+    assert_eq!((v.throttled_samples, v.clock_tagged_samples), (2, 2));
+    assert_eq!(s.probe_mhz, Some(1755));
+    // The newest batch says how busy the GPU is now; an unknown one says nothing.
+    assert_eq!(s.busy, None);
+    s.apply(&batch(None, None, Some(0.995)));
+    assert_eq!(s.busy, Some(0.995));
+    // The field is optional on the wire both ways.
+    let line = serde_json::to_string(&batch(None, None, None)).unwrap();
+    assert!(!line.contains("busy"), "{line}");
+}
+
+#[test]
 fn fold_is_deterministic_and_order_of_chunks_does_not_matter() {
     let a = fixture_state();
     let b = fixture_state();
@@ -533,4 +568,102 @@ fn e_steps_back_through_earlier_edits() {
         opponent(ui.handle(Action::RaceEdit)),
         "bundled~e1:wmma+pv+async"
     );
+
+/// A session with `wmma` and its base measured back to back, medians with
+/// intervals (ns); the speedup gate is ≥ 1.15 in the default set.
+fn measured(base: (f64, f64, f64), variant: (f64, f64, f64)) -> (SessionState, Key) {
+    let mut s = SessionState::default();
+    let wmma: Variant = "wmma".parse().unwrap();
+    for (v, (median, lo, hi)) in [(Variant::base(), base), (wmma, variant)] {
+        let mut apply = |event| s.apply(&Stamped { t_us: 1, event });
+        apply(Event::Latency(LatencyBatch {
+            variant: v,
+            shape: Shape::MISSION,
+            regime: Some(Regime::BackToBack),
+            samples_ns: vec![median as u64; 3],
+            ..LatencyBatch::default()
+        }));
+        apply(Event::MeasurementDone(MeasurementDone {
+            variant: v,
+            shape: Shape::MISSION,
+            samples: 3,
+            median_ns: median,
+            regime: Some(Regime::BackToBack),
+            ci_low_ns: Some(lo),
+            ci_high_ns: Some(hi),
+            ..MeasurementDone::default()
+        }));
+    }
+    let key = Key {
+        variant: wmma,
+        shape: Shape::MISSION,
+    };
+    (s, key)
+}
+
+fn gate(s: &SessionState, key: &Key, id: &str) -> attnscope::metrics::gates::GateResult {
+    s.gates(&GateSet::default_set(), key)
+        .into_iter()
+        .find(|g| g.id == id)
+        .unwrap()
+}
+
+#[test]
+fn solo_speedup_gates_read_both_medians_intervals() {
+    // 1.20× from two medians each known to about ±1.7–2% (for a rerun): the
+    // ratio's interval across runs, √((h₁² + h₂²)/2) on the log scale, is
+    // ±1.84%, so [1.178, 1.222] stays above 1.15.
+    let (s, key) = measured((1200.0, 1180.0, 1220.0), (1000.0, 990.0, 1020.0));
+    let g = gate(&s, &key, "speedup");
+    assert_eq!(g.status, Status::Pass, "{g:?}");
+    let (lo, hi) = g.interval.unwrap();
+    let half = (((1200.0f64 / 1180.0).ln().powi(2) + 1.02f64.ln().powi(2)) / 2.0).sqrt();
+    assert!((lo - 1.2 * (-half).exp()).abs() < 1e-9 && (hi - 1.2 * half.exp()).abs() < 1e-9, "{lo} {hi}");
+    // The same 1.20× from noisier medians could be 1.10×: undecided, not PASS.
+    let (s, key) = measured((1200.0, 1150.0, 1250.0), (1000.0, 960.0, 1045.0));
+    let g = gate(&s, &key, "speedup");
+    assert!(
+        matches!(&g.status, Status::Undecided(why) if why.contains("straddles")),
+        "{g:?}"
+    );
+    // Gates on the median itself read its interval too.
+    let set = GateSet::from_toml(
+        "[[gate]]\nid='fast'\nname='fast'\nvalue=['attnscope:median_us']\nop='<'\nthreshold=1.0",
+    )
+    .unwrap();
+    let r = s.gates(&set, &key);
+    assert!(matches!(r[0].status, Status::Undecided(_)), "{r:?}");
+    assert_eq!(r[0].interval, Some((0.96, 1.045)));
+}
+
+#[test]
+fn no_gate_reads_a_race_still_running() {
+    let (mut s, key) = measured((1200.0, 1150.0, 1250.0), (1000.0, 960.0, 1045.0));
+    let race = |done| AbReport {
+        a: Variant::base(),
+        b: key.variant,
+        shape: Shape::MISSION,
+        speedup: 1.3,
+        ci_low: 1.25,
+        ci_high: 1.35,
+        done,
+        ..AbReport::default()
+    };
+    s.apply(&Stamped {
+        t_us: 2,
+        event: Event::AbResult(race(false)),
+    });
+    let g = gate(&s, &key, "speedup");
+    assert_eq!(g.value, None);
+    assert!(
+        matches!(&g.status, Status::NotApplicable(why) if why.contains("waits for the race")),
+        "{g:?}"
+    );
+    s.apply(&Stamped {
+        t_us: 3,
+        event: Event::AbResult(race(true)),
+    });
+    let g = gate(&s, &key, "speedup");
+    assert_eq!((g.value, g.interval), (Some(1.3), Some((1.25, 1.35))));
+    assert_eq!(g.status, Status::Pass);
 }

@@ -582,4 +582,64 @@ fn an_edit_verdict_shows_in_the_build_panel() {
     let buf = draw(&state, 120, 40);
     let (x, y) = find(&buf, "edit 3 fails its check").expect("check failure shown");
     assert_eq!(buf[(x, y)].fg, Color::Red);
+
+#[test]
+fn an_undecided_gate_is_a_yellow_question_mark_with_its_interval() {
+    use attnscope::session::event::{Event, LatencyBatch, MeasurementDone};
+    use attnscope::session::{Regime, Shape, Variant};
+    let wmma: Variant = "wmma".parse().unwrap();
+    let mut state = live_with(wmma);
+    // 1.20× on solo medians whose intervals allow 1.10×: the ≥ 1.15 speedup
+    // gate cannot be decided.
+    for (v, median, lo, hi) in [
+        (Variant::base(), 1200.0, 1150.0, 1250.0),
+        (wmma, 1000.0, 960.0, 1045.0),
+    ] {
+        state.apply(&Stamped {
+            t_us: 2,
+            event: Event::Latency(LatencyBatch {
+                variant: v,
+                shape: Shape::MISSION,
+                regime: Some(Regime::BackToBack),
+                samples_ns: vec![median as u64; 4],
+                ..LatencyBatch::default()
+            }),
+        });
+        state.apply(&Stamped {
+            t_us: 3,
+            event: Event::MeasurementDone(MeasurementDone {
+                variant: v,
+                shape: Shape::MISSION,
+                samples: 4,
+                median_ns: median,
+                regime: Some(Regime::BackToBack),
+                ci_low_ns: Some(lo),
+                ci_high_ns: Some(hi),
+                ..MeasurementDone::default()
+            }),
+        });
+    }
+    let buf = draw(&state, 120, 40);
+    let screen = text(&buf);
+    assert!(screen.contains("1 ?"), "{screen}");
+    insta::assert_snapshot!("undecided_gate_120x40", screen);
+    // The interval stands in the value's place, the status a yellow ?.
+    let (x, y) = find(&buf, "1.10–1.30").expect("the speedup's interval on screen");
+    let status = (x..buf.area.width)
+        .find(|&c| buf[(c, y)].symbol() == "?")
+        .expect("a ? on the speedup's row");
+    assert_eq!(buf[(status, y)].fg, Color::Yellow);
+    // With rows to spare (two gates here), the reason is written out.
+    let two = GateSet::from_toml(
+        "[[gate]]\nid='speedup'\nname='Speedup vs scalar'\nvalue=['attnscope:speedup_vs_scalar']\n\
+         op='>='\nthreshold=1.15\n\
+         [[gate]]\nid='correctness'\nname='Correctness'\nvalue=['attnscope:correct']\nop='=='\nthreshold=1",
+    )
+    .unwrap();
+    state.gates = two;
+    let screen = text(&draw(&state, 120, 40));
+    assert!(
+        screen.contains("undecided: the 95%") && screen.contains("[1.10, 1.30] straddles ≥ 1.15"),
+        "{screen}"
+    );
 }

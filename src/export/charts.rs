@@ -53,6 +53,8 @@ pub(super) fn family(v: &Variant) -> (RGBColor, String) {
 }
 const PASS: RGBColor = RGBColor(30, 150, 60);
 const FAIL: RGBColor = RGBColor(210, 40, 40);
+/// A gate whose interval straddles its threshold.
+const UNDECIDED: RGBColor = RGBColor(220, 150, 0);
 pub(super) const NA: RGBColor = RGBColor(150, 150, 150);
 
 #[derive(Clone, Copy)]
@@ -501,6 +503,19 @@ fn gate_bar(g: &Gathered, key: &Key, r: &GateResult) -> (f64, RGBColor, String) 
             ratio(v, r.threshold),
             FAIL,
             format!("FAIL {}", fmt_value(v, &r.unit)),
+        ),
+        (Status::Undecided(_), Some(v)) => (
+            ratio(v, r.threshold),
+            UNDECIDED,
+            format!(
+                "? {}{}",
+                fmt_value(v, &r.unit),
+                r.interval.map_or(String::new(), |(lo, hi)| format!(
+                    " in [{}, {}]",
+                    fmt_value(lo, &r.unit),
+                    fmt_value(hi, &r.unit)
+                ))
+            ),
         ),
         (Status::NotApplicable(why), _) => (0.0, NA, format!("n/a: {}", short(why))),
         (_, None) => (0.0, NA, "n/a".into()),

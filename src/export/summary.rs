@@ -422,6 +422,7 @@ fn gates_text(s: &SessionState, gates: &GateSet, line: &mut impl FnMut(String)) 
                 Status::NotApplicable(w) => {
                     format!("  ({})", w.replace(" (press g to collect counters)", ""))
                 }
+                Status::Undecided(w) => format!("  ({w})"),
                 _ => String::new(),
             };
             let source = match r.id.as_str() {

@@ -44,6 +44,9 @@ impl Span {
 /// Spans of completed launches since the last `take`.
 static SPANS: Mutex<Vec<Span>> = Mutex::new(Vec::new());
 static DROPPED: Mutex<u64> = Mutex::new(0);
+/// Records delivered before their kernel finished (a forced flush while
+/// later batches run): no timestamps yet, never a sample.
+static INCOMPLETE: Mutex<u64> = Mutex::new(0);
 /// The entry points of the kernels under test (every manifest's `entry`):
 /// their records are samples; other kernels' are a vendor library's.
 static ENTRIES: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
@@ -99,6 +102,10 @@ pub fn dropped() -> u64 {
     *DROPPED.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+pub fn incomplete() -> u64 {
+    *INCOMPLETE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 unsafe extern "C" fn buffer_requested(
     buffer: *mut *mut u8,
     size: *mut usize,
@@ -141,6 +148,10 @@ unsafe extern "C" fn buffer_completed(
         let k = record as *const sys::CUpti_ActivityKernel4;
         // SAFETY: a kernel record is at least as large as version 4's prefix.
         let (start, end, name) = unsafe { ((*k).start, (*k).end, (*k).name) };
+        if start == 0 || end < start {
+            *INCOMPLETE.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+            continue;
+        }
         // SAFETY: CUPTI's kernel name is a NUL-terminated string or null.
         let name = (!name.is_null()).then(|| unsafe { CStr::from_ptr(name) }.to_bytes());
         let ours = |n: &[u8]| {

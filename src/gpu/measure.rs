@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use super::engine::{Engine, EngineError};
+use super::engine::{Collected, Engine, EngineError, Queued};
 use crate::metrics::across_runs;
 use crate::metrics::bootstrap::{self, MedianInterval};
 use crate::session::event::{L2Mode, LatencyBatch, MeasurementDone, Regime, Reruns};
@@ -50,6 +50,9 @@ const BATCH_NS: f64 = 25e6;
 const CHECK_EVERY_S: f64 = 0.1;
 /// Isolated launches cost the gap each: fewer per batch, ~25 ms of wall time.
 const ISOLATED_BATCH: usize = 20;
+/// Back to back, the clock probe runs on the first batch and every this
+/// many after: a probe waits for the launch queue to drain, idling the GPU.
+const PROBE_EVERY: usize = 8;
 
 /// Exactly `n` timed launches after one warm-up (sanitizer runs); returns the
 /// summary and the one batch (one batch gives no interval).
@@ -64,7 +67,7 @@ pub fn fixed(
     engine.time_batch(variant, shape, 1, plan.l2, plan.regime)?;
     let started = Instant::now();
     let (samples, host_us) = engine.time_batch(variant, shape, n, plan.l2, plan.regime)?;
-    let batch = batch_event(engine, variant, shape, plan, samples);
+    let batch = batch_event(engine, variant, shape, plan, samples, None);
     let done = summary(
         engine,
         variant,
@@ -84,6 +87,7 @@ fn batch_event(
     shape: &Shape,
     plan: &Plan,
     samples: Vec<u64>,
+    busy: Option<f64>,
 ) -> LatencyBatch {
     let isolated = plan.regime == Regime::Isolated;
     LatencyBatch {
@@ -101,6 +105,88 @@ fn batch_event(
         timer: engine.timer().name().into(),
         gap_us: isolated.then_some(engine.isolation.gap_us),
         inputs: Some(engine.timing_inputs),
+        busy,
+    }
+}
+
+/// Whether batch `index` (from 0) of a run gets a clock probe: every one
+/// isolated (the GPU idles there anyway), the first and every
+/// `PROBE_EVERY`-th back to back.
+fn probed(index: usize, regime: Regime) -> bool {
+    regime == Regime::Isolated || index.is_multiple_of(PROBE_EVERY)
+}
+
+/// Where a run's batches come from. Back to back, the next batch is always
+/// queued before the last one is read, so the GPU never waits on the host;
+/// isolated, one batch at a time (that regime idles on purpose).
+struct Source {
+    queued: Option<Queued>,
+    /// The host cost of one launch call from the first queued batch, the
+    /// only one queued behind nothing: later launches may block on a full
+    /// launch queue, which says nothing about the host.
+    launch_us: Option<f64>,
+}
+
+impl Source {
+    fn start(
+        engine: &mut Engine,
+        variant: &Variant,
+        shape: &Shape,
+        plan: &Plan,
+        size: usize,
+    ) -> Result<Source, EngineError> {
+        if plan.regime == Regime::Isolated {
+            return Ok(Source {
+                queued: None,
+                launch_us: None,
+            });
+        }
+        engine.begin_pipeline()?;
+        let q = engine.enqueue_batch(variant, shape, size, plan.l2)?;
+        Ok(Source {
+            queued: Some(q),
+            launch_us: None,
+        })
+    }
+
+    /// The next batch read back, `size` launches queued behind it first.
+    fn next(
+        &mut self,
+        engine: &mut Engine,
+        variant: &Variant,
+        shape: &Shape,
+        plan: &Plan,
+        size: usize,
+    ) -> Result<Collected, EngineError> {
+        let Some(q) = self.queued.take() else {
+            let (samples, host_us) =
+                engine.time_batch(variant, shape, size, plan.l2, plan.regime)?;
+            return Ok(Collected {
+                samples,
+                host_us,
+                busy: None,
+                lost: false,
+            });
+        };
+        self.queued = Some(engine.enqueue_batch(variant, shape, size, plan.l2)?);
+        let c = engine.collect_batch(q)?;
+        if c.lost {
+            // The driver's CUPTI gave up records of running kernels: the
+            // engine drained everything; go on one batch at a time (no
+            // busy fraction from here on) rather than fail the run.
+            self.queued = None;
+            return self.next(engine, variant, shape, plan, size);
+        }
+        self.launch_us.get_or_insert(c.host_us);
+        Ok(c)
+    }
+
+    /// Waits for the batch still queued, its samples unread.
+    fn stop(self, engine: &mut Engine) -> Result<(), EngineError> {
+        match self.queued {
+            Some(q) => engine.discard_batch(q),
+            None => Ok(()),
+        }
     }
 }
 
@@ -114,20 +200,22 @@ fn next_batch(batch: usize, samples: &[u64], regime: Regime) -> usize {
     ((BATCH_NS / mean_ns.max(1.0)) as usize).clamp(8, 4096)
 }
 
-/// `plan.warm_s` of the regime's own batches, their samples discarded.
+/// `plan.warm_s` of the regime's own batches from `source`, their samples
+/// discarded; returns the size of the next batch.
 fn warm(
     engine: &mut Engine,
+    source: &mut Source,
     variant: &Variant,
     shape: &Shape,
     plan: &Plan,
-) -> Result<(), EngineError> {
+    mut batch: usize,
+) -> Result<usize, EngineError> {
     let started = Instant::now();
-    let mut batch = 16usize;
     while started.elapsed().as_secs_f64() < plan.warm_s {
-        let (samples, _) = engine.time_batch(variant, shape, batch, plan.l2, plan.regime)?;
-        batch = next_batch(batch, &samples, plan.regime);
+        let c = source.next(engine, variant, shape, plan, batch)?;
+        batch = next_batch(batch, &c.samples, plan.regime);
     }
-    Ok(())
+    Ok(batch)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -183,6 +271,7 @@ fn summary(
         between_batch_rel: interval.map(|m| m.between_rel),
         warm_s: (plan.warm_s > 0.0).then_some(plan.warm_s),
         reruns: reruns.map(|r| r.2),
+        busy_fraction: None,
     }
 }
 
@@ -226,28 +315,33 @@ pub fn measure(
         plan.warmup
     };
     engine.time_batch(variant, shape, warmup, plan.l2, plan.regime)?;
-    warm(engine, variant, shape, plan)?;
-    let started = Instant::now();
-    let mut kept: Vec<Vec<u64>> = Vec::new();
-    let mut kept_samples = 0usize;
-    let mut batch = if plan.regime == Regime::Isolated {
+    let first = if plan.regime == Regime::Isolated {
         ISOLATED_BATCH
     } else {
         16
     };
+    let mut source = Source::start(engine, variant, shape, plan, first)?;
+    let mut batch = warm(engine, &mut source, variant, shape, plan, first)?;
+    let started = Instant::now();
+    let mut kept: Vec<Vec<u64>> = Vec::new();
+    let mut kept_samples = 0usize;
     let mut overhead_us = Vec::new();
+    let mut busy = Vec::new();
     let step = engine.timer_step_ns.unwrap_or(1.0);
     let mut last_check = f64::NEG_INFINITY;
     let (stop_reason, last) = loop {
-        let (samples, host_us) = engine.time_batch(variant, shape, batch, plan.l2, plan.regime)?;
-        overhead_us.push(host_us);
-        batch = next_batch(batch, &samples, plan.regime);
+        let c = source.next(engine, variant, shape, plan, batch)?;
+        overhead_us.push(c.host_us);
+        busy.push(c.busy);
+        batch = next_batch(batch, &c.samples, plan.regime);
         if kept_samples < KEEP {
-            kept_samples += samples.len();
-            kept.push(samples.clone());
+            kept_samples += c.samples.len();
+            kept.push(c.samples.clone());
         }
-        let mut batch_event = batch_event(engine, variant, shape, plan, samples);
-        engine.tag(&mut batch_event);
+        let mut batch_event = batch_event(engine, variant, shape, plan, c.samples, c.busy);
+        if probed(busy.len() - 1, plan.regime) {
+            engine.tag(&mut batch_event);
+        }
         on_batch(batch_event.clone());
         let elapsed = started.elapsed().as_secs_f64();
         // The bootstrap costs more as batches pile up: judge at most every
@@ -273,9 +367,11 @@ pub fn measure(
             break ("interrupted".to_string(), batch_event);
         }
     };
+    let launch_us = source.launch_us;
+    source.stop(engine)?;
     overhead_us.sort_by(f64::total_cmp);
     let refs: Vec<&[u64]> = kept.iter().map(Vec::as_slice).collect();
-    let done = summary(
+    let mut done = summary(
         engine,
         variant,
         shape,
@@ -283,8 +379,9 @@ pub fn measure(
         &refs,
         started,
         &stop_reason,
-        overhead_us.get(overhead_us.len() / 2).copied(),
+        launch_us.or_else(|| overhead_us.get(overhead_us.len() / 2).copied()),
     );
+    done.busy_fraction = crate::metrics::busy::median_busy(&busy);
     Ok((done, last))
 }
 
@@ -298,6 +395,13 @@ mod tests {
         assert_eq!(next_batch(16, &[10; 4], Regime::BackToBack), 4096);
         assert_eq!(next_batch(16, &[100_000_000], Regime::BackToBack), 8);
         assert_eq!(next_batch(20, &[1_000_000; 4], Regime::Isolated), 20);
+    }
+
+    #[test]
+    fn back_to_back_probes_the_clock_on_the_first_and_every_eighth_batch() {
+        let probed_at: Vec<usize> = (0..20).filter(|&i| probed(i, Regime::BackToBack)).collect();
+        assert_eq!(probed_at, [0, 8, 16]);
+        assert!((0..20).all(|i| probed(i, Regime::Isolated)));
     }
 
     fn interval(rel: f64, at_step: bool) -> MedianInterval {

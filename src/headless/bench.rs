@@ -224,6 +224,9 @@ fn print_table(
          batches resampled, runs of consecutive batches, and the run-to-run spread: {})",
         rerun_sources(rows)
     );
+    if let Some(line) = busy_line(rows) {
+        println!("{line}");
+    }
     print_checks(rows);
     if any_at_step {
         println!("{AT_STEP_NOTE}");
@@ -309,6 +312,29 @@ pub(super) fn noise_cell(r: &serde_json::Value) -> (String, bool) {
         "?".into()
     };
     (cell, at_step)
+}
+
+/// How busy each variant kept the GPU back to back (median over batches of
+/// kernel time over the batch's time, the gap before it included), when
+/// the timer could tell.
+pub(super) fn busy_line(rows: &[serde_json::Value]) -> Option<String> {
+    let parts: Vec<String> = rows
+        .iter()
+        .filter_map(|r| {
+            let f = r["busy_fraction"].as_f64()?;
+            Some(format!(
+                "{} {}%",
+                r["variant"].as_str().unwrap_or("?"),
+                crate::metrics::format::fixed(f * 100.0, 1)
+            ))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "GPU busy in the kernels, median over batches (gaps between batches count): {}",
+            parts.join(", ")
+        )
+    })
 }
 
 /// The footnote for a `*` in the interval column.
@@ -491,6 +517,7 @@ fn time_one(
         "between_run_rel": done.reruns.as_ref().map(|r| r.between_run_rel),
         "between_run_source": done.reruns.as_ref().map(|r| r.source.clone()),
         "warm_s": done.warm_s.unwrap_or(0.0),
+        "busy_fraction": done.busy_fraction,
         "wall_s": done.wall_s,
         "within_batch_rel": done.within_batch_rel,
         "between_batch_rel": done.between_batch_rel,
@@ -536,5 +563,14 @@ mod tests {
         let at_step = serde_json::json!({"rel_noise": 0.0033, "limited_by_resolution": true});
         assert_eq!(noise_cell(&at_step), ("±0.33%*".to_string(), true));
         assert_eq!(noise_cell(&serde_json::json!({})), ("?".to_string(), false));
+        let busy = [
+            serde_json::json!({"variant": "mma", "busy_fraction": 0.9912}),
+            serde_json::json!({"variant": "cudnn", "busy_fraction": null}),
+        ];
+        assert_eq!(
+            busy_line(&busy).unwrap(),
+            "GPU busy in the kernels, median over batches (gaps between batches count): mma 99.1%"
+        );
+        assert_eq!(busy_line(&busy[1..]), None);
     }
 }

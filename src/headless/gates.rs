@@ -96,36 +96,80 @@ pub fn run(args: GatesArgs) -> i32 {
         })
         .collect();
     let failed = results.iter().filter(|r| r.status == Status::Fail).count();
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json!({
-                "gpu": engine.info,
-                "variant": variant.name(),
-                "shape": shape,
-                "counters": counters,
-                "counter_error": counter_error,
-                "checks": checks,
-                "gates": results,
-                "failed": failed,
-            }))
-            .unwrap_or_default()
-        );
-    } else {
-        print_table(
-            &engine,
-            &variant,
-            &shape,
-            &defs,
-            counters.as_ref(),
-            &results,
-        );
-        if let Some(e) = &counter_error {
-            eprintln!("attnscope: counters: {e}");
-        }
-        print_checks(&checks);
-    }
+    let out = Outcome {
+        variant,
+        shape,
+        defs: &defs,
+        counters: counters.as_ref(),
+        counter_error: counter_error.as_deref(),
+        checks: &checks,
+        results: &results,
+    };
+    out.print(&engine, args.json);
     if failed > 0 { exit::CHECK_FAILED } else { 0 }
+}
+
+/// What `attnscope gates` found, for its output.
+struct Outcome<'a> {
+    variant: Variant,
+    shape: Shape,
+    defs: &'a [catalogue::MetricDef],
+    counters: Option<&'a CounterReport>,
+    counter_error: Option<&'a str>,
+    checks: &'a [&'a CorrectnessReport],
+    results: &'a [gates::GateResult],
+}
+
+impl Outcome<'_> {
+    /// The table, the counters and the checks, or all of it as JSON.
+    fn print(&self, engine: &Engine, json: bool) {
+        let Outcome {
+            variant,
+            shape,
+            defs,
+            counters,
+            counter_error,
+            checks,
+            results,
+        } = *self;
+        let failed = results.iter().filter(|r| r.status == Status::Fail).count();
+        // Undecided is not a failure (exit 0): the data cannot tell, and a CI
+        // gate that flips on noise is worse than one that says so.
+        let undecided = results
+            .iter()
+            .filter(|r| matches!(r.status, Status::Undecided(_)))
+            .count();
+        if json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&json!({
+                    "gpu": engine.info,
+                    "variant": variant.name(),
+                    "shape": shape,
+                    "counters": counters,
+                    "counter_error": counter_error,
+                    "checks": checks,
+                    "gates": results,
+                    "failed": failed,
+                    "undecided": undecided,
+                }))
+                .unwrap_or_default()
+            );
+        } else {
+            print_table(engine, &variant, &shape, defs, counters, results);
+            if let Some(e) = counter_error {
+                eprintln!("attnscope: counters: {e}");
+            }
+            print_checks(checks);
+            if undecided > 0 {
+                println!(
+                    "{undecided} gate(s) undecided (?): the interval straddles the threshold; \
+                     they do not fail the command. Sample longer (--max-seconds) or race the pair \
+                     (attnscope ab) to decide."
+                );
+            }
+        }
+    }
 }
 
 /// The scalar kernel on the same tile, or on the default one where the
@@ -238,7 +282,7 @@ fn print_table(
     );
     for r in results {
         let why = match &r.status {
-            Status::NotApplicable(w) => w.as_str(),
+            Status::NotApplicable(w) | Status::Undecided(w) => w.as_str(),
             _ => "",
         };
         println!(

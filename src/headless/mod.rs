@@ -17,6 +17,7 @@ mod processes;
 mod selftest;
 mod sweep;
 pub mod tune;
+mod tune_race;
 
 pub use ab::ab;
 pub use ab_runs::ab_runs;

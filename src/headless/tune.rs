@@ -163,12 +163,75 @@ pub fn launchable(
 pub struct Trial {
     pub variant: Variant,
     pub row: serde_json::Value,
-    pub p50_us: Option<f64>,
+    /// The grouped median on the timer's grid (the measurement's), µs.
+    pub median_us: Option<f64>,
     pub correct: bool,
 }
 
-/// Times every candidate; returns the trials and the index of the fastest
-/// correct one.
+/// The correct candidates with a median, fastest first.
+pub fn ranked(trials: &[Trial]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..trials.len())
+        .filter(|&i| trials[i].correct && trials[i].median_us.is_some_and(f64::is_finite))
+        .collect();
+    order.sort_by(|&a, &b| {
+        let m = |i: usize| trials[i].median_us.unwrap_or(f64::INFINITY);
+        m(a).total_cmp(&m(b))
+    });
+    order
+}
+
+/// The tuned trial, and what the race of the top two said (JSON, and a
+/// line for the text output).
+struct Choice {
+    best: Option<usize>,
+    race: serde_json::Value,
+    line: String,
+}
+
+/// Ranks the trials by median, then races the top two and takes the race's
+/// winner only when it calls a difference.
+fn choose(run: &mut Run, trials: &[Trial], shape: &Shape, max_s: f64, quiet: bool) -> Choice {
+    let order = ranked(trials);
+    let (first, second) = match order.as_slice() {
+        [] => {
+            return Choice {
+                best: None,
+                race: super::tune_race::no_race_json("no correct candidate"),
+                line: String::new(),
+            };
+        }
+        [only] => {
+            let why = "one correct candidate: nothing to race";
+            return Choice {
+                best: Some(*only),
+                race: super::tune_race::no_race_json(why),
+                line: format!("no race: {why}"),
+            };
+        }
+        [a, b, ..] => (*a, *b),
+    };
+    let (a, b) = (trials[first].variant, trials[second].variant);
+    if !quiet {
+        eprintln!("  racing the top two: {} against {}", a.name(), b.name());
+    }
+    match super::tune_race::race_top_two(run, &a, &b, shape, max_s) {
+        Ok(settled) => Choice {
+            best: Some([first, second][settled.pick.index()]),
+            race: settled.json(),
+            line: settled.text(),
+        },
+        Err(e) => {
+            let why = format!("the race failed ({e}); kept the lower median");
+            Choice {
+                best: Some(first),
+                race: super::tune_race::no_race_json(&why),
+                line: format!("no race: {why}"),
+            }
+        }
+    }
+}
+
+/// Times every candidate; returns the trials.
 fn trials(
     run: &mut Run,
     path: Variant,
@@ -176,7 +239,7 @@ fn trials(
     plan: &Plan,
     check: &Check,
     quiet: bool,
-) -> (Vec<Trial>, Option<usize>) {
+) -> Vec<Trial> {
     let mut out = Vec::new();
     let (tiles, skipped) = launchable(path, &run.engine.info, shape.d);
     for why in skipped {
@@ -196,14 +259,14 @@ fn trials(
         ) {
             Ok((row, correct)) => Trial {
                 variant,
-                p50_us: row["p50_us"].as_f64(),
+                median_us: row["median_us"].as_f64(),
                 correct,
                 row,
             },
             Err(e) => Trial {
                 variant,
                 row: json!({"variant": variant.name(), "error": e.to_string()}),
-                p50_us: None,
+                median_us: None,
                 correct: false,
             },
         };
@@ -211,7 +274,7 @@ fn trials(
             eprintln!(
                 "  {:<28} {}",
                 trial.variant.name(),
-                match (trial.p50_us, trial.correct) {
+                match (trial.median_us, trial.correct) {
                     (Some(p), true) => format!("{p:9.2} µs"),
                     (Some(p), false) => format!("{p:9.2} µs  WRONG RESULT, not eligible"),
                     _ => format!("error: {}", trial.row["error"].as_str().unwrap_or("?")),
@@ -220,24 +283,14 @@ fn trials(
         }
         out.push(trial);
     }
-    let best = out
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.correct && t.p50_us.is_some())
-        .min_by(|a, b| {
-            a.1.p50_us
-                .partial_cmp(&b.1.p50_us)
-                .unwrap_or(std::cmp::Ordering::Equal)
-        })
-        .map(|(i, _)| i);
-    (out, best)
+    out
 }
 
-/// The cache entry for trial `best`, the fastest correct one.
+/// The cache entry for trial `best`, the tuned one.
 fn winner(trials: &[Trial], best: usize) -> TunedEntry {
     TunedEntry {
         tile: trials[best].variant.tile_text(),
-        p50_us: trials[best].p50_us.unwrap_or(f64::NAN),
+        p50_us: trials[best].median_us.unwrap_or(f64::NAN),
         candidates: trials.len(),
         tuned_at: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -281,8 +334,14 @@ pub(super) fn resolve(
         return Ok(v);
     }
     eprintln!("attnscope: no tuned tile for {path} on {shape} yet; tuning now");
-    let (trials, best) = trials(run, path, shape, plan, check, false);
-    let best = best.ok_or_else(|| "no candidate tile was correct".to_string())?;
+    let trials = trials(run, path, shape, plan, check, false);
+    let choice = choose(run, &trials, shape, plan.max_s, false);
+    if !choice.line.is_empty() {
+        eprintln!("attnscope: {}", choice.line);
+    }
+    let best = choice
+        .best
+        .ok_or_else(|| "no candidate tile was correct".to_string())?;
     cache.entries.insert(key, winner(&trials, best));
     if let Some(p) = &cache_path {
         cache.save(p)?;
@@ -333,7 +392,9 @@ pub fn run(args: TuneArgs) -> i32 {
             check.describe()
         );
     }
-    let (trials, best) = trials(&mut run, path, &shape, &plan, &check, args.json);
+    let trials = trials(&mut run, path, &shape, &plan, &check, args.json);
+    let choice = choose(&mut run, &trials, &shape, args.max_seconds, args.json);
+    let best = choice.best;
     run.sink.drain();
     let key = key_for(&run.engine, path, &shape);
     if let Some(b) = best {
@@ -349,12 +410,15 @@ pub fn run(args: TuneArgs) -> i32 {
             serde_json::to_string_pretty(&json!({
                 "gpu": run.engine.info, "shape": shape, "results": rows,
                 "best": best.map(|b| trials[b].variant.name()), "cache_key": key,
-                "cache": cache_path,
+                "cache": cache_path, "ranked_by": "median_us", "race": choice.race,
             }))
             .unwrap_or_default()
         );
     } else {
         print_trials(&run.engine, &shape, &trials, best, cache_path.as_deref());
+        if !choice.line.is_empty() {
+            println!("{}", choice.line);
+        }
     }
     if best.is_some() {
         0
@@ -376,7 +440,7 @@ fn print_trials(
     order.sort_by(|a, b| {
         let k = |t: &Trial| {
             if t.correct {
-                t.p50_us.unwrap_or(f64::INFINITY)
+                t.median_us.unwrap_or(f64::INFINITY)
             } else {
                 f64::INFINITY
             }
@@ -390,7 +454,7 @@ fn print_trials(
     );
     for t in order {
         let r = &t.row;
-        match t.p50_us {
+        match t.median_us {
             Some(p) => println!(
                 "{:<28} {:>9.2} {:>8.2} {:>5} {:>6}K {:>7}{}",
                 t.variant.name(),
@@ -435,6 +499,29 @@ fn print_trials(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trials_rank_by_median_and_wrong_or_failed_ones_never_rank() {
+        let tiles = candidates("mma+async".parse().unwrap(), Some(90));
+        let trial = |i: usize, median_us: Option<f64>, correct| Trial {
+            variant: tiles[i],
+            row: json!({}),
+            median_us,
+            correct,
+        };
+        let trials = [
+            trial(0, Some(7.0), true),
+            trial(1, Some(5.0), false),
+            trial(2, Some(6.5), true),
+            trial(3, None, false),
+            trial(4, Some(f64::NAN), true),
+            trial(5, Some(6.9), true),
+        ];
+        // The top two (2 then 5) are what the race settles.
+        assert_eq!(ranked(&trials), [2, 5, 0]);
+        assert_eq!(ranked(&trials[..2]), [0]);
+        assert!(ranked(&trials[1..2]).is_empty());
+    }
 
     #[test]
     fn tune_tunes_the_full_path_by_default() {

@@ -139,6 +139,9 @@ impl GateSet {
 pub enum Status {
     Pass,
     Fail,
+    /// The value's interval straddles the threshold: the data cannot tell
+    /// pass from fail. The reason gives the interval.
+    Undecided(String),
     /// Not available, with why.
     NotApplicable(String),
 }
@@ -148,8 +151,49 @@ impl fmt::Display for Status {
         f.write_str(match self {
             Status::Pass => "PASS",
             Status::Fail => "FAIL",
+            Status::Undecided(_) => "?",
             Status::NotApplicable(_) => "N/A",
         })
+    }
+}
+
+/// A value against its threshold. With an interval the whole interval must
+/// be on one side: PASS when every value in it passes, FAIL when none does,
+/// undecided when it straddles the threshold (an interval that only touches
+/// it from the passing side, where `op` holds at equality, passes).
+pub fn judge(
+    op: Op,
+    threshold: f64,
+    unit: &str,
+    value: f64,
+    interval: Option<(f64, f64)>,
+) -> Status {
+    let Some((lo, hi)) = interval.map(|(a, b)| (a.min(b), a.max(b))) else {
+        return if op.holds(value, threshold) {
+            Status::Pass
+        } else {
+            Status::Fail
+        };
+    };
+    let (at_lo, at_hi) = (op.holds(lo, threshold), op.holds(hi, threshold));
+    // An equality holds inside an interval only at one point: an interval
+    // that contains the threshold cannot say whether the value equals it.
+    let straddles = match op {
+        Op::Eq => lo <= threshold && threshold <= hi && !(at_lo && at_hi),
+        _ => at_lo != at_hi,
+    };
+    if straddles {
+        Status::Undecided(format!(
+            "undecided: the 95% interval [{}, {}] straddles {} {}",
+            crate::metrics::format::metric(lo, unit),
+            crate::metrics::format::metric(hi, unit),
+            op.symbol(),
+            crate::metrics::format::metric(threshold, unit)
+        ))
+    } else if at_lo && at_hi {
+        Status::Pass
+    } else {
+        Status::Fail
     }
 }
 
@@ -163,6 +207,9 @@ pub struct GateResult {
     pub op: Op,
     pub threshold: f64,
     pub unit: String,
+    /// The value's 95% interval, scaled like the value, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<(f64, f64)>,
     #[serde(flatten)]
     pub status: Status,
 }
@@ -173,25 +220,47 @@ pub fn evaluate(
     variant: &Variant,
     values: &BTreeMap<String, f64>,
 ) -> Vec<GateResult> {
+    evaluate_with_intervals(set, variant, values, &BTreeMap::new())
+}
+
+/// `evaluate`, where a gate reading one value that has an interval in
+/// `intervals` (a median, a speedup) is judged on the whole interval.
+pub fn evaluate_with_intervals(
+    set: &GateSet,
+    variant: &Variant,
+    values: &BTreeMap<String, f64>,
+    intervals: &BTreeMap<String, (f64, f64)>,
+) -> Vec<GateResult> {
     set.gates
         .iter()
-        .map(|g| evaluate_one(g, variant, values))
+        .map(|g| evaluate_one(g, variant, values, intervals))
         .collect()
 }
 
-fn evaluate_one(g: &GateSpec, variant: &Variant, values: &BTreeMap<String, f64>) -> GateResult {
+fn evaluate_one(
+    g: &GateSpec,
+    variant: &Variant,
+    values: &BTreeMap<String, f64>,
+    intervals: &BTreeMap<String, (f64, f64)>,
+) -> GateResult {
+    // Only a gate of one value, no denominator, carries that value's
+    // interval: a sum or a ratio of intervals is not their interval.
+    let interval = match (g.value.as_slice(), g.per.is_empty()) {
+        ([name], true) => intervals
+            .get(name)
+            .filter(|(lo, hi)| lo.is_finite() && hi.is_finite())
+            .map(|&(lo, hi)| {
+                let (a, b) = (g.scale * lo, g.scale * hi);
+                (a.min(b), a.max(b))
+            }),
+        _ => None,
+    };
     let (value, status) = match compute(g, variant, values) {
         Ok(v) if !v.is_finite() => (None, Status::NotApplicable("value is not a number".into())),
-        Ok(v) => (
-            Some(v),
-            if g.op.holds(v, g.threshold) {
-                Status::Pass
-            } else {
-                Status::Fail
-            },
-        ),
+        Ok(v) => (Some(v), judge(g.op, g.threshold, &g.unit, v, interval)),
         Err(reason) => (None, Status::NotApplicable(reason)),
     };
+    let interval = value.and(interval);
     GateResult {
         id: g.id.clone(),
         name: g.name.clone(),
@@ -200,6 +269,7 @@ fn evaluate_one(g: &GateSpec, variant: &Variant, values: &BTreeMap<String, f64>)
         op: g.op,
         threshold: g.threshold,
         unit: g.unit.clone(),
+        interval,
         status,
     }
 }
@@ -239,11 +309,12 @@ fn missing_reason(name: &str) -> String {
         "attnscope:speedup_vs_cudnn" => {
             "needs p50 of this variant and of cudnn, both passing their checks".into()
         }
+        "attnscope:median_us" => "no latency measurement yet".into(),
         counter => counter.to_string(),
     }
 }
 
-/// True when no gate failed (N/A does not fail).
+/// True when no gate failed (N/A and undecided do not fail).
 pub fn all_pass(results: &[GateResult]) -> bool {
     results.iter().all(|r| r.status != Status::Fail)
 }
@@ -324,6 +395,75 @@ mod tests {
             )
         );
         assert!(!all_pass(&r));
+    }
+
+    #[test]
+    fn an_interval_passes_fails_or_leaves_the_gate_undecided() {
+        let at_least = |v, ci| judge(Op::Ge, 1.0, "×", v, ci);
+        assert_eq!(at_least(1.1, Some((1.05, 1.15))), Status::Pass);
+        assert_eq!(at_least(0.9, Some((0.85, 0.95))), Status::Fail);
+        let Status::Undecided(why) = at_least(1.01, Some((0.98, 1.04))) else {
+            panic!("an interval across the threshold decides nothing");
+        };
+        assert_eq!(
+            why,
+            "undecided: the 95% interval [0.98, 1.04] straddles ≥ 1"
+        );
+        // Touching the threshold: ≥ holds at equality, > does not.
+        assert_eq!(at_least(1.02, Some((1.0, 1.04))), Status::Pass);
+        assert!(matches!(
+            at_least(0.98, Some((0.96, 1.0))),
+            Status::Undecided(_)
+        ));
+        assert!(matches!(
+            judge(Op::Gt, 1.0, "", 1.02, Some((1.0, 1.04))),
+            Status::Undecided(_)
+        ));
+        assert_eq!(
+            judge(Op::Gt, 1.0, "", 0.98, Some((0.96, 1.0))),
+            Status::Fail
+        );
+        assert_eq!(judge(Op::Lt, 1.0, "", 0.9, Some((0.8, 0.99))), Status::Pass);
+        assert!(matches!(
+            judge(Op::Le, 1.0, "", 1.0, Some((0.9, 1.1))),
+            Status::Undecided(_)
+        ));
+        // Bounds given upside down are the same interval.
+        assert_eq!(at_least(1.1, Some((1.15, 1.05))), Status::Pass);
+        // Equality inside an interval is undecided, outside it fails.
+        assert!(matches!(
+            judge(Op::Eq, 1.0, "", 1.0, Some((0.9, 1.1))),
+            Status::Undecided(_)
+        ));
+        assert_eq!(judge(Op::Eq, 1.0, "", 2.0, Some((1.9, 2.1))), Status::Fail);
+        assert_eq!(judge(Op::Eq, 1.0, "", 1.0, Some((1.0, 1.0))), Status::Pass);
+        // No interval: the value alone, as counters are judged.
+        assert_eq!(at_least(1.0, None), Status::Pass);
+        assert_eq!(at_least(0.99, None), Status::Fail);
+    }
+
+    #[test]
+    fn only_single_value_gates_read_an_interval() {
+        let set = GateSet::from_toml(
+            "[[gate]]\nid='one'\nname='one'\nvalue=['x']\nscale=-2.0\nop='<='\nthreshold=-2.0\n\
+             [[gate]]\nid='sum'\nname='sum'\nvalue=['x', 'y']\nop='>='\nthreshold=2.0\n\
+             [[gate]]\nid='ratio'\nname='ratio'\nvalue=['x']\nper=['y']\nop='>='\nthreshold=1.0",
+        )
+        .unwrap();
+        let v = values(&[("x", 1.1), ("y", 1.0)]);
+        let ci: BTreeMap<String, (f64, f64)> = [("x".to_string(), (0.9, 1.3))].into();
+        let r = evaluate_with_intervals(&set, &Variant::base(), &v, &ci);
+        // A negative scale flips the interval's ends: [-2.6, -1.8] straddles ≤ -2.
+        assert_eq!(by_id(&r, "one").interval, Some((-2.6, -1.8)));
+        assert!(matches!(by_id(&r, "one").status, Status::Undecided(_)));
+        assert_eq!(by_id(&r, "sum").interval, None);
+        assert_eq!(by_id(&r, "sum").status, Status::Pass);
+        assert_eq!(by_id(&r, "ratio").status, Status::Pass);
+        // Undecided is not a failure.
+        assert!(all_pass(&r));
+        let json = serde_json::to_value(by_id(&r, "one")).unwrap();
+        assert_eq!(json["status"], "undecided");
+        assert!(json["reason"].as_str().unwrap().starts_with("undecided"));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 pub mod abstats;
 pub mod across_runs;
 pub mod bootstrap;
+pub mod busy;
 pub mod catalogue;
 pub mod format;
 pub mod gates;

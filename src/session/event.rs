@@ -301,7 +301,9 @@ pub struct LatencyBatch {
     /// Per-launch GPU durations.
     #[serde(deserialize_with = "samples::deserialize")]
     pub samples_ns: Vec<u64>,
-    /// SM clock measured in-kernel around the batch, when known.
+    /// SM clock measured in-kernel around the batch, when known. Back to
+    /// back, only every 8th batch (and the first) is probed; the others
+    /// carry None here and in `throttled`, so they count as untagged.
     pub sm_clock_mhz: Option<u32>,
     /// Whether the batch ran throttled or below the expected clock, when known.
     pub throttled: Option<bool>,
@@ -315,6 +317,12 @@ pub struct LatencyBatch {
     /// schema 2: absent in older sessions (not recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<super::inputs::Inputs>,
+    /// Share of the batch's GPU time spent in its kernels: their spans'
+    /// union over the time from the previous batch's last kernel end (else
+    /// this batch's first start) to this batch's last end. Back to back
+    /// only, CUPTI timer only; added after schema 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -351,10 +359,14 @@ pub struct MeasurementDone {
     /// Added after schema 2, written only when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warm_s: Option<f64>,
-    /// What the interval covers beyond this run's batches (schema 3): with
+    /// What the interval covers beyond this run's batches (added after schema 2): with
     /// it, `ci_low_ns`/`ci_high_ns` say where a rerun's median lands.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reruns: Option<Reruns>,
+    /// Median over the run's batches of their busy fraction
+    /// (`LatencyBatch::busy`); added after schema 2, written only when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_fraction: Option<f64>,
 }
 
 /// An interval widened for reruns: this run's own interval (the wider of a
@@ -556,7 +568,7 @@ pub struct AbReport {
     pub between_rel_a: Option<f64>,
     pub within_rel_b: Option<f64>,
     pub between_rel_b: Option<f64>,
-    /// What the interval covers beyond this race's rounds (schema 3): with
+    /// What the interval covers beyond this race's rounds (added after schema 2): with
     /// it, `ci_low`/`ci_high` include the run-to-run spread of races.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reruns: Option<Reruns>,

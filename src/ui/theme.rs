@@ -63,6 +63,10 @@ pub fn fail() -> Style {
 pub fn na() -> Style {
     Style::new().fg(NA)
 }
+/// A gate whose interval straddles its threshold.
+pub fn undecided() -> Style {
+    Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD)
+}
 pub fn warn() -> Style {
     Style::new().fg(Color::Yellow)
 }

@@ -15,8 +15,11 @@ use half::f16;
 mod check;
 mod cudnn_variant;
 mod heads;
+mod pipeline;
 mod timing;
 mod tma;
+
+pub use pipeline::{Collected, Queued};
 
 use crate::gpu::nvrtc::{Build, BuildError, Builder, Program};
 use crate::session::event::{GpuInfo, L2Mode};
@@ -177,6 +180,8 @@ pub struct Engine {
     pub run_spread: Option<crate::session::run_spread::GpuSpread>,
     /// Why the run-spread file could not be read, when it could not.
     pub run_spread_error: Option<String>,
+    /// Back-to-back batches queued ahead of the one being read.
+    pipeline: pipeline::Pipeline,
 }
 
 impl Engine {
@@ -230,6 +235,7 @@ impl Engine {
             oracle: check::OracleCache::default(),
             run_spread: None,
             run_spread_error: None,
+            pipeline: pipeline::Pipeline::default(),
         }
         .with_run_spread())
     }

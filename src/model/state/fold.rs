@@ -145,6 +145,7 @@ impl SessionState {
                 s.throttled_samples += n;
             }
         }
+        self.busy = batch.busy;
         if let Some(mhz) = batch.sm_clock_mhz {
             self.probe_mhz = Some(mhz);
             s.sm_clock_seen = Some(

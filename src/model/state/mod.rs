@@ -62,6 +62,17 @@ fn robust(sorted: &[f64]) -> (f64, f64) {
 }
 
 impl RunState {
+    /// The measurement's (median, low, high) in ns, when it has an interval.
+    pub fn interval_ns(&self) -> Option<(f64, f64, f64)> {
+        let m = self.measurement.as_ref()?;
+        let (lo, hi) = (m.ci_low_ns?, m.ci_high_ns?);
+        (m.median_ns.is_finite() && lo.is_finite() && hi.is_finite() && lo > 0.0).then_some((
+            m.median_ns,
+            lo,
+            hi,
+        ))
+    }
+
     /// The run's median: its measurement's (grouped, with its interval)
     /// when there is one, else the histogram's p50.
     pub fn median_ns(&self) -> Option<f64> {
@@ -194,6 +205,14 @@ impl VariantState {
         run.conditions = conditions;
         run.add_batch(samples);
     }
+
+    /// The 95% interval of `median_ns(regime)`, ns, when that median is a
+    /// measurement's with one.
+    pub fn median_ci_ns(&self, regime: Option<Regime>) -> Option<(f64, f64)> {
+        let m = self.run(regime)?.measurement.as_ref()?;
+        let (lo, hi) = (m.ci_low_ns?, m.ci_high_ns?);
+        (m.median_ns.is_finite() && lo.is_finite() && hi.is_finite()).then_some((lo, hi))
+    }
 }
 
 /// Where a speedup comes from: one definition for the screen, the
@@ -210,6 +229,8 @@ pub enum SpeedupSource {
 pub struct Speedup {
     /// time(base) ÷ time(variant): above 1, the variant is faster.
     pub value: f64,
+    /// Its 95% interval: the race's; for solo medians, the ratio of their
+    /// intervals' far ends (wider than 95%: the two are not paired).
     pub ci: Option<(f64, f64)>,
     pub source: SpeedupSource,
 }
@@ -263,12 +284,14 @@ pub struct SessionState {
     pub regime: Option<Regime>,
     /// The distribution of the newest correctness check.
     pub inputs: Option<crate::session::Inputs>,
-    /// The SM clock the in-kernel probe read after the newest batch, MHz.
+    /// The SM clock the in-kernel probe read after the newest probed batch, MHz.
     pub probe_mhz: Option<u32>,
     /// Each watched kernel's edits, by kernel label ("" the primary one).
     pub edits: BTreeMap<String, Vec<EditState>>,
     /// The newest edit verdict, or race of an earlier edit, in words.
     pub edit_line: Option<(EditOutcome, String)>,
+    /// The newest batch's busy fraction (back to back, CUPTI), when known.
+    pub busy: Option<f64>,
 }
 
 impl SessionState {
@@ -336,7 +359,71 @@ impl SessionState {
         if let Some(sp) = self.speedup_vs_cudnn(key) {
             values.insert("attnscope:speedup_vs_cudnn".into(), sp.value);
         }
+        if let Some((median, _)) = self.shown_median(key) {
+            values.insert("attnscope:median_us".into(), median / 1e3);
+        }
         values
+    }
+
+    /// `gate_values` with the intervals that come with them (the median's,
+    /// the speedups'), less any speedup from a race still running: no gate
+    /// reads an unfinished race, and the third map says why.
+    #[allow(clippy::type_complexity)]
+    fn gate_inputs(
+        &self,
+        key: &Key,
+    ) -> (
+        BTreeMap<String, f64>,
+        BTreeMap<String, (f64, f64)>,
+        BTreeMap<String, String>,
+    ) {
+        let mut values = self.gate_values(key);
+        let mut intervals = BTreeMap::new();
+        let mut waiting = BTreeMap::new();
+        let speedups = [
+            ("attnscope:speedup_vs_scalar", self.speedup_vs_scalar(key)),
+            ("attnscope:speedup_vs_cudnn", self.speedup_vs_cudnn(key)),
+        ];
+        for (name, sp) in speedups {
+            let Some(sp) = sp else { continue };
+            let running = self.ab.as_ref().filter(|ab| !ab.done);
+            match (sp.source, running) {
+                (SpeedupSource::Race(_), Some(ab)) => {
+                    values.remove(name);
+                    waiting.insert(
+                        name.to_string(),
+                        format!(
+                            "not collected: waits for the race of {} against {} to finish",
+                            ab.a, ab.b
+                        ),
+                    );
+                }
+                _ => {
+                    if let Some(ci) = sp.ci {
+                        intervals.insert(name.to_string(), ci);
+                    }
+                }
+            }
+        }
+        if let Some(ci) = self.shown_median(key).and_then(|(_, ci)| ci) {
+            intervals.insert("attnscope:median_us".into(), (ci.0 / 1e3, ci.1 / 1e3));
+        }
+        (values, intervals, waiting)
+    }
+
+    /// The median a gate reads for `key`, ns, with its interval: in the
+    /// session's regime now, else back to back, else isolated, else one
+    /// recorded before regimes (the order solo speedups use).
+    fn shown_median(&self, key: &Key) -> Option<(f64, Option<(f64, f64)>)> {
+        let v = self.variants.get(key)?;
+        [
+            self.regime,
+            Some(Regime::BackToBack),
+            Some(Regime::Isolated),
+            None,
+        ]
+        .into_iter()
+        .find_map(|r| Some((v.median_ns(r)?, v.median_ci_ns(r))))
     }
 
     /// The one speedup of `key` over `base` at the same shape: the ratio of
@@ -386,10 +473,18 @@ impl SessionState {
         order.dedup();
         order.into_iter().find_map(|r| {
             let mine = k.run(r)?;
-            let value = b.run_like(r, &mine.conditions)?.median_ns()? / mine.median_ns()?;
+            let theirs = b.run_like(r, &mine.conditions)?;
+            let value = theirs.median_ns()? / mine.median_ns()?;
+            // Two runs' medians: each interval is for a rerun, so the ratio's
+            // is across runs (`across_runs::cross_run_ratio`).
+            let ci = theirs
+                .interval_ns()
+                .zip(mine.interval_ns())
+                .map(|(t, m)| crate::metrics::across_runs::cross_run_ratio(t, m))
+                .map(|(_, lo, hi)| (lo, hi));
             Some(Speedup {
                 value,
-                ci: None,
+                ci,
                 source: SpeedupSource::Solo(r),
             })
         })
@@ -437,12 +532,17 @@ impl SessionState {
     /// The gates for `key`; a counter gate with no value says why: not yet
     /// collected (press g), CUPTI refused the metric, or collection failed.
     pub fn gates(&self, set: &GateSet, key: &Key) -> Vec<GateResult> {
-        let mut results = gates::evaluate(set, &key.variant, &self.gate_values(key));
+        let (values, intervals, waiting) = self.gate_inputs(key);
+        let mut results = gates::evaluate_with_intervals(set, &key.variant, &values, &intervals);
         let s = self.variants.get(key);
         for (r, spec) in results.iter_mut().zip(&set.gates) {
             let gates::Status::NotApplicable(why) = &mut r.status else {
                 continue;
             };
+            if let Some(w) = spec.value.iter().find_map(|v| waiting.get(v)) {
+                *why = w.clone();
+                continue;
+            }
             if key.variant.is_cudnn()
                 && spec.value.iter().any(|v| {
                     matches!(

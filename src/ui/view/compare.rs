@@ -80,6 +80,9 @@ fn gate_row(
         let (text, style) = match (&g.status, g.value) {
             (Status::Pass, Some(v)) => (metric(v, &g.unit), theme::pass()),
             (Status::Fail, Some(v)) => (metric(v, &g.unit), theme::fail()),
+            (Status::Undecided(_), Some(v)) => {
+                (format!("{}?", metric(v, &g.unit)), theme::undecided())
+            }
             (Status::NotApplicable(w), _) => {
                 (super::gates::na_label(w, state).to_string(), theme::na())
             }

@@ -61,17 +61,28 @@ pub fn na_label(why: &str, state: &UiState) -> &'static str {
     }
 }
 
-pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
-    let Some(key) = state.shown_key() else {
-        super::panel(area, buf, " Gates ");
-        return;
-    };
-    let results = state.session.gates(&state.gates, &key);
+/// `lo–hi` in at most `width` characters, with as many decimals (2 to 0)
+/// as fit; None when even whole numbers do not.
+pub fn interval_cell(lo: f64, hi: f64, width: usize) -> Option<String> {
+    (0..=2usize)
+        .rev()
+        .map(|d| format!("{lo:.d$}–{hi:.d$}"))
+        .find(|t| t.chars().count() <= width)
+}
+
+/// The panel's title: the counts by status, and the counter progress in
+/// the words that fit the border.
+fn title<'a>(
+    results: &[crate::metrics::gates::GateResult],
+    state: &UiState,
+    width: u16,
+) -> Line<'a> {
     let count = |f: fn(&Status) -> bool| results.iter().filter(|r| f(&r.status)).count();
-    let (pass, fail, na) = (
+    let (pass, fail, na, undecided) = (
         count(|s| *s == Status::Pass),
         count(|s| *s == Status::Fail),
         count(|s| matches!(s, Status::NotApplicable(_))),
+        count(|s| matches!(s, Status::Undecided(_))),
     );
     let mut title = vec![" Gates ".into()];
     title.push(ratatui::text::Span::styled(
@@ -82,13 +93,19 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         format!("{fail} fail "),
         theme::fail(),
     ));
+    if undecided > 0 {
+        title.push(ratatui::text::Span::styled(
+            format!("{undecided} ? "),
+            theme::undecided(),
+        ));
+    }
     title.push(ratatui::text::Span::styled(
         format!("{na} n/a "),
         theme::na(),
     ));
     if let Some(p) = &state.session.counter_progress {
         // The progress in the words that fit the border, never cut.
-        let room = usize::from(area.width.saturating_sub(2))
+        let room = usize::from(width.saturating_sub(2))
             .saturating_sub(title.iter().map(|s| s.width()).sum::<usize>());
         let texts = if p.passes == 0 {
             vec![
@@ -105,14 +122,34 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             title.push(ratatui::text::Span::styled(text, theme::warn()));
         }
     }
-    let inner = super::panel(area, buf, Line::from(title));
-    // Why counters are missing, under the table, when it is not just "not yet".
-    let why = results.iter().find_map(|r| match &r.status {
+    Line::from(title)
+}
+
+pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
+    let Some(key) = state.shown_key() else {
+        super::panel(area, buf, " Gates ");
+        return;
+    };
+    let results = state.session.gates(&state.gates, &key);
+    let inner = super::panel(area, buf, title(&results, state, area.width));
+    // Why counters are missing, under the table, when it is not just "not yet";
+    // else the interval that leaves a gate undecided.
+    let error = results.iter().find_map(|r| match &r.status {
         Status::NotApplicable(w) if na_label(w, state) == "error" => Some(w.clone()),
         _ => None,
     });
-    // The reason takes rows from the table when there are none to spare:
-    // what went wrong matters more than the last gates.
+    let spare_rows = inner.height >= results.len() as u16 + 2;
+    let why = error.or_else(|| {
+        results.iter().find_map(|r| match &r.status {
+            Status::Undecided(w) if spare_rows => {
+                Some(format!("{}: {w}", r.short.as_ref().unwrap_or(&r.name)))
+            }
+            _ => None,
+        })
+    });
+    // An error takes rows from the table when there are none to spare: what
+    // went wrong matters more than the last gates. An undecided interval
+    // only takes spare rows.
     let (inner, footer) = match why {
         Some(_) if inner.height >= 4 => {
             let spare = (inner.height.saturating_sub(results.len() as u16)).clamp(2, 3);
@@ -139,6 +176,15 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             Status::Fail => (
                 theme::fail(),
                 r.value.map(|v| metric(v, &r.unit)).unwrap_or_default(),
+            ),
+            // The interval is what leaves it undecided: shown instead of the
+            // value when it fits the column.
+            Status::Undecided(_) => (
+                theme::undecided(),
+                r.interval
+                    .and_then(|(lo, hi)| interval_cell(lo, hi, 9))
+                    .or_else(|| r.value.map(|v| metric(v, &r.unit)))
+                    .unwrap_or_default(),
             ),
             Status::NotApplicable(why) => (theme::na(), na_label(why, state).to_string()),
         };

@@ -52,15 +52,26 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     let throttles = state.session.throttle_now();
     // Rows by priority when the panel is short: the SM clock, the status,
     // the power, the probe, then temperature and utilization.
-    let probe = state.session.probe_mhz.map(|mhz| {
-        Line::from(vec![
-            Span::styled("probe  ", theme::label()),
-            Span::styled(format!("{mhz} MHz"), theme::value()),
-            Span::styled(
-                format!(" in-kernel, per batch (NVML {} MHz)", last.sm_clock_mhz),
+    // The busy fraction rides on the probe's row: both say under what load
+    // the latencies were taken.
+    let (mhz, busy) = (state.session.probe_mhz, state.session.busy);
+    let probe = (mhz.is_some() || busy.is_some()).then(|| {
+        let mut spans = vec![Span::styled("probe  ", theme::label())];
+        if let Some(mhz) = mhz {
+            spans.push(Span::styled(format!("{mhz} MHz"), theme::value()));
+            spans.push(Span::styled(
+                format!(" in-kernel (NVML {} MHz)", last.sm_clock_mhz),
                 theme::dim(),
-            ),
-        ])
+            ));
+        }
+        if let Some(b) = busy {
+            spans.push(Span::styled(" busy ", theme::dim()));
+            spans.push(Span::styled(
+                format!("{}%", fixed(b * 100.0, 1)),
+                theme::value(),
+            ));
+        }
+        Line::from(spans)
     });
     // "Now" is the last sample; the latency panel counts batches over the whole run, so a
     // throttle seen earlier is said here too rather than contradicted.
