@@ -568,6 +568,7 @@ fn e_steps_back_through_earlier_edits() {
         opponent(ui.handle(Action::RaceEdit)),
         "bundled~e1:wmma+pv+async"
     );
+}
 
 /// A session with `wmma` and its base measured back to back, medians with
 /// intervals (ns); the speedup gate is ≥ 1.15 in the default set.
@@ -618,7 +619,10 @@ fn solo_speedup_gates_read_both_medians_intervals() {
     assert_eq!(g.status, Status::Pass, "{g:?}");
     let (lo, hi) = g.interval.unwrap();
     let half = (((1200.0f64 / 1180.0).ln().powi(2) + 1.02f64.ln().powi(2)) / 2.0).sqrt();
-    assert!((lo - 1.2 * (-half).exp()).abs() < 1e-9 && (hi - 1.2 * half.exp()).abs() < 1e-9, "{lo} {hi}");
+    assert!(
+        (lo - 1.2 * (-half).exp()).abs() < 1e-9 && (hi - 1.2 * half.exp()).abs() < 1e-9,
+        "{lo} {hi}"
+    );
     // The same 1.20× from noisier medians could be 1.10×: undecided, not PASS.
     let (s, key) = measured((1200.0, 1150.0, 1250.0), (1000.0, 960.0, 1045.0));
     let g = gate(&s, &key, "speedup");

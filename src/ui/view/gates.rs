@@ -62,11 +62,17 @@ pub fn na_label(why: &str, state: &UiState) -> &'static str {
 }
 
 /// `lo–hi` in at most `width` characters, with as many decimals (2 to 0)
-/// as fit; None when even whole numbers do not.
+/// as fit, rounded outward (an interval never looks narrower than it is:
+/// a low end of 1.149 against a 1.15 threshold reads 1.14); None when even
+/// whole numbers do not fit.
 pub fn interval_cell(lo: f64, hi: f64, width: usize) -> Option<String> {
     (0..=2usize)
         .rev()
-        .map(|d| format!("{lo:.d$}–{hi:.d$}"))
+        .map(|d| {
+            let scale = 10f64.powi(d as i32);
+            let (lo, hi) = ((lo * scale).floor() / scale, (hi * scale).ceil() / scale);
+            format!("{lo:.d$}–{hi:.d$}")
+        })
         .find(|t| t.chars().count() <= width)
 }
 
