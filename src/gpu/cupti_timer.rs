@@ -27,12 +27,19 @@ pub enum Kind {
     Other,
 }
 
-/// One kernel's execution on the GPU, CUPTI timestamps in ns.
+/// One kernel's execution on the GPU, CUPTI timestamps in ns. Spans sort
+/// by `order`, the launch's correlation id: on one stream, launch order is
+/// execution order, and a record that a forced flush took while its kernel
+/// ran has no times to sort by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Span {
+    pub order: u32,
     pub start: u64,
     pub end: u64,
     pub kind: Kind,
+    /// False for a record flushed while its kernel ran (start or end
+    /// missing): it holds its place in launch order but is no sample.
+    pub complete: bool,
 }
 
 impl Span {
@@ -147,10 +154,11 @@ unsafe extern "C" fn buffer_completed(
         // to `name`; read through the oldest of those layouts.
         let k = record as *const sys::CUpti_ActivityKernel4;
         // SAFETY: a kernel record is at least as large as version 4's prefix.
-        let (start, end, name) = unsafe { ((*k).start, (*k).end, (*k).name) };
-        if start == 0 || end < start {
+        let (start, end, name, order) =
+            unsafe { ((*k).start, (*k).end, (*k).name, (*k).correlationId) };
+        let complete = start != 0 && end >= start;
+        if !complete {
             *INCOMPLETE.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-            continue;
         }
         // SAFETY: CUPTI's kernel name is a NUL-terminated string or null.
         let name = (!name.is_null()).then(|| unsafe { CStr::from_ptr(name) }.to_bytes());
@@ -168,7 +176,13 @@ unsafe extern "C" fn buffer_completed(
             Some(b"l2_scrub") => continue,
             _ => Kind::Other,
         };
-        found.push(Span { start, end, kind });
+        found.push(Span {
+            order,
+            start,
+            end,
+            kind,
+            complete,
+        });
     }
     let mut dropped = 0usize;
     // SAFETY: null context and stream 0 ask about all of them.

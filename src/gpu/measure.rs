@@ -121,9 +121,7 @@ fn probed(index: usize, regime: Regime) -> bool {
 /// isolated, one batch at a time (that regime idles on purpose).
 struct Source {
     queued: Option<Queued>,
-    /// The host cost of one launch call from the first queued batch, the
-    /// only one queued behind nothing: later launches may block on a full
-    /// launch queue, which says nothing about the host.
+    /// The host cost of one launch call: the least batch mean (see `next`).
     launch_us: Option<f64>,
 }
 
@@ -177,7 +175,10 @@ impl Source {
             self.queued = None;
             return self.next(engine, variant, shape, plan, size);
         }
-        self.launch_us.get_or_insert(c.host_us);
+        // The least of the batches' mean host cost per launch: a batch's
+        // launches can block on a full launch queue, and the first launch
+        // after a flush pays for CUPTI's new record buffer.
+        self.launch_us = Some(self.launch_us.map_or(c.host_us, |x| x.min(c.host_us)));
         Ok(c)
     }
 

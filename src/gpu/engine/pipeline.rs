@@ -148,7 +148,7 @@ impl Engine {
         let fresh = cupti_timer::take().map_err(EngineError::Cuda)?;
         let carry = &mut self.pipeline.carry;
         carry.extend(fresh.into_iter().filter(|s| s.kind != Kind::Probe));
-        carry.sort_unstable();
+        settle(carry);
         let want = q.n * q.kernels;
         if carry.len() < want && cupti_timer::incomplete() > self.pipeline.incomplete_before {
             self.begin_pipeline()?;
@@ -166,12 +166,9 @@ impl Engine {
                 cupti_timer::incomplete()
             ))
         })?;
-        let order = vec![q.variant; q.n];
-        let samples =
-            group_calls(&spans, &order, &vec![q.kernels; q.n]).map_err(EngineError::Cuda)?;
-        let pairs: Vec<(u64, u64)> = spans.iter().map(|s| (s.start, s.end)).collect();
+        let (samples, pairs) = read_batch(&spans, q.variant, q.n, q.kernels)?;
         let busy = crate::metrics::busy::busy_fraction(&pairs, self.pipeline.last_end);
-        self.pipeline.last_end = spans.iter().map(|s| s.end).max().or(self.pipeline.last_end);
+        self.pipeline.last_end = pairs.iter().map(|p| p.1).max().or(self.pipeline.last_end);
         Ok(Collected {
             samples,
             host_us: q.host_us,
@@ -188,7 +185,58 @@ impl Engine {
     }
 }
 
-/// The first `want` spans in start order: on one stream every kernel of a
+/// A stretch of GPU time a kernel held, (start, end) in ns.
+type Busy = (u64, u64);
+
+/// A batch's samples (one per launch call whose records all came complete)
+/// and the spans its busy fraction counts. The kernel that was running when
+/// the next batch's records were flushed comes without times; it lay
+/// between its neighbours on the stream, so that stretch stands for it.
+fn read_batch(
+    spans: &[Span],
+    variant: Variant,
+    n: usize,
+    kernels: usize,
+) -> Result<(Vec<u64>, Vec<Busy>), EngineError> {
+    let mut samples = Vec::with_capacity(n);
+    for call in spans.chunks(kernels.max(1)) {
+        if call.iter().all(|s| s.complete) {
+            samples
+                .extend(group_calls(call, &[variant], &[call.len()]).map_err(EngineError::Cuda)?);
+        }
+    }
+    let mut pairs = Vec::with_capacity(spans.len());
+    for (i, s) in spans.iter().enumerate() {
+        if s.complete {
+            pairs.push((s.start, s.end));
+            continue;
+        }
+        let before = spans[..i].iter().rev().find(|x| x.complete).map(|x| x.end);
+        let after = spans[i + 1..].iter().find(|x| x.complete).map(|x| x.start);
+        let start = if s.start != 0 { Some(s.start) } else { before };
+        if let (Some(a), Some(b)) = (start, after.or(before))
+            && b > a
+        {
+            pairs.push((a, b));
+        }
+    }
+    Ok((samples, pairs))
+}
+
+/// Launch order, one record per launch: a record taken while its kernel ran
+/// may come again complete, and then that copy is kept.
+fn settle(carry: &mut Vec<Span>) {
+    carry.sort_unstable();
+    carry.dedup_by(|later, first| {
+        let same = later.order == first.order;
+        if same && later.complete {
+            *first = *later;
+        }
+        same
+    });
+}
+
+/// The first `want` spans in launch order: on one stream every kernel of a
 /// batch starts before any of the batch queued after it. Err, leaving
 /// `carry` as it was, when fewer have arrived.
 pub fn take_batch(carry: &mut Vec<Span>, want: usize) -> Result<Vec<Span>, String> {
@@ -208,10 +256,47 @@ mod tests {
 
     fn span(start: u64) -> Span {
         Span {
+            order: start as u32,
             start,
             end: start + 5,
             kind: Kind::Attention,
+            complete: true,
         }
+    }
+
+    #[test]
+    fn a_record_flushed_while_its_kernel_ran_is_no_sample_but_counts_as_busy() {
+        let v = Variant::start();
+        let mut running = span(20);
+        (running.start, running.end, running.complete) = (0, 0, false);
+        let spans = [span(0), span(10), running, span(30)];
+        let (samples, pairs) = read_batch(&spans, v, 4, 1).unwrap();
+        assert_eq!(samples, [5, 5, 5]);
+        // The running kernel stands between its neighbours: 15..30.
+        assert_eq!(pairs, [(0, 5), (10, 15), (15, 30), (30, 35)]);
+        // cuDNN's calls of two kernels: a call with a running kernel is dropped whole.
+        let vendor: Vec<Span> = spans
+            .iter()
+            .map(|s| Span {
+                kind: Kind::Other,
+                ..*s
+            })
+            .collect();
+        let (samples, _) = read_batch(&vendor, Variant::CUDNN, 2, 2).unwrap();
+        assert_eq!(samples, [10]);
+    }
+
+    #[test]
+    fn a_record_seen_twice_keeps_its_complete_copy() {
+        let mut partial = span(10);
+        partial.complete = false;
+        let mut carry = vec![span(20), span(10), partial, span(0)];
+        settle(&mut carry);
+        assert_eq!(carry, [span(0), span(10), span(20)]);
+        // Only the partial copy: it stays, in its place.
+        let mut carry = vec![span(20), partial, span(0)];
+        settle(&mut carry);
+        assert_eq!(carry, [span(0), partial, span(20)]);
     }
 
     #[test]

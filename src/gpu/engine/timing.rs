@@ -275,6 +275,11 @@ pub fn group_calls(
         } else {
             Kind::Attention
         };
+        if call.iter().any(|s| !s.complete) {
+            return Err(format!(
+                "kernel record {at} came without its times (flushed while it ran)"
+            ));
+        }
         if let Some(odd) = call.iter().find(|s| s.kind != kind) {
             return Err(format!(
                 "kernel record {} is {:?}, expected {kind:?} for {v}",
@@ -293,9 +298,11 @@ mod tests {
 
     fn span(start: u64, ns: u64, kind: Kind) -> Span {
         Span {
+            order: start as u32,
             start,
             end: start + ns,
             kind,
+            complete: true,
         }
     }
 
