@@ -167,7 +167,7 @@ impl Source {
             });
         };
         self.queued = Some(engine.enqueue_batch(variant, shape, size, plan.l2)?);
-        let c = engine.collect_batch(q)?;
+        let c = engine.collect_batch(q, self.queued.as_ref())?;
         if c.lost {
             // The driver's CUPTI gave up records of running kernels: the
             // engine drained everything; go on one batch at a time (no

@@ -124,8 +124,15 @@ impl Engine {
         })
     }
 
-    /// Waits for `q` (not for what was queued after it) and reads it.
-    pub fn collect_batch(&mut self, q: Queued) -> Result<Collected, EngineError> {
+    /// Waits for `q` (not for what was queued after it, `behind`) and reads
+    /// it. While `behind` runs, only records in buffers CUPTI completed are
+    /// taken (a forced flush would take the running ones without times);
+    /// once the stream is idle a forced flush takes the rest.
+    pub fn collect_batch(
+        &mut self,
+        q: Queued,
+        behind: Option<&Queued>,
+    ) -> Result<Collected, EngineError> {
         cuda(q.end.synchronize(), "kernel execution")?;
         if self.timer == Timer::CudaEvents {
             let samples = q
@@ -143,13 +150,25 @@ impl Engine {
                 lost: false,
             });
         }
-        // The flush also returns the finished kernels of the batch behind
-        // this one; they wait in `carry` for their turn.
-        let fresh = cupti_timer::take().map_err(EngineError::Cuda)?;
-        let carry = &mut self.pipeline.carry;
-        carry.extend(fresh.into_iter().filter(|s| s.kind != Kind::Probe));
-        settle(carry);
         let want = q.n * q.kernels;
+        loop {
+            let idle = behind.is_none_or(|b| b.end.is_complete());
+            let fresh = if idle {
+                cupti_timer::take()
+            } else {
+                cupti_timer::take_completed()
+            }
+            .map_err(EngineError::Cuda)?;
+            let carry = &mut self.pipeline.carry;
+            carry.extend(fresh.into_iter().filter(|s| s.kind != Kind::Probe));
+            settle(carry);
+            let ready = carry.len() >= want && carry[..want].iter().all(|s| s.complete);
+            if ready || idle {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+        let carry = &mut self.pipeline.carry;
         if carry.len() < want && cupti_timer::incomplete() > self.pipeline.incomplete_before {
             self.begin_pipeline()?;
             return Ok(Collected {
