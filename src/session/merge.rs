@@ -92,7 +92,8 @@ pub fn check_label(label: &str) -> Result<(), String> {
     }
 }
 
-pub fn merge(files: &[PathBuf], labels: &[String], out: &Path) -> Result<Merged, String> {
+/// One usable, distinct label per file.
+fn check_sources(files: &[PathBuf], labels: &[String]) -> Result<(), String> {
     if files.is_empty() {
         return Err("no sessions to merge".into());
     }
@@ -109,6 +110,11 @@ pub fn merge(files: &[PathBuf], labels: &[String], out: &Path) -> Result<Merged,
             return Err(format!("label '{l}' is given twice"));
         }
     }
+    Ok(())
+}
+
+pub fn merge(files: &[PathBuf], labels: &[String], out: &Path) -> Result<Merged, String> {
+    check_sources(files, labels)?;
     // Headers first: the merged header names every source and kernel.
     let headers: Vec<SessionHeader> = files
         .iter()
