@@ -350,13 +350,18 @@ fn speedup_groups(state: &UiState) -> Vec<Vec<Span<'static>>> {
         ],
         vec![Span::styled(ab.verdict.clone(), verdict_style)],
         vec![Span::styled(
+            // A report without its test named (an edit's race written by hand, an old
+            // session) says nothing rather than "()".
             format!(
-                " ({}{}){}",
-                ab.test,
-                if ab.limited_by_resolution {
-                    ", timer step"
-                } else {
-                    ""
+                "{}{}",
+                match (ab.test.is_empty(), ab.limited_by_resolution) {
+                    (true, false) => String::new(),
+                    (true, true) => " (timer step)".into(),
+                    (false, at_step) => format!(
+                        " ({}{})",
+                        ab.test,
+                        if at_step { ", timer step" } else { "" }
+                    ),
                 },
                 if ab.done { "" } else { " racing…" }
             ),
