@@ -3,12 +3,10 @@
 //! rule, batch n+1 keeps the GPU busy. Serial batches left it idle 11–20% of
 //! the time on an H100, and under the power cap an idle GPU reads faster.
 
-use std::time::Instant;
-
 use cudarc::driver::CudaEvent;
 use cudarc::driver::sys::CUevent_flags;
 
-use super::timing::group_calls;
+use super::timing::{event_samples, group_calls};
 use super::{Engine, EngineError, Timer, cuda};
 use crate::gpu::cupti_timer::{self, Kind, Span};
 use crate::session::event::L2Mode;
@@ -75,33 +73,13 @@ impl Engine {
         l2: L2Mode,
     ) -> Result<Queued, EngineError> {
         self.ensure_inputs(shape)?;
-        let timing = Some(CUevent_flags::CU_EVENT_DEFAULT);
-        let events: Vec<(CudaEvent, CudaEvent)> = if self.timer == Timer::CudaEvents {
-            (0..n)
-                .map(|_| {
-                    Ok((
-                        cuda(self.ctx.new_event(timing), "event")?,
-                        cuda(self.ctx.new_event(timing), "event")?,
-                    ))
-                })
-                .collect::<Result<_, EngineError>>()?
-        } else {
-            Vec::new()
-        };
+        let events = self.event_pairs(n)?;
         let mut host_ns = 0u128;
         for i in 0..n {
             if l2 == L2Mode::Cold {
                 self.flush_l2()?;
             }
-            if let Some((start, _)) = events.get(i) {
-                cuda(start.record(&self.stream), "record")?;
-            }
-            let t = Instant::now();
-            self.launch(variant, shape)?;
-            host_ns += t.elapsed().as_nanos();
-            if let Some((_, end)) = events.get(i) {
-                cuda(end.record(&self.stream), "record")?;
-            }
+            host_ns += self.launch_timed(variant, shape, events.get(i))?;
         }
         let end = cuda(
             self.ctx
@@ -135,16 +113,8 @@ impl Engine {
     ) -> Result<Collected, EngineError> {
         cuda(q.end.synchronize(), "kernel execution")?;
         if self.timer == Timer::CudaEvents {
-            let samples = q
-                .events
-                .iter()
-                .map(|(s, e)| {
-                    cuda(s.elapsed_ms(e), "elapsed")
-                        .map(|ms| (ms as f64 * 1e6).round().max(1.0) as u64)
-                })
-                .collect::<Result<Vec<u64>, _>>()?;
             return Ok(Collected {
-                samples,
+                samples: event_samples(&q.events)?,
                 host_us: q.host_us,
                 busy: None,
                 lost: false,

@@ -12,6 +12,43 @@ use crate::session::event::{L2Mode, Regime};
 use crate::session::{Shape, Variant};
 
 impl Engine {
+    /// A (start, end) event pair per launch with the CUDA-event timer; none
+    /// with CUPTI.
+    pub(super) fn event_pairs(&self, n: usize) -> Result<Vec<(CudaEvent, CudaEvent)>, EngineError> {
+        if self.timer != Timer::CudaEvents {
+            return Ok(Vec::new());
+        }
+        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+        (0..n)
+            .map(|_| {
+                Ok((
+                    cuda(self.ctx.new_event(flags), "event")?,
+                    cuda(self.ctx.new_event(flags), "event")?,
+                ))
+            })
+            .collect()
+    }
+
+    /// One launch between its events (when timed by events); the host's
+    /// time in the launch call, ns.
+    pub(super) fn launch_timed(
+        &mut self,
+        variant: &Variant,
+        shape: &Shape,
+        events: Option<&(CudaEvent, CudaEvent)>,
+    ) -> Result<u128, EngineError> {
+        if let Some((start, _)) = events {
+            cuda(start.record(&self.stream), "record")?;
+        }
+        let t = Instant::now();
+        self.launch(variant, shape)?;
+        let host_ns = t.elapsed().as_nanos();
+        if let Some((_, end)) = events {
+            cuda(end.record(&self.stream), "record")?;
+        }
+        Ok(host_ns)
+    }
+
     /// The SM clock right now, MHz, from clock64() over %globaltimer (the
     /// globaltimer corrected by its calibration against the host clock).
     pub fn probe_clock(&mut self) -> Result<u32, EngineError> {
@@ -178,19 +215,7 @@ impl Engine {
             cuda(self.stream.synchronize(), "kernel execution")?;
             crate::gpu::cupti_timer::take().map_err(EngineError::Cuda)?;
         }
-        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
-        let events: Vec<(CudaEvent, CudaEvent)> = if use_events {
-            (0..n)
-                .map(|_| {
-                    Ok((
-                        cuda(self.ctx.new_event(flags), "event")?,
-                        cuda(self.ctx.new_event(flags), "event")?,
-                    ))
-                })
-                .collect::<Result<_, EngineError>>()?
-        } else {
-            Vec::new()
-        };
+        let events = self.event_pairs(n)?;
         let mut host_ns = 0u128;
         for (i, variant) in order.iter().enumerate() {
             if l2 == L2Mode::Cold {
@@ -202,27 +227,13 @@ impl Engine {
                     self.isolation.gap_us,
                 )));
             }
-            if let Some((start, _)) = events.get(i) {
-                cuda(start.record(&self.stream), "record")?;
-            }
-            let t = Instant::now();
-            self.launch(variant, shape)?;
-            host_ns += t.elapsed().as_nanos();
-            if let Some((_, end)) = events.get(i) {
-                cuda(end.record(&self.stream), "record")?;
-            }
+            host_ns += self.launch_timed(variant, shape, events.get(i))?;
         }
         cuda(self.stream.synchronize(), "kernel execution")?;
         let samples = if use_events {
-            events
-                .iter()
-                .map(|(s, e)| {
-                    cuda(s.elapsed_ms(e), "elapsed")
-                        .map(|ms| (ms as f64 * 1e6).round().max(1.0) as u64)
-                })
-                .collect::<Result<Vec<u64>, _>>()?
+            event_samples(&events)?
         } else {
-            // Records sort by start time, which on one stream is launch order;
+            // Records sort by correlation id, launch order on one stream;
             // a cuDNN call may launch several kernels, summed per call.
             let spans: Vec<Span> = crate::gpu::cupti_timer::take()
                 .map_err(EngineError::Cuda)?
@@ -248,6 +259,16 @@ impl Engine {
         };
         Ok((samples, host_ns as f64 / n.max(1) as f64 / 1e3))
     }
+}
+
+/// Each launch's GPU time, ns, from its event pair (at least 1).
+pub(super) fn event_samples(events: &[(CudaEvent, CudaEvent)]) -> Result<Vec<u64>, EngineError> {
+    events
+        .iter()
+        .map(|(s, e)| {
+            cuda(s.elapsed_ms(e), "elapsed").map(|ms| (ms as f64 * 1e6).round().max(1.0) as u64)
+        })
+        .collect()
 }
 
 /// Each call's GPU time from the kernel spans of a batch, in launch order:
