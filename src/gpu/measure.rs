@@ -416,7 +416,6 @@ mod tests {
             limited_by_resolution: at_step,
             within_rel: 0.0,
             between_rel: 0.0,
-            bootstrap_ns: (0.0, 0.0),
         }
     }
 

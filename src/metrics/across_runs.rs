@@ -59,14 +59,31 @@ pub fn others_inside(runs: &[(f64, f64, f64)]) -> (usize, usize) {
     (inside, total)
 }
 
+/// An interval's half-width on the log scale, relative to `centre`: its wider side (0 when it
+/// has none, or none that is finite).
+fn log_half(centre: f64, low: f64, high: f64) -> f64 {
+    let h = (high / centre).ln().max((centre / low).ln()).max(0.0);
+    if h.is_finite() { h } else { 0.0 }
+}
+
+/// `centre` ± `half` on the log scale.
+fn around(centre: f64, half: f64) -> (f64, f64) {
+    (centre * (-half).exp(), centre * half.exp())
+}
+
+/// This run's own half-width (log scale) and a between-run σ, combined: √(h² + (1.96 σ)²).
+fn with_sigma(centre: f64, low: f64, high: f64, sigma_rel: f64) -> f64 {
+    (log_half(centre, low, high).powi(2) + (1.96 * sigma_rel).powi(2)).sqrt()
+}
+
 /// Where a rerun's value lands, 95%: this run's own interval (half-width `h`, relative, the
 /// larger side on the log scale) and a between-run σ (relative). Two runs differ by
 /// var(X₂ − X₁) = 2(se² + σ²), so the half-width is √2 · √(h² + (1.96 σ)²).
 pub fn rerun_interval(centre: f64, low: f64, high: f64, sigma_rel: f64) -> (f64, f64) {
-    let h = (high / centre).ln().max((centre / low).ln()).max(0.0);
-    let h = if h.is_finite() { h } else { 0.0 };
-    let half = std::f64::consts::SQRT_2 * (h * h + (1.96 * sigma_rel).powi(2)).sqrt();
-    (centre * (-half).exp(), centre * half.exp())
+    around(
+        centre,
+        std::f64::consts::SQRT_2 * with_sigma(centre, low, high, sigma_rel),
+    )
 }
 
 /// A 95% interval for the value itself on this GPU, run-to-run variation included: this run's
@@ -74,20 +91,17 @@ pub fn rerun_interval(centre: f64, low: f64, high: f64, sigma_rel: f64) -> (f64,
 /// A race's speedup is read this way: a verdict is about the two kernels on this GPU, and two
 /// races' intervals of this width overlap 99% of the time (two races differ by σ√2 of noise).
 pub fn with_between_run(centre: f64, low: f64, high: f64, sigma_rel: f64) -> (f64, f64) {
-    let h = (high / centre).ln().max((centre / low).ln()).max(0.0);
-    let h = if h.is_finite() { h } else { 0.0 };
-    let half = (h * h + (1.96 * sigma_rel).powi(2)).sqrt();
-    (centre * (-half).exp(), centre * half.exp())
+    around(centre, with_sigma(centre, low, high, sigma_rel))
 }
 
 /// time(a) ÷ time(b) for two medians from different runs (or sessions), each with its rerun
 /// interval: a 95% interval of the ratio with each side's own and between-run error. A rerun
 /// interval's half is √2 times its side's error, hence the ÷2.
 pub fn cross_run_ratio(a: (f64, f64, f64), b: (f64, f64, f64)) -> (f64, f64, f64) {
-    let half = |(m, lo, hi): (f64, f64, f64)| (hi / m).ln().max((m / lo).ln()).max(0.0);
-    let h = ((half(a).powi(2) + half(b).powi(2)) / 2.0).sqrt();
+    let h = ((log_half(a.0, a.1, a.2).powi(2) + log_half(b.0, b.1, b.2).powi(2)) / 2.0).sqrt();
     let r = a.0 / b.0;
-    (r, r * (-h).exp(), r * h.exp())
+    let (lo, hi) = around(r, h);
+    (r, lo, hi)
 }
 
 #[cfg(test)]

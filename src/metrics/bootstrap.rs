@@ -129,9 +129,6 @@ pub struct MedianInterval {
     /// Spread between batches: the robust standard deviation of the batch
     /// medians, over the median.
     pub between_rel: f64,
-    /// The bootstrap over single batches alone (before the segment
-    /// interval and the timer's floor): what attnscope printed before.
-    pub bootstrap_ns: (f64, f64),
 }
 
 impl MedianInterval {
@@ -229,8 +226,7 @@ pub fn median_interval(
             grid.median(chosen.into_iter(), &mut counts)
         })
         .collect();
-    let bootstrap_ns = percentile_interval(&mut draws);
-    let (mut low_ns, mut high_ns) = bootstrap_ns;
+    let (mut low_ns, mut high_ns) = percentile_interval(&mut draws);
     let logs: Vec<f64> = segments(n)
         .into_iter()
         .map(|r| grid.median(r, &mut counts).ln())
@@ -256,7 +252,6 @@ pub fn median_interval(
         limited_by_resolution,
         within_rel,
         between_rel,
-        bootstrap_ns,
     })
 }
 
