@@ -5,7 +5,6 @@
 
 use serde_json::json;
 
-use super::fail;
 use crate::cli::{AbArgs, exit};
 use crate::metrics::across_runs;
 
@@ -14,13 +13,8 @@ type Point = (f64, f64, f64);
 
 pub fn ab_runs(args: AbArgs, argv: &[String]) -> i32 {
     let runs = args.runs.unwrap_or(2) as usize;
-    if args.remote.place().is_remote() {
-        return fail(
-            exit::USAGE,
-            "--runs starts processes on this machine: run `attnscope ab --runs N` on the GPU's host (e.g. through ssh) instead of with --remote/--worker-cmd",
-        );
-    }
-    let outputs = match super::processes::run_each(argv, runs, args.json) {
+    let here = !args.remote.place().is_remote();
+    let outputs = match super::processes::run_each("ab", here, argv, runs, args.json) {
         Ok(o) => o,
         Err(code) => return code,
     };

@@ -5,7 +5,6 @@
 
 use serde_json::json;
 
-use super::fail;
 use crate::cli::{BenchArgs, exit};
 use crate::metrics::across_runs::{self, AcrossRuns};
 
@@ -16,13 +15,8 @@ type Row = (String, Option<AcrossRuns>, (usize, usize), Vec<f64>);
 /// `argv`: the command line after the program name (`bench …`), rerun without `--runs`.
 pub fn bench_runs(args: BenchArgs, argv: &[String]) -> i32 {
     let runs = args.runs.unwrap_or(2) as usize;
-    if args.remote.place().is_remote() {
-        return fail(
-            exit::USAGE,
-            "--runs starts processes on this machine: run `attnscope bench --runs N` on the GPU's host (e.g. through ssh) instead of with --remote/--worker-cmd",
-        );
-    }
-    let outputs = match super::processes::run_each(argv, runs, args.json) {
+    let here = !args.remote.place().is_remote();
+    let outputs = match super::processes::run_each("bench", here, argv, runs, args.json) {
         Ok(o) => o,
         Err(code) => return code,
     };

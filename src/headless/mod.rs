@@ -128,6 +128,11 @@ impl Run {
         if let Some(note) = &engine.timer_note {
             eprintln!("attnscope: {note}");
         }
+        if let Some(e) = &engine.run_spread_error {
+            eprintln!(
+                "attnscope: warning: {e}; it is ignored: solo intervals use each run's own drift, races an assumed spread"
+            );
+        }
         let started = Instant::now();
         let (sampler, nvml, telemetry_rx) = start_telemetry(&mut engine, telemetry_hz, started);
         let shared = nvml

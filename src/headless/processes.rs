@@ -12,10 +12,24 @@ pub struct Output {
     pub json: serde_json::Value,
 }
 
-/// Runs `argv` (the command line after the program name) `runs` times without `--runs`, with
-/// `--json`; Err is the exit code, after its message: a run that could not start, or ended
-/// without a table (exit 1, a failed check, still prints one).
-pub fn run_each(argv: &[String], runs: usize, quiet: bool) -> Result<Vec<Output>, i32> {
+/// Runs `argv` (the command line after the program name, `command …`) `runs` times without
+/// `--runs`, with `--json`; Err is the exit code, after its message: the GPU is not `here`, a run
+/// could not start, or one ended without a table (exit 1, a failed check, still prints one).
+pub fn run_each(
+    command: &str,
+    here: bool,
+    argv: &[String],
+    runs: usize,
+    quiet: bool,
+) -> Result<Vec<Output>, i32> {
+    if !here {
+        return Err(fail(
+            exit::USAGE,
+            format!(
+                "--runs starts processes on this machine: run `attnscope {command} --runs N` on the GPU's host (e.g. through ssh) instead of with --remote/--worker-cmd"
+            ),
+        ));
+    }
     let child = child_args(argv);
     let exe = std::env::current_exe().unwrap_or_else(|_| "attnscope".into());
     let mut out = Vec::with_capacity(runs);
