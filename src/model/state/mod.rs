@@ -209,9 +209,7 @@ impl VariantState {
     /// The 95% interval of `median_ns(regime)`, ns, when that median is a
     /// measurement's with one.
     pub fn median_ci_ns(&self, regime: Option<Regime>) -> Option<(f64, f64)> {
-        let m = self.run(regime)?.measurement.as_ref()?;
-        let (lo, hi) = (m.ci_low_ns?, m.ci_high_ns?);
-        (m.median_ns.is_finite() && lo.is_finite() && hi.is_finite()).then_some((lo, hi))
+        self.run(regime)?.interval_ns().map(|(_, lo, hi)| (lo, hi))
     }
 }
 
