@@ -13,7 +13,7 @@ use attnscope::gpu::nvrtc::{self, Program, defines};
 use attnscope::gpu::{cubin, kernel_source};
 use attnscope::session::manifest::registry::{self, KernelId};
 use attnscope::session::manifest::sources;
-use attnscope::session::{Shape, Variant};
+use attnscope::session::{Dtype, Shape, Variant};
 use rayon::prelude::*;
 
 fn nvrtc_available() -> bool {
@@ -47,22 +47,35 @@ fn kernels() -> Vec<KernelId> {
 
 /// A kernel's matrix: at its first head dimension every toggle combination
 /// with every tile `t` cycles through for it (on any GPU); at the others
-/// every combination's default tile and two more; every planted bug.
-/// Spills fail a build at the first head dimension and at default tiles; a
-/// larger tile at a larger head dimension may spill (it is listed).
-fn matrix(kernel: KernelId) -> Vec<(Variant, u32)> {
+/// every combination's default tile and two more; every planted bug; in
+/// fp16. On sm_90 (`SM90_ONLY`), every variant that takes bf16 at the first
+/// head dimension, and every one that takes a head dimension beyond the
+/// `[kernel]` ones (D 256) in each dtype it takes. Spills fail a build at
+/// the first head dimension, at default tiles and beyond the `[kernel]`
+/// head dims; a larger tile at a larger head dimension may spill (listed).
+fn matrix(kernel: KernelId) -> Vec<(Variant, u32, Dtype, bool)> {
     let m = registry::manifest(kernel);
     let mut out = Vec::new();
+    let fp16 = |v: Variant, d: u32| (v, d, Dtype::F16, false);
     for path in Variant::paths_of(kernel) {
         let tiles = path.cycle_tiles(Some(90));
         let first = m.head_dims[0];
         for t in &tiles {
-            out.push((*t, first));
+            out.push(fp16(*t, first));
+            let at = |d: u32, dtype| Shape::new(1, 1, 1, d).with_dtype(dtype);
+            if t.runs(&at(first, Dtype::Bf16)).is_ok() {
+                out.push((*t, first, Dtype::Bf16, SM90_ONLY));
+            }
+            for d in [256].into_iter().filter(|d| !m.head_dims.contains(d)) {
+                for dtype in Dtype::ALL.into_iter().filter(|&x| t.runs(&at(d, x)).is_ok()) {
+                    out.push((*t, d, dtype, SM90_ONLY));
+                }
+            }
         }
         for &d in &m.head_dims[1..] {
-            out.push((path, d));
+            out.push(fp16(path, d));
             for t in tiles.iter().filter(|t| !t.default_tile()).take(2) {
-                out.push((*t, d));
+                out.push(fp16(*t, d));
             }
         }
     }
@@ -73,7 +86,7 @@ fn matrix(kernel: KernelId) -> Vec<(Variant, u32)> {
                 toggles: attnscope::session::Toggles(bits | 1 << i),
                 tile,
             };
-            out.push((v, m.head_dims[0]));
+            out.push(fp16(v, m.head_dims[0]));
         }
     }
     out.sort();
@@ -81,24 +94,29 @@ fn matrix(kernel: KernelId) -> Vec<(Variant, u32)> {
     out
 }
 
+/// Builds of the matrix made for sm_90 alone.
+const SM90_ONLY: bool = true;
+
 /// What is wrong with one build, if anything.
 fn judge(
     kernel: KernelId,
     program: &Program,
     arch: &str,
     v: &Variant,
-    d: u32,
+    (d, dtype): (u32, Dtype),
 ) -> Result<(), String> {
-    let strict = d == registry::manifest(kernel).head_dims[0] || v.default_tile();
+    let dims = &registry::manifest(kernel).head_dims;
+    let strict = d == dims[0] || v.default_tile() || !dims.contains(&d);
     let target = match nvrtc::target_arch(v, arch) {
         Ok(t) => t,
         // The manifest says it cannot run there (wgmma on sm_89): not built.
         Err(_) if !v.runs_on(arch[3..].parse().unwrap_or(0)) => return Ok(()),
         Err(e) => return Err(format!("{v} D={d} {arch}: {e}")),
     };
-    let b = match nvrtc::compile(program, &defines(v, d), &target) {
+    let shape = Shape::new(1, 1, 1, d).with_dtype(dtype);
+    let b = match nvrtc::compile(program, &defines(v, &shape), &target) {
         Ok(b) => b,
-        Err(e) => return Err(format!("{v} D={d} {target}: {e}")),
+        Err(e) => return Err(format!("{v} D={d} {dtype} {target}: {e}")),
     };
     let mut bad = Vec::new();
     if b.spill_store_bytes + b.spill_load_bytes > 0 || b.stack_bytes > 0 {
@@ -109,13 +127,13 @@ fn judge(
         if strict {
             bad.push(spills);
         } else {
-            eprintln!("note: {v} D={d} {arch}: {spills}");
+            eprintln!("note: {v} D={d} {dtype} {arch}: {spills}");
         }
     }
     if b.cubin.is_empty() || b.registers == 0 {
         bad.push("empty cubin or no register count".into());
     }
-    if let Err(e) = cubin::check_abi(&b.cubin, &program.entry) {
+    if let Err(e) = cubin::check_abi(&b.cubin, &program.entry, v.abi()) {
         bad.push(e);
     }
     // The manifest's formula, which `t`, tune and selftest skip tiles by,
@@ -138,7 +156,7 @@ fn judge(
         Ok(())
     } else {
         Err(format!(
-            "{v} D={d} {arch}: {} (regs {})",
+            "{v} D={d} {dtype} {arch}: {} (regs {})",
             bad.join("; "),
             b.registers
         ))
@@ -172,7 +190,7 @@ fn bundled_families(v: &Variant, d: u32, families: &[String]) -> Vec<String> {
         // only mma.syncs, are dead code.
         (
             "mma",
-            v.has("mma") && !(wgmma && (!q_smem || d == 128 || exp_first || v.has("mutnorm"))),
+            v.has("mma") && !(wgmma && (!q_smem || d >= 128 || exp_first || v.has("mutnorm"))),
         ),
         // Q fragments come by ldmatrix unless wgmma reads Q from shared memory
         // (`a` tiles copy it from there into registers).
@@ -208,14 +226,16 @@ fn every_kernels_matrix_compiles_clean_on_every_arch() {
             variants.len()
         );
         for arch in ["sm_80", "sm_89", "sm_90"] {
-            for (v, d) in &variants {
-                jobs.push((kernel, program.clone(), arch, *v, *d));
+            for &(v, d, dtype, sm90_only) in &variants {
+                if !sm90_only || arch == "sm_90" {
+                    jobs.push((kernel, program.clone(), arch, v, (d, dtype)));
+                }
             }
         }
     }
     let failures: Vec<String> = jobs
         .par_iter()
-        .filter_map(|(k, p, arch, v, d)| judge(*k, p, arch, v, *d).err())
+        .filter_map(|(k, p, arch, v, at)| judge(*k, p, arch, v, *at).err())
         .collect();
     assert!(
         failures.is_empty(),
@@ -253,8 +273,8 @@ fn a_wrong_entry_point_is_named() {
     let bundled = Program::bundled();
     // The entry renamed: the cubin has no attention_fwd.
     let renamed = bundled_with("attention_fwd(", "attention_forward(");
-    let b = nvrtc::compile(&renamed, &defines(&Variant::base(), 64), "sm_90").unwrap();
-    let e = cubin::check_abi(&b.cubin, "attention_fwd").unwrap_err();
+    let b = nvrtc::compile(&renamed, &defines(&Variant::base(), &Shape::new(1, 1, 1, 64)), "sm_90").unwrap();
+    let e = cubin::check_abi(&b.cubin, "attention_fwd", 2).unwrap_err();
     assert!(
         e.contains("no kernel named attention_fwd") && e.contains("extern \"C\""),
         "{e}"
@@ -270,13 +290,21 @@ fn a_wrong_entry_point_is_named() {
         cubin::param_sizes(&b.cubin, "attention_fwd"),
         Some(vec![8, 8, 4])
     );
-    let e = cubin::check_abi(&b.cubin, "attention_fwd").unwrap_err();
+    let e = cubin::check_abi(&b.cubin, "attention_fwd", 1).unwrap_err();
     assert!(e.contains("takes 3 parameters of 8, 8, 4 bytes"), "{e}");
+    assert!(e.contains("kernel ABI 1") && e.contains("7 parameters"), "{e}");
     // The bundled kernel has exactly the ABI.
-    let b = nvrtc::compile(&bundled, &defines(&Variant::base(), 64), "sm_90").unwrap();
+    let b = nvrtc::compile(&bundled, &defines(&Variant::base(), &Shape::new(1, 1, 1, 64)), "sm_90").unwrap();
     assert_eq!(
         cubin::param_sizes(&b.cubin, "attention_fwd"),
-        Some(vec![8, 8, 8, 8, 4, 4, 4])
+        Some(vec![8, 8, 8, 8, 4, 4, 4, 4, 4, 4])
+    );
+    cubin::check_abi(&b.cubin, "attention_fwd", 2).unwrap();
+    // A kernel of ABI 2 whose manifest still said ABI 1: one line, both lists.
+    let e = cubin::check_abi(&b.cubin, "attention_fwd", 1).unwrap_err();
+    assert!(
+        e.contains("takes 10 parameters of 8, 8, 8, 8, 4, 4, 4, 4, 4, 4 bytes; kernel ABI 1"),
+        "{e}"
     );
 }
 
@@ -295,7 +323,7 @@ fn resource_report_of_the_mission_variants() {
         "mma+async".parse().unwrap(),
     ] {
         let b =
-            nvrtc::compile(&Program::bundled(), &defines(&v, Shape::MISSION.d), "sm_90").unwrap();
+            nvrtc::compile(&Program::bundled(), &defines(&v, &Shape::MISSION), "sm_90").unwrap();
         eprintln!(
             "{v}: {} regs, {} B static smem, families {:?}",
             b.registers, b.smem_static_bytes, b.families
@@ -342,7 +370,7 @@ fn the_fault_injection_variant_compiles() {
         return;
     }
     let v: Variant = "wmma+fault".parse().unwrap();
-    let b = nvrtc::compile(&Program::bundled(), &defines(&v, 64), "sm_90").unwrap();
+    let b = nvrtc::compile(&Program::bundled(), &defines(&v, &Shape::new(1, 1, 1, 64)), "sm_90").unwrap();
     assert!(!b.cubin.is_empty());
 }
 
@@ -356,7 +384,7 @@ fn compile_errors_carry_the_log() {
         return;
     }
     let broken = bundled_with("fetch_kv(sK,", "warp_maxx(sK,");
-    let err = nvrtc::compile(&broken, &defines(&Variant::base(), 64), "sm_90").unwrap_err();
+    let err = nvrtc::compile(&broken, &defines(&Variant::base(), &Shape::new(1, 1, 1, 64)), "sm_90").unwrap_err();
     let text = err.to_string();
     assert!(
         text.contains("warp_maxx") && text.contains("error"),
@@ -466,8 +494,8 @@ fn a_kernel_of_several_files_builds() {
         [("inc/defs.cuh".to_string(), main[..at].to_string())]
     );
     let v = Variant::paths_of(id)[0];
-    let b = nvrtc::compile(&program, &defines(&v, 64), "sm_80").unwrap();
-    cubin::check_abi(&b.cubin, &program.entry).unwrap();
+    let b = nvrtc::compile(&program, &defines(&v, &Shape::new(1, 1, 1, 64)), "sm_80").unwrap();
+    cubin::check_abi(&b.cubin, &program.entry, v.abi()).unwrap();
     let hello = attnscope::session::protocol::KernelFiles::read("p", &dir).unwrap();
     assert_eq!(
         (hello.source, hello.headers),
@@ -487,129 +515,3 @@ fn a_kernel_of_several_files_builds() {
     );
 }
 
-/// Every variant the bundled kernel's manifest lists, at every head
-/// dimension: each tile `t` cycles through for each toggle combination, and
-/// each planted bug where it is planted.
-fn every_bundled_variant() -> Vec<(Variant, u32)> {
-    let m = registry::manifest(KernelId::BUNDLED);
-    let mut out = Vec::new();
-    for &d in &m.head_dims {
-        for path in Variant::paths_of(KernelId::BUNDLED) {
-            out.extend(path.cycle_tiles(Some(90)).into_iter().map(|t| (t, d)));
-        }
-    }
-    out.extend(
-        matrix(KernelId::BUNDLED)
-            .into_iter()
-            .flat_map(|(v, _)| m.head_dims.iter().map(move |&d| (v, d))),
-    );
-    out.sort();
-    out.dedup();
-    out
-}
-
-/// The bundled kernel split into parts compiles to the same code as the one
-/// file it was (issue 36): every variant of `every_bundled_variant` for
-/// sm_90 (sm_90a for wgmma tiles) and, where it runs there, sm_80, from the
-/// file at $ATTNSCOPE_SASS_BASELINE (the output of `git show
-/// 0109616:kernels/attention.cu`) and from the parts; the cubins' code sections
-/// (`cubin::code_sections`: SASS, its .nv.info and constants; -lineinfo
-/// makes the debug sections differ) must match byte for byte. Prints how
-/// many it compared; fails naming every variant that differs. Builds go
-/// through the cubin disk cache (keyed by every file's text), so a second
-/// run compiles only what changed: point XDG_CACHE_HOME at a scratch folder
-/// to keep them out of yours.
-#[test]
-#[ignore = "compares against the single file it was split from: git show 0109616:kernels/attention.cu >/tmp/old.cu; ATTNSCOPE_SASS_BASELINE=/tmp/old.cu cargo test --release --test kernel_builds same_sass -- --ignored --nocapture"]
-fn same_sass_as_the_baseline() {
-    let path = std::env::var("ATTNSCOPE_SASS_BASELINE")
-        .expect("ATTNSCOPE_SASS_BASELINE names the older single-file kernel");
-    assert!(nvrtc_available(), "NVRTC is needed");
-    let new = Program::bundled();
-    let old = Program {
-        text: std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}")),
-        headers: Vec::new(),
-        ..new.clone()
-    };
-    let (old, new) = (nvrtc::Builder::new(old), nvrtc::Builder::new(new));
-    // Only the variants whose name holds this text (a quicker look while a
-    // split is worked on; the check itself runs them all).
-    let only = std::env::var("ATTNSCOPE_SASS_ONLY").unwrap_or_default();
-    let mut jobs = Vec::new();
-    for (v, d) in every_bundled_variant() {
-        if !v.to_string().contains(&only) {
-            continue;
-        }
-        for arch in ["sm_90", "sm_80"] {
-            match nvrtc::target_arch(&v, arch) {
-                Ok(target) if arch == "sm_90" || target == arch => jobs.push((v, d, arch)),
-                _ => {}
-            }
-        }
-    }
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    let outcome: Vec<Result<(), String>> = jobs
-        .par_iter()
-        .map(|(v, d, arch)| {
-            let shape = Shape {
-                d: *d,
-                ..Shape::MISSION
-            };
-            let build = |b: &nvrtc::Builder| {
-                b.build(v, &shape, arch)
-                    .map_err(|e| format!("{v} D={d} {arch}: {e}"))
-            };
-            let (a, b) = (build(&old)?, build(&new)?);
-            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-            if n.is_multiple_of(50) {
-                eprintln!("same_sass: {n} of {} compared", jobs.len());
-            }
-            let (ca, cb) = (
-                cubin::code_sections(&a.cubin),
-                cubin::code_sections(&b.cubin),
-            );
-            match (ca, cb) {
-                (Some(ca), Some(cb)) if ca == cb => Ok(()),
-                (Some(ca), Some(cb)) => {
-                    let differ: Vec<&str> = ca
-                        .iter()
-                        .zip(&cb)
-                        .filter(|(x, y)| x != y)
-                        .map(|(x, _)| x.0.as_str())
-                        .collect();
-                    Err(format!(
-                        "{v} D={d} {}: differs in {differ:?} (sections {} vs {})",
-                        a.arch,
-                        ca.len(),
-                        cb.len()
-                    ))
-                }
-                _ => Err(format!("{v} D={d} {arch}: a cubin did not parse")),
-            }
-        })
-        .collect();
-    let differ: Vec<&String> = outcome.iter().filter_map(|r| r.as_ref().err()).collect();
-    eprintln!(
-        "same_sass: {} builds compared ({} variant and head-dim pairs{}; sm_90, and sm_80 where they run), {} identical, {} differ",
-        jobs.len(),
-        every_bundled_variant().len(),
-        if only.is_empty() {
-            String::new()
-        } else {
-            format!(", those naming {only:?}")
-        },
-        jobs.len() - differ.len(),
-        differ.len()
-    );
-    assert!(
-        differ.is_empty(),
-        "{} of {} builds differ from {path}:\n{}",
-        differ.len(),
-        jobs.len(),
-        differ
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
-}

@@ -440,13 +440,7 @@ fn build_panel_says_what_the_check_compared_and_its_margin() {
     use attnscope::session::check::{Bounds, DistCheck, Worst};
     use attnscope::session::event::{CorrectnessReport, Event};
     use attnscope::session::{Inputs, Shape, Variant};
-    let shape = Shape {
-        b: 4,
-        h: 16,
-        s: 4096,
-        d: 64,
-        causal: false,
-    };
+    let shape = Shape::new(4, 16, 4096, 64);
     let dist = |inputs, ratio: f64| DistCheck {
         inputs,
         seed: 7,

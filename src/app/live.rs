@@ -31,7 +31,8 @@ impl supervisor::Feed for ScreenFeed {
 
 /// What live opens with: `--variant`, else the primary kernel's start; at
 /// `--shape`, else the mission shape at the kernel's first head dimension
-/// when it does not run D=64.
+/// when it does not run D=64; then `--dtype`, `--kv-heads`, `--kv-len` and
+/// `--causal` (checked by `start_shape` when the command line is read).
 pub fn start_point(args: &LiveArgs) -> (Variant, Shape) {
     let variant = args.variant.unwrap_or_else(Variant::start);
     let shape = args.shape.unwrap_or_else(|| {
@@ -39,11 +40,15 @@ pub fn start_point(args: &LiveArgs) -> (Variant, Shape) {
             .manifest()
             .filter(|m| !m.head_dims.contains(&Shape::MISSION.d))
             .map_or(Shape::MISSION.d, |m| m.head_dims[0]);
-        Shape {
-            d,
-            ..Shape::MISSION
-        }
+        Shape::new(2, 8, 512, d)
     });
+    let shape = shape
+        .with_kv(
+            args.kv_heads.unwrap_or(shape.kv_heads),
+            args.kv_len.unwrap_or(shape.kv_len),
+        )
+        .with_dtype(args.dtype.unwrap_or(shape.dtype))
+        .with_causal(args.causal || shape.causal);
     (variant, shape)
 }
 
@@ -172,7 +177,7 @@ pub fn default_recording_path(ui: &UiState) -> PathBuf {
             g.name.replace("NVIDIA ", "").replace(' ', "-")
         });
     let shape = ui.session.current.map_or("none".to_string(), |k| {
-        format!("b{}h{}s{}d{}", k.shape.b, k.shape.h, k.shape.s, k.shape.d)
+        k.shape.with_causal(false).compact()
     });
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -269,7 +269,7 @@ pub fn live(args: LiveArgs) -> i32 {
         return fail(exit::USAGE, e);
     }
     let (variant, shape) = live::start_point(&args);
-    if let Err(e) = variant.supports_head_dim(shape.d) {
+    if let Err(e) = variant.runs(&shape) {
         return fail(exit::USAGE, format!("{variant} at {shape}: {e}"));
     }
     let place = args.remote.place();

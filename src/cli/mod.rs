@@ -13,8 +13,10 @@ pub mod argv;
 mod link;
 mod resolve;
 mod sweep;
+mod problem;
 mod variants;
 pub use link::{RemoteArgs, WorkerArgs, parse_labelled_dir};
+pub use problem::ProblemArgs;
 pub use sweep::{MergeArgs, SweepArgs};
 pub use variants::{VariantList, VariantNames, VariantSpec, parse_variant_list, parse_variants};
 
@@ -93,12 +95,8 @@ pub struct GatesArgs {
     /// `variant_arg` checked against the registered kernels (cli/resolve.rs).
     #[arg(skip)]
     pub variant: Option<Variant>,
-    /// Problem shape as B,H,S,D.
-    #[arg(long, value_name = "B,H,S,D", default_value = "2,8,512,64", value_parser = parse_shape)]
-    pub shape: Shape,
-    /// Causal mask.
-    #[arg(long)]
-    pub causal: bool,
+    #[command(flatten)]
+    pub problem: ProblemArgs,
     /// Gate thresholds (TOML; default: the built-in assets/gates.toml).
     #[arg(long, value_name = "FILE")]
     pub gates: Option<PathBuf>,
@@ -160,10 +158,8 @@ pub struct LaunchArgs {
     /// `variant_arg` checked against the registered kernels (cli/resolve.rs).
     #[arg(skip)]
     pub variant: Option<Variant>,
-    #[arg(long, value_name = "B,H,S,D", default_value = "2,8,512,64", value_parser = parse_shape)]
-    pub shape: Shape,
-    #[arg(long)]
-    pub causal: bool,
+    #[command(flatten)]
+    pub problem: ProblemArgs,
     /// Launches, 1 to 1000.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub count: u32,
@@ -177,12 +173,8 @@ pub struct LaunchArgs {
 
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 pub struct BenchArgs {
-    /// Problem shape as B,H,S,D.
-    #[arg(long, value_name = "B,H,S,D", default_value = "2,8,512,64", value_parser = parse_shape)]
-    pub shape: Shape,
-    /// Causal mask.
-    #[arg(long)]
-    pub causal: bool,
+    #[command(flatten)]
+    pub problem: ProblemArgs,
     /// `all` (every toggle combination the kernel allows, at its default tile) or a comma-separated list, e.g.
     /// scalar,wmma+pv+async,mma+async@tuned (`@tuned`: the tile `attnscope tune` chose).
     #[arg(
@@ -275,12 +267,8 @@ pub struct AbArgs {
     /// `b_arg` checked against the registered kernels (cli/resolve.rs).
     #[arg(skip)]
     pub b: Option<Variant>,
-    /// Problem shape as B,H,S,D.
-    #[arg(long, value_name = "B,H,S,D", default_value = "2,8,512,64", value_parser = parse_shape)]
-    pub shape: Shape,
-    /// Causal mask.
-    #[arg(long)]
-    pub causal: bool,
+    #[command(flatten)]
+    pub problem: ProblemArgs,
     /// interleaved (A and B alternate back to back, ABBA order) or isolated
     /// (an idle gap and an emptied L2 before every launch, as Nsight Compute times).
     #[arg(long, default_value = "interleaved", value_parser = parse_race_regime)]
@@ -414,6 +402,10 @@ pub struct BuildArgs {
     /// Head dimension, 64 or 128.
     #[arg(long, default_value_t = 64, value_parser = parse_head_dim)]
     pub d: u32,
+    /// Element type to build for: fp16 or bf16 (a kernel of ABI 2 gets it as ATTN_BF16; variants
+    /// that do not take it say so).
+    #[arg(long, value_name = "TYPE", default_value = "fp16", value_parser = problem::parse_dtype)]
+    pub dtype: crate::session::Dtype,
     /// A kernel folder (a .cu and its .toml manifest) to use instead of the
     /// bundled kernel: variant names are its toggles (docs/kernel-abi.md).
     #[arg(long, value_name = "DIR")]
@@ -460,12 +452,8 @@ pub struct TuneArgs {
     /// `variant_arg` checked against the registered kernels (cli/resolve.rs).
     #[arg(skip)]
     pub variant: Option<Variant>,
-    /// Problem shape as B,H,S,D.
-    #[arg(long, value_name = "B,H,S,D", default_value = "2,8,512,64", value_parser = parse_shape)]
-    pub shape: Shape,
-    /// Causal mask.
-    #[arg(long)]
-    pub causal: bool,
+    #[command(flatten)]
+    pub problem: ProblemArgs,
     /// Longest sampling time per candidate, seconds (0.5 to 600).
     #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
     pub max_seconds: f64,
@@ -530,9 +518,22 @@ pub struct LiveArgs {
     /// Gate thresholds (TOML; default: the built-in assets/gates.toml).
     #[arg(long, value_name = "FILE")]
     pub gates: Option<PathBuf>,
-    /// Starting shape as B,H,S,D.
-    #[arg(long, value_name = "B,H,S,D", value_parser = parse_shape)]
+    /// Starting shape as B,H,S,D, KV heads and keys after a slash (8,32/8,1/32768,128); `s`
+    /// cycles the presets, Llama 3 prefill and decode among them.
+    #[arg(long, value_name = "B,H,S,D", value_parser = parse_shape_text)]
     pub shape: Option<Shape>,
+    /// Starting element type: fp16 or bf16.
+    #[arg(long, value_name = "TYPE", value_parser = problem::parse_dtype)]
+    pub dtype: Option<crate::session::Dtype>,
+    /// Starting key/value heads (grouped-query attention), dividing H.
+    #[arg(long, value_name = "N")]
+    pub kv_heads: Option<u32>,
+    /// Starting keys per head (a KV cache's length).
+    #[arg(long, value_name = "N")]
+    pub kv_len: Option<u32>,
+    /// Start with the causal mask on (aligned to the end).
+    #[arg(long)]
+    pub causal: bool,
     /// Starting variant, e.g. scalar, wmma, wmma+pv+async.
     #[arg(long = "variant", id = "variant", value_name = "VARIANT")]
     pub variant_arg: Option<String>,
@@ -576,6 +577,10 @@ impl Default for LiveArgs {
             record: None,
             gates: None,
             shape: None,
+            dtype: None,
+            kv_heads: None,
+            kv_len: None,
+            causal: false,
             variant_arg: None,
             variant: None,
             ab_seconds: 10.0,
@@ -616,6 +621,12 @@ pub fn parse_shape(text: &str) -> Result<Shape, String> {
     let shape: Shape = text.parse()?;
     shape.validate()?;
     Ok(shape)
+}
+
+/// A shape's text, checked only once the other problem flags are folded in
+/// (`ProblemArgs::finish`): `1,32/8,4,128` may need `--causal` off, say.
+pub fn parse_shape_text(text: &str) -> Result<Shape, String> {
+    text.parse()
 }
 
 pub fn parse_inputs(text: &str) -> Result<Inputs, String> {

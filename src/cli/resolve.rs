@@ -34,17 +34,40 @@ pub fn resolve(cmd: &mut Cmd) -> Result<(), ArgsError> {
                 .transpose()
         };
     let list = |text: &str| parse_variants(text).map_err(|e| bad("variants", "VARIANTS", text, e));
+    let problem = |p: &mut super::ProblemArgs| {
+        let text = p.shape.to_string();
+        p.finish().map_err(|e| bad("shape", "B,H,S,D", &text, e))
+    };
     match cmd {
-        Cmd::Live(a) => a.variant = one("variant", "VARIANT", &a.variant_arg)?,
-        Cmd::Gates(a) => a.variant = one("variant", "VARIANT", &a.variant_arg)?,
-        Cmd::Launch(a) => a.variant = one("variant", "VARIANT", &a.variant_arg)?,
-        Cmd::Tune(a) => a.variant = one("variant", "VARIANT", &a.variant_arg)?,
+        Cmd::Live(a) => {
+            a.variant = one("variant", "VARIANT", &a.variant_arg)?;
+            let shape = crate::app::live::start_point(a).1;
+            shape
+                .validate()
+                .map_err(|e| bad("shape", "B,H,S,D", &shape.to_string(), e))?;
+        }
+        Cmd::Gates(a) => {
+            a.variant = one("variant", "VARIANT", &a.variant_arg)?;
+            problem(&mut a.problem)?;
+        }
+        Cmd::Launch(a) => {
+            a.variant = one("variant", "VARIANT", &a.variant_arg)?;
+            problem(&mut a.problem)?;
+        }
+        Cmd::Tune(a) => {
+            a.variant = one("variant", "VARIANT", &a.variant_arg)?;
+            problem(&mut a.problem)?;
+        }
         Cmd::Ab(a) => {
+            problem(&mut a.problem)?;
             a.a = one("a", "A", &a.a_arg)?;
             a.b = one("b", "B", &a.b_arg)?;
             a.calibrate = one("calibrate", "VARIANT", &a.calibrate_arg)?;
         }
-        Cmd::Bench(a) => a.variants = list(&a.variants_arg)?,
+        Cmd::Bench(a) => {
+            problem(&mut a.problem)?;
+            a.variants = list(&a.variants_arg)?;
+        }
         Cmd::Build(a) => a.variants = list(&a.variants_arg)?,
         Cmd::Sweep(a) => a.variants = list(&a.variants_arg)?,
         Cmd::Selftest(a) => {

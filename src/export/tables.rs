@@ -63,16 +63,9 @@ fn l2_name(l2: crate::session::event::L2Mode) -> &'static str {
     }
 }
 
-/// `b2h8s512d64` (plus `c` when causal): no commas, no spaces.
+/// `b2h8s512d64` (plus `c` when causal; `Shape::compact`): no commas, no spaces.
 pub fn shape_field(s: &crate::session::Shape) -> String {
-    format!(
-        "b{}h{}s{}d{}{}",
-        s.b,
-        s.h,
-        s.s,
-        s.d,
-        if s.causal { "c" } else { "" }
-    )
+    s.compact()
 }
 
 /// A free-text field of the unquoted samples CSV: a comma, quote or line

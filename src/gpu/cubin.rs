@@ -144,31 +144,45 @@ pub fn param_sizes(cubin: &[u8], entry: &str) -> Option<Vec<u32>> {
     Some(params.into_iter().map(|(_, size)| size).collect())
 }
 
-/// The kernel ABI (docs/kernel-abi.md): Q, K, V, O pointers, then int S,
+/// Kernel ABI 1 (docs/kernel-abi.md): Q, K, V, O pointers, then int S,
 /// float scale·log2(e), int causal.
 pub const ABI: &str =
     "(const half* Q, const half* K, const half* V, half* O, int S, float scale_log2, int causal)";
-const ABI_SIZES: [u32; 7] = [8, 8, 8, 8, 4, 4, 4];
+/// Kernel ABI 2: the element type from ATTN_BF16, both lengths and both head
+/// counts, the causal mask aligned to the end.
+pub const ABI2: &str = "(const attn_t* Q, const attn_t* K, const attn_t* V, attn_t* O, int Sq, int Sk, int Hq, int Hkv, float scale_log2, int causal)";
 
-/// Whether `entry` in the cubin takes the kernel ABI's parameters; the
+/// The parameters and their byte sizes of kernel ABI `abi` (1 or 2).
+pub fn abi_params(abi: u32) -> (&'static str, &'static [u32]) {
+    if abi >= 2 {
+        (ABI2, &[8, 8, 8, 8, 4, 4, 4, 4, 4, 4])
+    } else {
+        (ABI, &[8, 8, 8, 8, 4, 4, 4])
+    }
+}
+
+/// Whether `entry` in the cubin takes kernel ABI `abi`'s parameters; the
 /// error says what is missing or different.
-pub fn check_abi(cubin: &[u8], entry: &str) -> Result<(), String> {
+pub fn check_abi(cubin: &[u8], entry: &str, abi: u32) -> Result<(), String> {
+    let (text, want) = abi_params(abi);
     let Some(sizes) = param_sizes(cubin, entry) else {
         return Err(format!(
-            "the cubin has no kernel named {entry}: declare extern \"C\" __global__ void {entry}{ABI}"
+            "the cubin has no kernel named {entry}: declare extern \"C\" __global__ void {entry}{text}"
         ));
     };
-    if sizes != ABI_SIZES {
-        let got: Vec<String> = sizes.iter().map(|s| format!("{s}")).collect();
+    if sizes != want {
+        let list = |s: &[u32]| s.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
         return Err(format!(
-            "{entry} takes {} parameter{} of {} bytes; the kernel ABI is {entry}{ABI}, 7 parameters of 8, 8, 8, 8, 4, 4, 4 bytes (docs/kernel-abi.md)",
+            "{entry} takes {} parameter{} of {} bytes; kernel ABI {abi} (the manifest's abi) is {entry}{text}, {} parameters of {} bytes (docs/kernel-abi.md)",
             sizes.len(),
             if sizes.len() == 1 { "" } else { "s" },
-            if got.is_empty() {
+            if sizes.is_empty() {
                 "no".to_string()
             } else {
-                got.join(", ")
-            }
+                list(&sizes)
+            },
+            want.len(),
+            list(want)
         ));
     }
     Ok(())

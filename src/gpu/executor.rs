@@ -363,7 +363,7 @@ impl Worker {
             arch: b.arch.clone(),
             registers: b.registers,
             smem_static_bytes: b.smem_static_bytes,
-            smem_dynamic_bytes: engine.smem_bytes(variant, shape.d).unwrap_or(0),
+            smem_dynamic_bytes: engine.smem_bytes(variant, shape).unwrap_or(0),
             stack_bytes: b.stack_bytes,
             spill_store_bytes: b.spill_store_bytes,
             spill_load_bytes: b.spill_load_bytes,

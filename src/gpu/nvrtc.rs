@@ -177,11 +177,12 @@ pub fn target_arch(variant: &Variant, arch: &str) -> Result<String, BuildError> 
         })
 }
 
-/// The -D defines for a variant at a head dimension (its manifest's).
-pub fn defines(variant: &Variant, head_dim: u32) -> Vec<String> {
+/// The -D defines for a variant at a shape's head dimension and dtype (its
+/// manifest's).
+pub fn defines(variant: &Variant, shape: &Shape) -> Vec<String> {
     variant
         .manifest()
-        .map(|m| m.defines(variant.toggles.0, variant.tile, head_dim))
+        .map(|m| m.defines(variant.toggles.0, variant.tile, shape.d, shape.dtype))
         .unwrap_or_default()
 }
 
@@ -266,10 +267,11 @@ impl Builder {
         Ok(hex(&h.finalize())[..32].to_string())
     }
 
-    /// Builds `variant` for `shape.d` and `arch` (`sm_90`), from cache when possible.
+    /// Builds `variant` for `shape.d`, `shape.dtype` and `arch` (`sm_90`),
+    /// from cache when possible.
     pub fn build(&self, variant: &Variant, shape: &Shape, arch: &str) -> Result<Build, BuildError> {
         let arch = &target_arch(variant, arch)?;
-        let defines = defines(variant, shape.d);
+        let defines = defines(variant, shape);
         let key = self.key(&defines, arch)?;
         if let Some(b) = self
             .memory

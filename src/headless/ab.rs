@@ -15,10 +15,7 @@ use crate::session::Shape;
 use crate::session::event::*;
 
 pub fn ab(args: AbArgs) -> i32 {
-    let shape = Shape {
-        causal: args.causal,
-        ..args.shape
-    };
+    let shape = args.problem.shape;
     let (a, b) = (
         args.a.unwrap_or_else(Variant::base),
         args.b.unwrap_or_else(Variant::start),

@@ -12,10 +12,7 @@ use crate::session::event::*;
 use crate::session::{InputSet, Inputs, Shape};
 
 pub fn bench(args: BenchArgs) -> i32 {
-    let shape = Shape {
-        causal: args.causal,
-        ..args.shape
-    };
+    let shape = args.problem.shape;
     let wanted = if args.timer == "events" {
         Timer::CudaEvents
     } else {
@@ -536,7 +533,7 @@ fn time_one(
         "check": check,
         // cuDNN's kernel has no PTXAS report: its resources are unknown, not 0.
         "registers": (!variant.is_cudnn()).then_some(build.registers),
-        "smem_bytes": engine.smem_bytes(variant, shape.d).unwrap_or(0) + build.smem_static_bytes,
+        "smem_bytes": engine.smem_bytes(variant, shape).unwrap_or(0) + build.smem_static_bytes,
         "spill_bytes": (!variant.is_cudnn())
             .then_some(build.spill_store_bytes + build.spill_load_bytes),
     });

@@ -50,13 +50,10 @@ pub fn build(args: BuildArgs) -> i32 {
         "variant", "regs", "smem/block", "spill B", "stack", "ms"
     );
     let mut builders: HashMap<crate::session::KernelId, nvrtc::Builder> = HashMap::new();
-    let shape = Shape {
-        d: args.d,
-        ..Shape::MISSION
-    };
+    let shape = Shape::new(2, 8, 512, args.d).with_dtype(args.dtype);
     let mut failed = 0;
     for v in variants {
-        if let Err(e) = v.supports_head_dim(args.d) {
+        if let Err(e) = v.runs(&shape) {
             failed += 1;
             println!("{:<w$} FAILED", v.name());
             eprintln!("{e}");
@@ -76,7 +73,7 @@ pub fn build(args: BuildArgs) -> i32 {
             .map_err(|e| e.to_string())
             .and_then(|b| {
                 // The entry point and its parameters, as the kernel ABI wants them.
-                crate::gpu::cubin::check_abi(&b.cubin, builder.entry()).map(|()| b)
+                crate::gpu::cubin::check_abi(&b.cubin, builder.entry(), v.abi()).map(|()| b)
             });
         match built {
             Ok(b) => {

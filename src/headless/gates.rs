@@ -27,10 +27,7 @@ pub fn run(args: GatesArgs) -> i32 {
         Err(e) => return fail(exit::USAGE, e),
     };
     let names = catalogue::collect_list(&defs, &set);
-    let shape = Shape {
-        causal: args.causal,
-        ..args.shape
-    };
+    let shape = args.problem.shape;
     let l2 = if args.l2 == "hot" {
         L2Mode::Hot
     } else {
@@ -316,10 +313,7 @@ fn print_table(
 /// Prepares and launches one variant `count` times, then exits: no CUPTI, no
 /// timing, nothing on the stream but the kernel (and its inputs' upload).
 pub fn launch(args: LaunchArgs) -> i32 {
-    let shape = Shape {
-        causal: args.causal,
-        ..args.shape
-    };
+    let shape = args.problem.shape;
     let variant = args.variant.unwrap_or_else(Variant::start);
     if let Err(code) = super::runnable([&variant], &shape) {
         return code;

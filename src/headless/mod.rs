@@ -225,14 +225,15 @@ fn sampler_cost(sampler: &Option<Sampler>, wall_s: f64) -> Option<SamplerCost> {
     })
 }
 
-/// Every variant's kernel runs the shape's head dimension (its manifest's
-/// head_dims); said before anything touches the GPU. Err is the exit code.
+/// Every variant's kernel runs the shape (its manifest's dtypes, head dims,
+/// KV heads and key lengths); said before anything touches the GPU. Err is
+/// the exit code.
 fn runnable<'a>(
     variants: impl IntoIterator<Item = &'a crate::session::Variant>,
     shape: &crate::session::Shape,
 ) -> Result<(), i32> {
     for v in variants {
-        if let Err(e) = v.supports_head_dim(shape.d) {
+        if let Err(e) = v.runs(shape) {
             return Err(fail(exit::USAGE, format!("{v} at {shape}: {e}")));
         }
     }

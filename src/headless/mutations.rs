@@ -7,7 +7,6 @@
 
 use std::collections::HashMap;
 
-use half::f16;
 use serde_json::json;
 
 use super::fail;
@@ -82,7 +81,7 @@ impl Cell {
 }
 
 /// The clean variant's output at (shape, distribution), or its error.
-type CleanRuns = HashMap<(Variant, Shape, Inputs), Result<Vec<f16>, String>>;
+type CleanRuns = HashMap<(Variant, Shape, Inputs), Result<Vec<u16>, String>>;
 
 /// Everything the table and the JSON say.
 #[derive(Default)]
@@ -117,7 +116,7 @@ fn clean_run(
     runs: &mut CleanRuns,
     found: &mut Findings,
     (clean, shape, dist, seed): (Variant, Shape, Inputs, u64),
-) -> Result<Vec<f16>, String> {
+) -> Result<Vec<u16>, String> {
     runs.entry((clean, shape, dist))
         .or_insert_with(|| match engine.check_output(&clean, &shape, dist, seed) {
             Ok((c, out)) => {
@@ -158,7 +157,7 @@ fn cell(
         let changed = out
             .iter()
             .zip(&base)
-            .any(|(a, b)| a.to_bits() != b.to_bits());
+            .any(|(a, b)| a != b);
         fired |= changed;
         if !c.pass {
             caught.push(dist);

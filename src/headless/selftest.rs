@@ -11,10 +11,8 @@ use crate::session::manifest::registry;
 use crate::session::{Inputs, Shape, Variant};
 
 pub(super) fn shape(text: &str, causal: bool) -> Shape {
-    Shape {
-        causal,
-        ..text.parse().expect("a valid shape literal")
-    }
+    let s: Shape = text.parse().expect("a valid shape literal");
+    s.with_causal(causal)
 }
 
 /// Shapes every path meets with every distribution: one key, fewer keys
@@ -28,10 +26,7 @@ pub fn selftest_shapes() -> Vec<Shape> {
         shape("1,2,65,64", true),
         shape("1,2,127,64", false),
         Shape::MISSION,
-        Shape {
-            causal: true,
-            ..Shape::MISSION
-        },
+        Shape::MISSION.with_causal(true),
         shape("1,3,333,128", true),
         shape("1,2,4097,64", false),
     ]
@@ -67,6 +62,31 @@ fn quick_shapes() -> Vec<Shape> {
     ]
 }
 
+/// The attention LLMs run (ABI 2): bf16, grouped-query heads, prefill
+/// against a longer cache and decode (1 to 16 queries over up to 32k keys)
+/// with the mask aligned to the end, odd lengths, one query, more queries
+/// than keys without a mask, and D 256. A variant whose manifest does not
+/// take one skips it (counted, not failed).
+pub fn llm_shapes() -> Vec<Shape> {
+    use crate::session::Dtype::{Bf16, F16};
+    let at = |text: &str, causal: bool, dtype| shape(text, causal).with_dtype(dtype);
+    vec![
+        at("1,2,333,64", true, Bf16),
+        at("2,8,512,128", false, Bf16),
+        at("1,8/2,333,128", true, Bf16),
+        at("1,8/2,257,64", false, F16),
+        at("1,4/1,100/1000,64", true, Bf16),
+        at("2,8/2,77/4097,128", true, F16),
+        at("4,32/8,1/4097,128", true, Bf16),
+        at("2,8,1/777,64", true, F16),
+        at("1,16/2,16/32768,128", true, Bf16),
+        at("1,8/1,3/129,64", false, Bf16),
+        at("1,4,300/17,64", false, F16),
+        at("1,4/2,333,256", true, Bf16),
+        at("1,2,129,256", false, F16),
+    ]
+}
+
 /// One check to run.
 struct Case {
     variant: Variant,
@@ -82,7 +102,6 @@ struct Case {
 /// compute capability `cc` runs.
 fn cases(args: &SelftestArgs, cc: u32) -> Vec<Case> {
     let kernel = registry::primary();
-    let m = registry::manifest(kernel);
     let dists: Vec<Inputs> = match &args.inputs {
         Some(set) => set.0.clone(),
         None => Inputs::ALL.to_vec(),
@@ -90,11 +109,10 @@ fn cases(args: &SelftestArgs, cc: u32) -> Vec<Case> {
     let pick = |want: &[Inputs]| -> Vec<Inputs> {
         want.iter().copied().filter(|i| dists.contains(i)).collect()
     };
-    let runs_d = |s: &Shape| m.head_dims.contains(&s.d);
     let mut out = Vec::new();
     let mut add = |variants: &[Variant], shapes: &[Shape], inputs: &[Inputs]| {
         for &variant in variants {
-            for &shape in shapes.iter().filter(|s| runs_d(s)) {
+            for &shape in shapes.iter().filter(|s| variant.runs(s).is_ok()) {
                 for &inputs in inputs {
                     out.push(Case {
                         variant,
@@ -110,6 +128,7 @@ fn cases(args: &SelftestArgs, cc: u32) -> Vec<Case> {
         add(&named.0, &selftest_shapes(), &dists);
         add(&named.0, &many_blocks_shapes(), &dists);
         add(&named.0, &long_rows_shapes(), &dists);
+        add(&named.0, &llm_shapes(), &dists);
         return out;
     }
     let paths: Vec<Variant> = Variant::paths_of(kernel)
@@ -130,6 +149,9 @@ fn cases(args: &SelftestArgs, cc: u32) -> Vec<Case> {
         add(&tiles, &[Shape::MISSION], &pick(&rising));
         add(&tiles, &[shape("2,4,512,128", true)], &pick(&rising));
         add(&tiles, &many_blocks_shapes()[..3], &pick(&rising));
+        let llm = llm_shapes();
+        add(&paths, &llm, &pick(&rising));
+        add(&tiles, &[llm[2], llm[5], llm[6], llm[8], llm[11]], &pick(&rising));
         return out;
     }
     add(&paths, &selftest_shapes(), &dists);
@@ -156,6 +178,8 @@ fn cases(args: &SelftestArgs, cc: u32) -> Vec<Case> {
     );
     add(&tiles, &[d128], &pick(&[Inputs::Rising, Inputs::Large]));
     add(&tiles, &many_blocks_shapes(), &pick(&rising));
+    add(&paths, &llm_shapes(), &dists);
+    add(&tiles, &llm_shapes(), &pick(&rising));
     out
 }
 

@@ -350,10 +350,7 @@ pub(super) fn resolve(
 }
 
 pub fn run(args: TuneArgs) -> i32 {
-    let shape = Shape {
-        causal: args.causal,
-        ..args.shape
-    };
+    let shape = args.problem.shape;
     let path = args.variant.unwrap_or_else(default_path);
     if path.is_cudnn() {
         return fail(
@@ -552,10 +549,7 @@ mod tests {
     #[test]
     fn keys_separate_everything_a_choice_depends_on() {
         let mma: Variant = "mma+async".parse().unwrap();
-        let causal = Shape {
-            causal: true,
-            ..Shape::MISSION
-        };
+        let causal = Shape::MISSION.with_causal(true);
         let keys = [
             cache_key("H100", "sm_90", "abc", mma, &Shape::MISSION),
             cache_key("H200", "sm_90", "abc", mma, &Shape::MISSION),

@@ -2,12 +2,11 @@
 //! distribution and a seed. Deterministic: each (seed, head, tensor) has its
 //! own random stream, so the values do not depend on the thread count.
 
-use half::f16;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use crate::session::{Inputs, Shape};
+use crate::session::{Dtype, Inputs, Shape};
 
 /// Log2 units the running maximum climbs at each step of `rising`: past the
 /// kernels' lazy-rescale threshold of 8.
@@ -41,34 +40,40 @@ pub fn rise_positions(s: usize) -> Vec<usize> {
     p
 }
 
-/// Q, K, V for `shape`, each B·H·S·D halves in BHSD order.
-pub fn generate(inputs: Inputs, shape: &Shape, seed: u64) -> [Vec<f16>; 3] {
-    let (s, d) = (shape.s as usize, shape.d as usize);
-    let head_len = s * d;
-    let n = shape.elements();
-    let mut out = [vec![f16::ZERO; n], vec![f16::ZERO; n], vec![f16::ZERO; n]];
-    let rises = rise_positions(s);
+/// Q, K and V for `shape` as bits of its dtype, in BHSD order: Q has B·H
+/// heads of S rows, K and V B·(KV heads) heads of key-length rows.
+pub fn generate(inputs: Inputs, shape: &Shape, seed: u64) -> [Vec<u16>; 3] {
+    let d = shape.d as usize;
+    let rises = rise_positions(shape.kv_len as usize);
+    let lens = [shape.q_elements(), shape.kv_elements(), shape.kv_elements()];
+    let rows = [shape.s, shape.kv_len, shape.kv_len].map(|r| r as usize * d);
+    let mut out = lens.map(|n| vec![0u16; n]);
     for (tensor, buf) in out.iter_mut().enumerate() {
-        buf.par_chunks_mut(head_len.max(1))
+        buf.par_chunks_mut(rows[tensor].max(1))
             .enumerate()
             .for_each(|(head, chunk)| {
                 let mut r = rng(seed, head, tensor as u64);
-                fill(inputs, tensor, chunk, s, d, &rises, &mut r);
+                let mut values = vec![0f32; chunk.len()];
+                fill(inputs, tensor, &mut values, d, &rises, &mut r);
+                for (bits, x) in chunk.iter_mut().zip(values) {
+                    *bits = shape.dtype.from_f32(x);
+                }
             });
     }
     out
 }
 
+/// One head's values, each already what the dtype holds exactly or close
+/// (rounding happens once, in `generate`).
 fn fill(
     inputs: Inputs,
     tensor: usize,
-    chunk: &mut [f16],
-    s: usize,
+    chunk: &mut [f32],
     d: usize,
     rises: &[usize],
     r: &mut ChaCha8Rng,
 ) {
-    let uniform = |r: &mut ChaCha8Rng, a: f32| f16::from_f32(r.random_range(-a..=a));
+    let uniform = |r: &mut ChaCha8Rng, a: f32| r.random_range(-a..=a);
     let (q, k) = (tensor == 0, tensor == 1);
     match inputs {
         Inputs::Uniform => chunk.iter_mut().for_each(|x| *x = uniform(r, 1.0)),
@@ -76,21 +81,21 @@ fn fill(
             let sigma = sigma_milli as f32 / 1000.0;
             chunk
                 .iter_mut()
-                .for_each(|x| *x = f16::from_f32((normal(r) * sigma).clamp(-60_000.0, 60_000.0)));
+                .for_each(|x| *x = (normal(r) * sigma).clamp(-60_000.0, 60_000.0));
         }
         Inputs::Rising => {
             // Score of key j ≈ level(j)·RISE_LOG2·ln 2 nats: Q's first
             // coordinate is 4, K's carries the level; the rest is noise.
             const Q0: f32 = 4.0;
-            for (j, row) in chunk.chunks_mut(d).enumerate().take(s) {
+            for (j, row) in chunk.chunks_mut(d).enumerate() {
                 for (c, x) in row.iter_mut().enumerate() {
                     *x = if c == 0 && q {
-                        f16::from_f32(Q0)
+                        Q0
                     } else if c == 0 && k {
                         let level = rises.iter().filter(|&&p| p <= j).count() as f64;
                         let nats = level * RISE_LOG2 * std::f64::consts::LN_2;
                         let k0 = nats * (d as f64).sqrt() / Q0 as f64;
-                        f16::from_f32(k0 as f32 + r.random_range(-0.25f32..=0.25))
+                        k0 as f32 + r.random_range(-0.25f32..=0.25)
                     } else {
                         uniform(r, 1.0)
                     };
@@ -106,7 +111,7 @@ fn fill(
         }
         Inputs::Ties => {
             if k {
-                let first: Vec<f16> = (0..d).map(|_| uniform(r, 1.0)).collect();
+                let first: Vec<f32> = (0..d).map(|_| uniform(r, 1.0)).collect();
                 for row in chunk.chunks_mut(d) {
                     row.copy_from_slice(&first);
                 }
@@ -121,11 +126,12 @@ fn fill(
     }
 }
 
-/// The largest |V| over the given values, at least 1: outputs are convex
-/// combinations of V's rows, so the oracle's absolute tolerance scales by it.
-pub fn value_scale(v: &[f16]) -> f64 {
+/// The largest |V| over the given values (bits of `dtype`), at least 1:
+/// outputs are convex combinations of V's rows, so the oracle's absolute
+/// tolerance scales by it.
+pub fn value_scale(v: &[u16], dtype: Dtype) -> f64 {
     v.iter()
-        .map(|x| x.to_f32().abs() as f64)
+        .map(|&x| dtype.to_f32(x).abs() as f64)
         .fold(1.0, f64::max)
 }
 
@@ -134,13 +140,11 @@ mod tests {
     use super::*;
 
     fn shape(s: u32, d: u32) -> Shape {
-        Shape {
-            b: 1,
-            h: 2,
-            s,
-            d,
-            causal: false,
-        }
+        Shape::new(1, 2, s, d)
+    }
+
+    fn f32s(x: &[u16]) -> Vec<f32> {
+        x.iter().map(|&b| Dtype::F16.to_f32(b)).collect()
     }
 
     #[test]
@@ -152,17 +156,18 @@ mod tests {
             assert_eq!(a, b, "{i}");
             assert_ne!(a[2], c[2], "{i}: another seed, other values");
             for t in &a {
-                assert!(t.iter().all(|x| x.to_f32().is_finite()), "{i}");
+                assert!(f32s(t).iter().all(|x| x.is_finite()), "{i}");
             }
         }
     }
 
     /// Scores of one row in log2 units, from the fp16 values the GPU sees.
-    fn scores_log2(q: &[f16], k: &[f16], s: usize, d: usize, row: usize) -> Vec<f64> {
+    fn scores_log2(q: &[u16], k: &[u16], s: usize, d: usize, row: usize) -> Vec<f64> {
+        let (q, k) = (f32s(q), f32s(k));
         (0..s)
             .map(|j| {
                 let dot: f64 = (0..d)
-                    .map(|c| q[row * d + c].to_f64() * k[j * d + c].to_f64())
+                    .map(|c| q[row * d + c] as f64 * k[j * d + c] as f64)
                     .sum();
                 dot / (d as f64).sqrt() * std::f64::consts::LOG2_E
             })
@@ -211,8 +216,9 @@ mod tests {
         let [_, k, _] = generate(Inputs::Ties, &shape(40, 64), 2);
         assert!(k[..64 * 40].chunks(64).all(|r| r == &k[..64]));
         let [q, _, v] = generate(Inputs::Large, &shape(40, 64), 2);
-        assert!(value_scale(&v) > 50_000.0 && value_scale(&v) <= 60_000.0);
-        assert!(value_scale(&q) <= 16.0);
+        let scale = |x: &[u16]| value_scale(x, Dtype::F16);
+        assert!(scale(&v) > 50_000.0 && scale(&v) <= 60_000.0);
+        assert!(scale(&q) <= 16.0);
     }
 
     #[test]
@@ -220,9 +226,34 @@ mod tests {
         let [_, k, _] = generate(Inputs::Outliers, &shape(4000, 64), 3);
         let big = k
             .chunks(64)
-            .filter(|r| r.iter().any(|x| x.to_f32().abs() > 2.0))
+            .filter(|r| f32s(r).iter().any(|x| x.abs() > 2.0))
             .count();
         assert!((20..=150).contains(&big), "{big} of 8000 keys are large");
+    }
+
+    #[test]
+    fn kv_heads_and_keys_size_k_and_v_and_bf16_rounds_to_bf16() {
+        let gqa = Shape::new(2, 8, 3, 64)
+            .with_kv(2, 700)
+            .with_dtype(Dtype::Bf16)
+            .with_causal(true);
+        let [q, k, v] = generate(Inputs::Rising, &gqa, 4);
+        assert_eq!(q.len(), 2 * 8 * 3 * 64);
+        assert_eq!((k.len(), v.len()), (2 * 2 * 700 * 64, 2 * 2 * 700 * 64));
+        // Rising runs over the keys: the one query row climbs past each rise.
+        let bf = |x: &[u16]| x.iter().map(|&b| Dtype::Bf16.to_f32(b)).collect::<Vec<_>>();
+        let (qf, kf) = (bf(&q[..3 * 64]), bf(&k[..700 * 64]));
+        let scores: Vec<f64> = (0..700)
+            .map(|j| (0..64).map(|c| qf[c] as f64 * kf[j * 64 + c] as f64).sum::<f64>() / 8.0
+                * std::f64::consts::LOG2_E)
+            .collect();
+        assert!(rescales(&scores) >= 5);
+        // The same draw as fp16 differs only by rounding to bf16's 8 bits.
+        let [q16, ..] = generate(Inputs::Rising, &gqa.with_dtype(Dtype::F16), 4);
+        for (a, b) in q.iter().zip(&q16) {
+            let (a, b) = (Dtype::Bf16.to_f32(*a), Dtype::F16.to_f32(*b));
+            assert!((a - b).abs() <= b.abs() / 128.0, "{a} {b}");
+        }
     }
 
     #[test]

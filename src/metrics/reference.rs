@@ -12,39 +12,26 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use crate::session::Shape;
-use crate::session::check::{Bounds, DistCheck, Format, Worst};
+use crate::session::check::{Bounds, DistCheck, Dtype, Worst};
 
-/// f64 reference for one (batch, head): `q`, `k`, `v` are that head's S×D
-/// rows; returns S×D.
-pub fn attention_head(
-    q: &[f32],
-    k: &[f32],
-    v: &[f32],
-    s: usize,
-    d: usize,
-    causal: bool,
-) -> Vec<f64> {
-    let all: Vec<usize> = (0..s).collect();
-    attention_rows(q, k, v, s, d, causal, &all)
+/// f64 reference for every query row of one head: `q` is its S×D rows,
+/// `k` and `v` its KV head's key-length×D rows; returns S×D.
+pub fn attention_head(q: &[f32], k: &[f32], v: &[f32], shape: &Shape) -> Vec<f64> {
+    let all: Vec<usize> = (0..shape.s as usize).collect();
+    attention_rows(q, k, v, shape, &all)
 }
 
-/// f64 reference for the query rows `rows` of one head (S×D inputs);
-/// returns rows.len()×D.
-pub fn attention_rows(
-    q: &[f32],
-    k: &[f32],
-    v: &[f32],
-    s: usize,
-    d: usize,
-    causal: bool,
-    rows: &[usize],
-) -> Vec<f64> {
+/// f64 reference for the query rows `rows` of one head (inputs as for
+/// `attention_head`): query i attends to the first `shape.keys_seen(i)`
+/// keys, the causal mask aligned to the end. Returns rows.len()×D.
+pub fn attention_rows(q: &[f32], k: &[f32], v: &[f32], shape: &Shape, rows: &[usize]) -> Vec<f64> {
+    let d = shape.d as usize;
     let scale = 1.0 / (d as f64).sqrt();
     let mut out = vec![0.0f64; rows.len() * d];
     out.par_chunks_mut(d.max(1))
         .zip(rows.par_iter())
         .for_each(|(row, &i)| {
-            let end = if causal { i + 1 } else { s };
+            let end = shape.keys_seen(i as u32) as usize;
             let qi = &q[i * d..(i + 1) * d];
             let scores: Vec<f64> = (0..end)
                 .map(|j| {
@@ -70,18 +57,39 @@ pub fn attention_rows(
     out
 }
 
-impl Format {
+/// Query head `head` (b·H + h) of Q and its KV head's K and V, as f32 from
+/// the host's bits: the three slices `attention_rows` takes. Query head h
+/// of batch b reads KV head b·(KV heads) + h / (H / KV heads).
+pub fn head_inputs(shape: &Shape, host: &[Vec<u16>; 3], head: usize) -> [Vec<f32>; 3] {
+    let d = shape.d as usize;
+    let (q_len, kv_len) = (shape.s as usize * d, shape.kv_len as usize * d);
+    let kv = kv_index(shape, head);
+    let f = |x: &[u16]| x.iter().map(|&b| shape.dtype.to_f32(b)).collect::<Vec<f32>>();
+    [
+        f(&host[0][head * q_len..(head + 1) * q_len]),
+        f(&host[1][kv * kv_len..(kv + 1) * kv_len]),
+        f(&host[2][kv * kv_len..(kv + 1) * kv_len]),
+    ]
+}
+
+/// The KV head (b·KV heads + kv) query head `head` (b·H + h) reads.
+pub fn kv_index(shape: &Shape, head: usize) -> usize {
+    let (h, kvh) = (shape.h as usize, shape.kv_heads as usize);
+    head / h * kvh + shape.kv_head_of((head % h) as u32) as usize
+}
+
+impl Dtype {
     fn mantissa_bits(self) -> i32 {
         match self {
-            Format::F16 => 10,
-            Format::Bf16 => 7,
+            Dtype::F16 => 10,
+            Dtype::Bf16 => 7,
         }
     }
 
     fn min_exponent(self) -> i32 {
         match self {
-            Format::F16 => -14,
-            Format::Bf16 => -126,
+            Dtype::F16 => -14,
+            Dtype::Bf16 => -126,
         }
     }
 
@@ -103,8 +111,8 @@ impl Format {
     /// `x` rounded to the format (to nearest even).
     pub fn round(self, x: f64) -> f64 {
         match self {
-            Format::F16 => f16::from_f64(x).to_f64(),
-            Format::Bf16 => half::bf16::from_f64(x).to_f64(),
+            Dtype::F16 => f16::from_f64(x).to_f64(),
+            Dtype::Bf16 => half::bf16::from_f64(x).to_f64(),
         }
     }
 }
@@ -276,12 +284,11 @@ impl Tally {
     }
 }
 
-/// Each column's smallest and largest value in one head's V (S×D).
-pub fn column_ranges(v: &[f16], d: usize) -> Vec<(f32, f32)> {
+/// Each column's smallest and largest value in one head's V (keys×D).
+pub fn column_ranges(v: &[f32], d: usize) -> Vec<(f32, f32)> {
     let mut out = vec![(f32::INFINITY, f32::NEG_INFINITY); d];
     for row in v.chunks(d.max(1)) {
-        for (r, x) in out.iter_mut().zip(row) {
-            let x = x.to_f32();
+        for (r, &x) in out.iter_mut().zip(row) {
             *r = (r.0.min(x), r.1.max(x));
         }
     }
@@ -289,7 +296,7 @@ pub fn column_ranges(v: &[f16], d: usize) -> Vec<(f32, f32)> {
 }
 
 /// Multiply-adds of the f64 reference a check may spend (a few seconds of
-/// CPU): one row costs about S·D.
+/// CPU): one row costs about (the keys it sees)·D.
 pub const ROW_BUDGET: f64 = 4e9;
 
 /// The rows a check compares: every (batch, head) gets its share, always
@@ -309,7 +316,7 @@ impl RowSample {
 pub fn rows_to_check(shape: &Shape, seed: u64) -> RowSample {
     let heads = shape.b as usize * shape.h as usize;
     let s = shape.s as usize;
-    let per_row = (shape.s as f64 * shape.d as f64).max(1.0);
+    let per_row = (shape.pairs() / f64::from(shape.s) * f64::from(shape.d)).max(1.0);
     let per_head = ((ROW_BUDGET / per_row) as usize / heads.max(1)).clamp(2.min(s), s);
     let rows = (0..heads)
         .map(|head| {

@@ -7,24 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::event::nan_null;
 use super::inputs::Inputs;
 
-/// The number format a kernel writes O in. The bounds are counted in its
-/// units, so a bf16 kernel is judged by bf16's spacing, not fp16's.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Format {
-    #[default]
-    F16,
-    Bf16,
-}
-
-impl std::fmt::Display for Format {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Format::F16 => "fp16",
-            Format::Bf16 => "bf16",
-        })
-    }
-}
+pub use super::shape::Dtype;
 
 /// The comparison rules, in units of the output format (u: its unit
 /// roundoff, 2⁻¹¹ for fp16; ulp(x): the spacing of its values at x):
@@ -32,7 +15,7 @@ impl std::fmt::Display for Format {
 /// per row ‖Δ‖₂ ≤ row_units·u·‖ref‖₂.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Bounds {
-    pub format: Format,
+    pub format: Dtype,
     pub atol_ulps: f64,
     pub rtol_units: f64,
     pub row_units: f64,
@@ -42,7 +25,7 @@ impl Bounds {
     /// The bounds for a format. Rounding the exact output to the format
     /// alone uses at most a quarter of each (|Δ| ≤ u·|ref|); a row 1% off
     /// is 5× over the row bound at fp16.
-    pub const fn of(format: Format) -> Bounds {
+    pub const fn of(format: Dtype) -> Bounds {
         Bounds {
             format,
             atol_ulps: 4.0,
@@ -54,7 +37,7 @@ impl Bounds {
 
 impl Default for Bounds {
     fn default() -> Self {
-        Bounds::of(Format::F16)
+        Bounds::of(Dtype::F16)
     }
 }
 

@@ -14,6 +14,7 @@ pub mod reader;
 pub mod recorder;
 pub mod replay;
 pub mod run_spread;
+pub mod shape;
 pub mod sink;
 pub mod variant;
 
@@ -22,4 +23,5 @@ pub use event::{Event, Regime, SCHEMA_VERSION, Stamped};
 pub use inputs::{InputSet, Inputs};
 pub use manifest::Tile;
 pub use manifest::registry::KernelId;
+pub use shape::Dtype;
 pub use variant::{Shape, Toggles, Variant};

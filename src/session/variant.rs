@@ -172,31 +172,24 @@ impl Variant {
         }
     }
 
-    /// Whether its kernel runs head dimension `d`.
-    pub fn supports_head_dim(&self, d: u32) -> Result<(), String> {
+    /// The kernel ABI its entry point keeps (cuDNN: none, 0).
+    pub fn abi(&self) -> u32 {
+        self.manifest().map_or(0, |m| m.abi)
+    }
+
+    /// Whether it runs `shape` (its manifest's dtypes, head dims, KV heads
+    /// and key lengths; cuDNN takes them all): one line saying why not.
+    pub fn runs(&self, shape: &Shape) -> Result<(), String> {
         match self.manifest() {
-            Some(m) if !m.head_dims.contains(&d) => Err(format!(
-                "{} runs D = {}, not {d} (head_dims in its manifest)",
-                m.name,
-                m.head_dims
-                    .iter()
-                    .map(u32::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-            _ => Ok(()),
+            Some(m) => m.runs(self.toggles.0, self.tile, shape),
+            None => Ok(()),
         }
     }
 
     /// Shared memory, threads and grid at a shape, from the manifest.
     pub fn launch_shape(&self, shape: &Shape, sms: u32) -> Result<LaunchShape, String> {
         let m = self.manifest().ok_or("cuDNN chooses its own launch")?;
-        m.launch_shape(
-            self.toggles.0,
-            self.tile,
-            (shape.b, shape.h, shape.s, shape.d),
-            sms,
-        )
+        m.launch_shape(self.toggles.0, self.tile, shape, sms)
     }
 
     /// Dynamic shared memory per block at head dimension `d`, in bytes, as
@@ -436,150 +429,7 @@ impl<'de> Deserialize<'de> for Variant {
     }
 }
 
-/// CUDA's limit on a grid's y and z dimensions.
-pub const MAX_GRID_YZ: u32 = 65_535;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct Shape {
-    pub b: u32,
-    pub h: u32,
-    pub s: u32,
-    pub d: u32,
-    pub causal: bool,
-}
-
-impl Shape {
-    /// The mission shape of the seeds: B=2, H=8, S=512, D=64, non-causal.
-    pub const MISSION: Shape = Shape {
-        b: 2,
-        h: 8,
-        s: 512,
-        d: 64,
-        causal: false,
-    };
-
-    /// What `s` cycles through in live mode.
-    pub const PRESETS: [Shape; 5] = [
-        Shape::MISSION,
-        Shape {
-            b: 2,
-            h: 8,
-            s: 2048,
-            d: 64,
-            causal: false,
-        },
-        Shape {
-            b: 1,
-            h: 8,
-            s: 1024,
-            d: 128,
-            causal: false,
-        },
-        Shape {
-            b: 4,
-            h: 16,
-            s: 4096,
-            d: 64,
-            causal: false,
-        },
-        Shape {
-            b: 1,
-            h: 2,
-            s: 77,
-            d: 64,
-            causal: false,
-        },
-    ];
-
-    /// 4·B·H·S²·D, halved when causal (half the score matrix is skipped).
-    pub fn flops(&self) -> f64 {
-        let full = 4.0 * self.b as f64 * self.h as f64 * (self.s as f64).powi(2) * self.d as f64;
-        if self.causal { full / 2.0 } else { full }
-    }
-
-    /// Elements in one of Q, K, V or O.
-    pub fn elements(&self) -> usize {
-        self.b as usize * self.h as usize * self.s as usize * self.d as usize
-    }
-
-    /// The shapes the kernels support: 1 ≤ B, H ≤ 65535 (the launch puts
-    /// heads in grid y and batches in grid z, 65535 each); 1 ≤ S ≤ 2²⁰;
-    /// D a multiple of 8 up to 256 (the kernel's manifest narrows it); Q, K, V and O together under 1 TiB (the GPU's free
-    /// memory is checked when inputs are made). The CLI and the worker both
-    /// check with this, so a shape one accepts the other launches.
-    pub fn validate(&self) -> Result<(), String> {
-        let Shape { b, h, s, d, .. } = *self;
-        if b == 0 || b > MAX_GRID_YZ {
-            return Err(format!(
-                "B={b} is out of range: 1 ≤ B ≤ {MAX_GRID_YZ} (batches go in grid z)"
-            ));
-        }
-        if h == 0 || h > MAX_GRID_YZ {
-            return Err(format!(
-                "H={h} is out of range: 1 ≤ H ≤ {MAX_GRID_YZ} (heads go in grid y)"
-            ));
-        }
-        if s == 0 || s > 1 << 20 {
-            return Err(format!("S={s} is out of range: 1 ≤ S ≤ 1048576"));
-        }
-        if !(8..=256).contains(&d) || d % 8 != 0 {
-            return Err(format!(
-                "D={d} is not supported: a multiple of 8 from 8 to 256 (each kernel's manifest lists the ones it runs)"
-            ));
-        }
-        let bytes = 4 * self.elements() as u128 * 2;
-        if bytes > 1 << 40 {
-            return Err(format!(
-                "B·H·S·D = {} elements needs {bytes} bytes for Q, K, V, O: too large",
-                self.elements()
-            ));
-        }
-        Ok(())
-    }
-}
-
-impl Default for Shape {
-    fn default() -> Self {
-        Shape::MISSION
-    }
-}
-
-impl fmt::Display for Shape {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "B{} H{} S{} D{}", self.b, self.h, self.s, self.d)?;
-        if self.causal {
-            f.write_str(" causal")?;
-        }
-        Ok(())
-    }
-}
-
-impl FromStr for Shape {
-    type Err = String;
-
-    /// `B,H,S,D`, e.g. `2,8,512,64`.
-    fn from_str(text: &str) -> Result<Self, String> {
-        let parts: Vec<&str> = text.split(',').map(str::trim).collect();
-        if parts.len() != 4 {
-            return Err(format!(
-                "shape '{text}' must be B,H,S,D (four integers, e.g. 2,8,512,64)"
-            ));
-        }
-        let mut dims = [0u32; 4];
-        for (slot, (part, name)) in dims.iter_mut().zip(parts.iter().zip(["B", "H", "S", "D"])) {
-            *slot = part.parse().map_err(|_| {
-                format!("shape '{text}': {name}='{part}' is not a positive integer")
-            })?;
-        }
-        Ok(Shape {
-            b: dims[0],
-            h: dims[1],
-            s: dims[2],
-            d: dims[3],
-            causal: false,
-        })
-    }
-}
+pub use super::shape::{Dtype, MAX_GRID_YZ, Shape};
 
 #[cfg(test)]
 mod tests;

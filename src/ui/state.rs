@@ -310,7 +310,7 @@ impl UiState {
                 vec![Effect::Worker(Command::SetRegime { regime: *regime })]
             }
             Action::NextInputs => {
-                *inputs = cycle(&Inputs::ALL, *inputs);
+                *inputs = cycle(&Inputs::ALL, *inputs).1;
                 self.notice = Some(format!("checks draw {inputs}: {}", inputs.describe()));
                 vec![Effect::Worker(Command::SetInputs { inputs: *inputs })]
             }
@@ -394,13 +394,14 @@ impl UiState {
             Action::NextKernel => next.variant = self.next_kernel(base)?,
             Action::NextTile => next.variant = self.next_tile(base)?,
             Action::NextShape => {
-                let plain = Shape {
-                    causal: false,
-                    ..base.shape
-                };
-                next.shape = Shape {
-                    causal: base.shape.causal,
-                    ..cycle(&Shape::PRESETS, plain)
+                // The mask is the user's (c) on the seeds' shapes; the LLM
+                // presets are causal as served.
+                let without: Vec<Shape> = Shape::PRESETS.iter().map(|p| p.with_causal(false)).collect();
+                let preset = Shape::PRESETS[cycle(&without, base.shape.with_causal(false)).0];
+                next.shape = if preset.preset_name().is_some() {
+                    preset
+                } else {
+                    preset.with_causal(base.shape.causal)
                 };
             }
             Action::ToggleCausal => next.shape.causal ^= true,
@@ -508,7 +509,7 @@ impl UiState {
         if tiles.is_empty() {
             return None;
         }
-        Some(cycle(&tiles, base.variant))
+        Some(cycle(&tiles, base.variant).1)
     }
 
     /// Where the key could not act, say why instead of ignoring it.
@@ -526,10 +527,11 @@ impl UiState {
     }
 }
 
-fn cycle<T: Copy + PartialEq>(items: &[T], current: T) -> T {
+/// The item after `current` (the first when it is not there), and its index.
+fn cycle<T: Copy + PartialEq>(items: &[T], current: T) -> (usize, T) {
     let i = items
         .iter()
         .position(|x| *x == current)
         .map_or(0, |i| (i + 1) % items.len());
-    items[i]
+    (i, items[i])
 }

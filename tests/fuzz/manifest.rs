@@ -175,9 +175,11 @@ fn questions(
             "a variant's name must read back as the variant: {name}"
         );
     }
-    let _ = m.defines(bits, tile, 64);
-    for &shape in shapes {
-        let _ = m.launch_shape(bits, tile, shape, 132);
+    let _ = m.defines(bits, tile, 64, attnscope::session::Dtype::Bf16);
+    for &(b, h, s, d) in shapes {
+        let shape = attnscope::session::Shape::new(b, h, s, d);
+        let _ = m.launch_shape(bits, tile, &shape, 132);
+        let _ = m.runs(bits, tile, &shape.with_kv(1, s + 1));
     }
     let _ = (
         m.smem_bytes(bits, tile, 128),

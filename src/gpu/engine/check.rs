@@ -5,10 +5,9 @@
 
 use std::sync::Arc;
 
-use half::f16;
 use rayon::prelude::*;
 
-use super::{Buffers, Engine, EngineError, POISON, cuda};
+use super::{Buffers, Engine, EngineError, cuda};
 use crate::metrics::reference::{self, At, RowSample, Tally};
 use crate::session::check::{Bounds, DistCheck};
 use crate::session::event::CorrectnessReport;
@@ -19,7 +18,8 @@ use crate::session::{InputSet, Inputs, Shape, Variant};
 /// rows not compared.
 pub(super) struct Reference {
     key: (Shape, Inputs, u64),
-    host: [Vec<f16>; 3],
+    /// Q, K, V as bits of the shape's dtype.
+    host: [Vec<u16>; 3],
     sample: RowSample,
     /// Per head: its sampled rows' outputs, row after row.
     rows: Vec<Vec<f64>>,
@@ -31,29 +31,19 @@ impl Reference {
     fn new(shape: &Shape, inputs: Inputs, seed: u64) -> Reference {
         let host = crate::metrics::qkv::generate(inputs, shape, seed);
         let sample = reference::rows_to_check(shape, seed);
-        let (s, d) = (shape.s as usize, shape.d as usize);
-        let to_f32 = |x: &[f16]| x.iter().map(|h| h.to_f32()).collect::<Vec<f32>>();
         let (rows, ranges) = sample
             .rows
             .par_iter()
             .enumerate()
             .map(|(h, rows)| {
-                let r = h * s * d..(h + 1) * s * d;
-                let out = reference::attention_rows(
-                    &to_f32(&host[0][r.clone()]),
-                    &to_f32(&host[1][r.clone()]),
-                    &to_f32(&host[2][r.clone()]),
-                    s,
-                    d,
-                    shape.causal,
-                    rows,
-                );
-                (out, reference::column_ranges(&host[2][r], d))
+                let [q, k, v] = reference::head_inputs(shape, &host, h);
+                let out = reference::attention_rows(&q, &k, &v, shape, rows);
+                (out, reference::column_ranges(&v, shape.d as usize))
             })
             .unzip();
         Reference {
             key: (*shape, inputs, seed),
-            value_scale: crate::metrics::qkv::value_scale(&host[2]),
+            value_scale: crate::metrics::qkv::value_scale(&host[2], shape.dtype),
             host,
             sample,
             rows,
@@ -68,7 +58,7 @@ impl Reference {
 
     /// `out` (the kernel's O) judged: sampled rows against the reference,
     /// the others scanned.
-    fn judge(&self, shape: &Shape, bounds: &Bounds, out: &[f16]) -> DistCheck {
+    fn judge(&self, shape: &Shape, bounds: &Bounds, out: &[u16]) -> DistCheck {
         let (s, d) = (shape.s as usize, shape.d as usize);
         self.sample
             .rows
@@ -81,9 +71,9 @@ impl Reference {
                 let mut next = 0;
                 for row in 0..s {
                     let at = (h * s + row) * d;
-                    for (c, x) in out[at..at + d].iter().enumerate() {
-                        got[c] = x.to_f32();
-                        poisoned[c] = x.to_bits() == POISON;
+                    for (c, &x) in out[at..at + d].iter().enumerate() {
+                        got[c] = shape.dtype.to_f32(x);
+                        poisoned[c] = x == shape.dtype.poison();
                     }
                     if rows.get(next) == Some(&row) {
                         let want = &self.rows[h][next * d..(next + 1) * d];
@@ -134,10 +124,9 @@ impl Engine {
         &mut self,
         shape: &Shape,
         inputs: Inputs,
-        host: &[Vec<f16>; 3],
+        host: &[Vec<u16>; 3],
     ) -> Result<(), EngineError> {
-        let n = shape.elements();
-        let need = 4 * n as u64 * 2;
+        let need = shape.io_bytes() as u64;
         let (free, _) = cuda(cudarc::driver::result::mem_get_info(), "memory info")?;
         if need > free as u64 {
             return Err(EngineError::Invalid(format!(
@@ -149,7 +138,7 @@ impl Engine {
         let q = cuda(self.stream.clone_htod(&host[0]), "upload Q")?;
         let k = cuda(self.stream.clone_htod(&host[1]), "upload K")?;
         let v = cuda(self.stream.clone_htod(&host[2]), "upload V")?;
-        let o = cuda(self.stream.alloc_zeros::<f16>(n), "allocate O")?;
+        let o = cuda(self.stream.alloc_zeros::<u16>(shape.q_elements()), "allocate O")?;
         self.bufs = Some(Buffers {
             shape: *shape,
             inputs,
@@ -163,13 +152,13 @@ impl Engine {
     }
 
     /// Fresh inputs for `shape` from `inputs` and `seed`, uploaded; returns
-    /// the host copies.
+    /// the host copies (bits of the shape's dtype).
     pub fn set_inputs(
         &mut self,
         shape: &Shape,
         inputs: Inputs,
         seed: u64,
-    ) -> Result<[Vec<f16>; 3], EngineError> {
+    ) -> Result<[Vec<u16>; 3], EngineError> {
         let host = crate::metrics::qkv::generate(inputs, shape, seed);
         self.upload(shape, inputs, &host)?;
         Ok(host)
@@ -200,24 +189,24 @@ impl Engine {
         shape: &Shape,
         dist: Inputs,
         seed: u64,
-    ) -> Result<(DistCheck, Vec<f16>), EngineError> {
+    ) -> Result<(DistCheck, Vec<u16>), EngineError> {
         self.prepare(variant, shape)?;
         let r = self.oracle.get(shape, dist, seed);
         self.upload(shape, dist, &r.host)?;
         {
             let b = self.bufs.as_mut().expect("set above");
-            let poison = vec![f16::from_bits(POISON); shape.elements()];
+            let poison = vec![shape.dtype.poison(); shape.q_elements()];
             cuda(self.stream.memcpy_htod(&poison, &mut b.o), "poison O")?;
         }
         self.launch(variant, shape)?;
         cuda(self.stream.synchronize(), "kernel execution")?;
         let b = self.bufs.as_ref().expect("set above");
-        let out: Vec<f16> = cuda(self.stream.clone_dtoh(&b.o), "download O")?;
+        let out: Vec<u16> = cuda(self.stream.clone_dtoh(&b.o), "download O")?;
         let check = DistCheck {
             inputs: dist,
             seed,
             value_scale: r.value_scale,
-            ..r.judge(shape, &Bounds::default(), &out)
+            ..r.judge(shape, &Bounds::of(shape.dtype), &out)
         };
         Ok((check, out))
     }
@@ -266,7 +255,7 @@ pub fn report(
         nan_count: checks.iter().map(|c| c.nan_count).sum(),
         unwritten: checks.iter().map(|c| c.unwritten).sum(),
         pass: !checks.is_empty() && checks.iter().all(|c| c.pass),
-        bounds: Some(Bounds::default()),
+        bounds: Some(Bounds::of(shape.dtype)),
         checks,
     }
 }

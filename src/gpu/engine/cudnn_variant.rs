@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::{Engine, EngineError, cuda};
 use crate::gpu::cudnn::{self, CudnnHandle, SdpaPlan};
@@ -148,8 +148,25 @@ impl Engine {
             .bufs
             .as_mut()
             .ok_or_else(|| EngineError::Invalid("no inputs".into()))?;
-        p.plan
-            .execute(&b.q, &b.k, &b.v, &mut b.o, c.workspace.as_mut())
-            .map_err(EngineError::Cuda)
+        let stream = &self.stream;
+        // The guards record "used on this stream" when dropped: they live
+        // until the call is enqueued.
+        let (q, _q) = b.q.device_ptr(stream);
+        let (k, _k) = b.k.device_ptr(stream);
+        let (v, _v) = b.v.device_ptr(stream);
+        let (o, _o) = b.o.device_ptr_mut(stream);
+        let (ws, _ws) = match c.workspace.as_mut() {
+            Some(w) => {
+                let (p, g) = w.device_ptr_mut(stream);
+                (p, Some(g))
+            }
+            None => (0, None),
+        };
+        // SAFETY: the buffers are the engine's, allocated in this context for
+        // `shape` (Q and O B·H·S·D, K and V B·(KV heads)·(key length)·D
+        // elements of its dtype, which the plan was built for), borrowed for
+        // the call; the workspace holds the plan's bytes (allocated in
+        // prepare_cudnn); O aliases nothing.
+        unsafe { p.plan.execute_raw(q, k, v, o, ws) }.map_err(EngineError::Cuda)
     }
 }

@@ -70,13 +70,7 @@ mod tests {
 
     #[test]
     fn heads_are_batches_times_heads_and_refuse_overflow() {
-        let mut shape = Shape {
-            b: 2,
-            h: 16,
-            s: 2048,
-            d: 128,
-            causal: false,
-        };
+        let mut shape = Shape::new(2, 16, 2048, 128);
         assert_eq!(heads(&shape).unwrap(), 32);
         shape.b = 65_535;
         shape.h = 65_535;

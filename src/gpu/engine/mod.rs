@@ -10,7 +10,6 @@ use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
-use half::f16;
 
 mod check;
 mod cudnn_variant;
@@ -23,7 +22,7 @@ pub use pipeline::{Collected, Queued};
 
 use crate::gpu::nvrtc::{Build, BuildError, Builder, Program};
 use crate::session::event::{GpuInfo, L2Mode};
-use crate::session::{KernelId, Shape, Variant};
+use crate::session::{Dtype, KernelId, Shape, Variant};
 
 /// The idle gap before each launch in the isolated regime: long against
 /// launch latency, short enough for hundreds of samples a second.
@@ -64,15 +63,19 @@ impl Isolation {
 /// globaltimer's step.
 pub const PROBE_CYCLES: i64 = 200_000;
 
-/// The output poison: -65504, the most negative finite f16. No attention
-/// output over inputs in [-1, 1] can equal it, so any left means unwritten.
-pub const POISON: u16 = 0xFBFF;
-
 /// The builder and loaded modules of the source a reload replaced.
 pub struct PreviousSource {
     kernel: KernelId,
     builder: Option<Builder>,
-    loaded: HashMap<(Variant, u32), Loaded>,
+    loaded: HashMap<LoadKey, Loaded>,
+}
+
+/// A loaded build: the variant at a head dimension and a dtype (both -D
+/// defines, so each is its own cubin).
+type LoadKey = (Variant, u32, Dtype);
+
+fn load_key(variant: &Variant, shape: &Shape) -> LoadKey {
+    (*variant, shape.d, shape.dtype)
 }
 
 /// Why counters were not collected: the engine failed (build, launch) or CUPTI did.
@@ -116,10 +119,11 @@ struct Buffers {
     inputs: crate::session::Inputs,
     /// Holding the timing inputs (a check leaves its own behind).
     timing: bool,
-    q: CudaSlice<f16>,
-    k: CudaSlice<f16>,
-    v: CudaSlice<f16>,
-    o: CudaSlice<f16>,
+    /// Bits of the shape's dtype.
+    q: CudaSlice<u16>,
+    k: CudaSlice<u16>,
+    v: CudaSlice<u16>,
+    o: CudaSlice<u16>,
 }
 
 /// Where per-launch GPU time comes from.
@@ -149,7 +153,7 @@ pub struct Engine {
     pub arch: String,
     pub info: GpuInfo,
     max_smem_optin: u32,
-    loaded: HashMap<(Variant, u32), Loaded>,
+    loaded: HashMap<LoadKey, Loaded>,
     bufs: Option<Buffers>,
     /// The L2 scrub kernel, its zeroed buffer (2× L2) and a sink word.
     flush: Option<(CudaFunction, CudaSlice<u8>, CudaSlice<u32>)>,
@@ -270,7 +274,7 @@ impl Engine {
     pub fn swap_source(&mut self, kernel: KernelId, program: Program) -> PreviousSource {
         let (mine, others): (HashMap<_, _>, HashMap<_, _>) = std::mem::take(&mut self.loaded)
             .into_iter()
-            .partition(|((v, _), _)| v.kernel == kernel);
+            .partition(|((v, ..), _)| v.kernel == kernel);
         self.loaded = others;
         PreviousSource {
             kernel,
@@ -285,7 +289,7 @@ impl Engine {
             Some(b) => self.builders.insert(previous.kernel, b),
             None => self.builders.remove(&previous.kernel),
         };
-        self.loaded.retain(|(v, _), _| v.kernel != previous.kernel);
+        self.loaded.retain(|(v, ..), _| v.kernel != previous.kernel);
         self.loaded.extend(previous.loaded);
     }
 
@@ -297,12 +301,12 @@ impl Engine {
             return false;
         };
         self.builders.insert(as_kernel, builder);
-        for ((v, d), l) in previous.loaded {
+        for ((v, d, dtype), l) in previous.loaded {
             let v = Variant {
                 kernel: as_kernel,
                 ..v
             };
-            self.loaded.insert((v, d), l);
+            self.loaded.insert((v, d, dtype), l);
         }
         true
     }
@@ -310,7 +314,7 @@ impl Engine {
     /// Unloads every build of `kernel` (an earlier edit no longer kept).
     pub fn forget_kernel(&mut self, kernel: KernelId) {
         self.builders.remove(&kernel);
-        self.loaded.retain(|(v, _), _| v.kernel != kernel);
+        self.loaded.retain(|(v, ..), _| v.kernel != kernel);
     }
 
     /// The files `kernel` builds from now (empty when they cannot be read).
@@ -545,16 +549,15 @@ impl Engine {
         }
     }
 
-    /// Builds (or takes from cache) and loads `variant` for `shape.d`.
+    /// Builds (or takes from cache) and loads `variant` for `shape.d` and
+    /// `shape.dtype`.
     pub fn prepare(&mut self, variant: &Variant, shape: &Shape) -> Result<Build, EngineError> {
         if variant.is_cudnn() {
             return self.prepare_cudnn(shape);
         }
         variant.check().map_err(EngineError::Invalid)?;
-        variant
-            .supports_head_dim(shape.d)
-            .map_err(EngineError::Invalid)?;
-        let key = (*variant, shape.d);
+        variant.runs(shape).map_err(EngineError::Invalid)?;
+        let key = load_key(variant, shape);
         if let Some(l) = self.loaded.get(&key) {
             return Ok(Build {
                 cached: true,
@@ -574,7 +577,7 @@ impl Engine {
                 "{variant}: the cubin has no entry point {entry} ({e}): declare it extern \"C\" __global__ (docs/kernel-abi.md)"
             ))
         })?;
-        crate::gpu::cubin::check_abi(&build.cubin, &entry)
+        crate::gpu::cubin::check_abi(&build.cubin, &entry, variant.abi())
             .map_err(|e| EngineError::Invalid(format!("{variant}: {e}")))?;
         let read_const = |name: &str| -> Result<u32, EngineError> {
             let view = cuda(module.get_global(name, &self.stream), name)?;
@@ -586,15 +589,7 @@ impl Engine {
         // The manifest says how the launch follows from the variant; a kernel
         // that states its own shared memory must agree with it.
         let smem_bytes = variant
-            .launch_shape(
-                &Shape {
-                    b: 1,
-                    h: 1,
-                    s: 1,
-                    ..*shape
-                },
-                1,
-            )
+            .launch_shape(&Shape::new(1, 1, 1, shape.d).with_dtype(shape.dtype), 1)
             .map_err(EngineError::Invalid)?
             .smem_bytes;
         if crate::gpu::cubin::read_u32_symbol(&build.cubin, "attn_smem_bytes").is_some() {
@@ -646,8 +641,8 @@ impl Engine {
         Ok(build)
     }
 
-    pub fn smem_bytes(&self, variant: &Variant, d: u32) -> Option<u32> {
-        self.loaded.get(&(*variant, d)).map(|l| l.smem_bytes)
+    pub fn smem_bytes(&self, variant: &Variant, shape: &Shape) -> Option<u32> {
+        self.loaded.get(&load_key(variant, shape)).map(|l| l.smem_bytes)
     }
 
     fn launch(&mut self, variant: &Variant, shape: &Shape) -> Result<(), EngineError> {
@@ -656,7 +651,7 @@ impl Engine {
         }
         let l = self
             .loaded
-            .get_mut(&(*variant, shape.d))
+            .get_mut(&load_key(variant, shape))
             .ok_or_else(|| EngineError::Invalid(format!("{variant} not prepared")))?;
         let geometry = match l.geometry {
             Some((s, g)) if s == *shape => g,
@@ -673,13 +668,13 @@ impl Engine {
             .as_mut()
             .ok_or_else(|| EngineError::Invalid("no inputs".into()))?;
         if let Some(maps) = l.tma.as_mut() {
-            let ptr = |x: &CudaSlice<f16>| x.device_ptr(&self.stream).0;
+            let ptr = |x: &CudaSlice<u16>| x.device_ptr(&self.stream).0;
             maps.write(&self.stream, shape, [ptr(&b.q), ptr(&b.k), ptr(&b.v)])?;
         }
         if let Some(heads) = l.heads.as_mut() {
             heads.write(&self.stream, shape)?;
         }
-        let l = &self.loaded[&(*variant, shape.d)];
+        let l = &self.loaded[&load_key(variant, shape)];
         let cfg = LaunchConfig {
             // From the manifest: the bundled kernel puts heads in y and
             // batches in z, 65535 each (Shape::validate).
@@ -688,19 +683,18 @@ impl Engine {
             shared_mem_bytes: l.smem_bytes,
         };
         let scale_log2 = std::f32::consts::LOG2_E / (shape.d as f32).sqrt();
-        let s = shape.s as i32;
+        let [s, kv_len, h, kv_heads] = [shape.s, shape.kv_len, shape.h, shape.kv_heads].map(|x| x as i32);
         let causal = i32::from(shape.causal);
         let mut args = self.stream.launch_builder(&l.func);
-        args.arg(&b.q)
-            .arg(&b.k)
-            .arg(&b.v)
-            .arg(&mut b.o)
-            .arg(&s)
-            .arg(&scale_log2)
-            .arg(&causal);
-        // SAFETY: the argument list is the kernel ABI (docs/kernel-abi.md),
-        // checked against the cubin's parameter sizes in `prepare`; the
-        // buffers hold B·H·S·D elements for this shape.
+        args.arg(&b.q).arg(&b.k).arg(&b.v).arg(&mut b.o).arg(&s);
+        if variant.abi() >= 2 {
+            args.arg(&kv_len).arg(&h).arg(&kv_heads);
+        }
+        args.arg(&scale_log2).arg(&causal);
+        // SAFETY: the argument list is the variant's kernel ABI
+        // (docs/kernel-abi.md), checked against the cubin's parameter sizes in
+        // `prepare`; the buffers hold Q, K, V and O of this shape, and an ABI
+        // 1 kernel only gets the plain shapes it runs (`Variant::runs`).
         cuda(unsafe { args.launch(cfg) }.map(|_| ()), "launch")
     }
 

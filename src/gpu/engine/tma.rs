@@ -13,7 +13,7 @@ use cudarc::driver::sys::{
 use cudarc::driver::{CudaModule, CudaStream};
 
 use super::{EngineError, cuda};
-use crate::session::Shape;
+use crate::session::{Dtype, Shape};
 
 /// The kernel's map symbols, and what was last written to them.
 pub(super) struct TmaMaps {
@@ -76,8 +76,8 @@ impl TmaMaps {
             return Ok(());
         }
         let mut bytes = Vec::with_capacity(3 * std::mem::size_of::<CUtensorMap>());
-        for (ptr, rows) in ptrs.into_iter().zip(self.rows) {
-            let map = encode(ptr, shape, rows)?;
+        for (tensor, (ptr, rows)) in ptrs.into_iter().zip(self.rows).enumerate() {
+            let map = encode(ptr, shape, tma_dims(shape, tensor), rows)?;
             // SAFETY: CUtensorMap is 128 plain bytes (an opaque u64 array).
             let raw = unsafe {
                 std::slice::from_raw_parts(
@@ -99,21 +99,25 @@ impl TmaMaps {
     }
 }
 
-/// The [B·H, S, D] halves at `ptr`, boxes of 64 columns by `rows` rows in the
-/// 128-byte swizzle, rows past S read as zeros.
-fn encode(ptr: u64, shape: &Shape, rows: u32) -> Result<CUtensorMap, EngineError> {
+/// The tensor of `dims` (D, rows, heads) at `ptr` in the shape's dtype,
+/// boxes of 64 columns by `rows` rows in the 128-byte swizzle, rows past the
+/// length read as zeros.
+fn encode(ptr: u64, shape: &Shape, dims: [u64; 3], rows: u32) -> Result<CUtensorMap, EngineError> {
     let d = u64::from(shape.d);
-    let dims = tma_dims(shape);
-    let strides = [d * 2, u64::from(shape.s) * d * 2];
+    let strides = [d * 2, dims[1] * d * 2];
+    let dtype = match shape.dtype {
+        Dtype::F16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        Dtype::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+    };
     let boxes = [BOX_COLS, rows, 1u32];
     let element_strides = [1u32; 3];
     let mut map = CUtensorMap { opaque: [0; 16] };
     // SAFETY: every array outlives the call and has the rank's length (the
-    // strides one less); `ptr` is a live device allocation of B·H·S·D halves.
+    // strides one less); `ptr` is a live device allocation of the tensor.
     let rc = unsafe {
         cudarc::driver::sys::cuTensorMapEncodeTiled(
             &mut map,
-            CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+            dtype,
             3,
             ptr as *mut std::ffi::c_void,
             dims.as_ptr(),
@@ -128,18 +132,25 @@ fn encode(ptr: u64, shape: &Shape, rows: u32) -> Result<CUtensorMap, EngineError
     };
     if rc != CUresult::CUDA_SUCCESS {
         return Err(EngineError::Invalid(format!(
-            "cuTensorMapEncodeTiled refused a map of {dims:?} halves in boxes of {boxes:?} ({rc:?}): D must be a multiple of 64 and the box rows 1 to 256"
+            "cuTensorMapEncodeTiled refused a map of {dims:?} {} elements in boxes of {boxes:?} ({rc:?}): D must be a multiple of 64 and the box rows 1 to 256",
+            shape.dtype
         )));
     }
     Ok(map)
 }
 
-/// The tensor's extent, innermost first: D, S, B·H.
-fn tma_dims(shape: &Shape) -> [u64; 3] {
+/// Tensor `tensor`'s extent (0: Q, 1: K, 2: V), innermost first: D, S,
+/// B·H for Q; D, key length, B·(KV heads) for K and V.
+fn tma_dims(shape: &Shape, tensor: usize) -> [u64; 3] {
+    let (rows, heads) = if tensor == 0 {
+        (shape.s, shape.h)
+    } else {
+        (shape.kv_len, shape.kv_heads)
+    };
     [
         u64::from(shape.d),
-        u64::from(shape.s),
-        u64::from(shape.b) * u64::from(shape.h),
+        u64::from(rows),
+        u64::from(shape.b) * u64::from(heads),
     ]
 }
 
@@ -149,13 +160,10 @@ mod tests {
 
     #[test]
     fn a_map_spans_every_head_with_d_innermost() {
-        let shape = Shape {
-            b: 2,
-            h: 8,
-            s: 333,
-            d: 128,
-            causal: true,
-        };
-        assert_eq!(tma_dims(&shape), [128, 333, 16]);
+        let shape = Shape::new(2, 8, 333, 128).with_causal(true);
+        assert_eq!(tma_dims(&shape, 0), [128, 333, 16]);
+        let gqa = shape.with_kv(2, 4097);
+        assert_eq!(tma_dims(&gqa, 0), [128, 333, 16]);
+        assert_eq!(tma_dims(&gqa, 2), [128, 4097, 4]);
     }
 }

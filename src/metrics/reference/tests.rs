@@ -5,7 +5,7 @@ use crate::session::Inputs;
 #[test]
 fn one_key_gives_its_value() {
     // S=1: softmax over one score is 1, so O = V.
-    let out = attention_head(&[1.0, 2.0], &[3.0, 4.0], &[0.5, -0.25], 1, 2, false);
+    let out = attention_head(&[1.0, 2.0], &[3.0, 4.0], &[0.5, -0.25], &Shape::new(1, 1, 1, 2));
     assert_eq!(out, vec![0.5, -0.25]);
 }
 
@@ -13,23 +13,32 @@ fn one_key_gives_its_value() {
 fn hand_computed_two_keys() {
     // d=1, q=1, k=[0, ln 3 · 1] → scores 0 and ln 3, weights 1 and 3.
     let ln3 = 3f64.ln() as f32;
-    let out = attention_head(&[1.0, 1.0], &[0.0, ln3], &[1.0, 5.0], 2, 1, false);
+    let two = Shape::new(1, 1, 2, 1);
+    let out = attention_head(&[1.0, 1.0], &[0.0, ln3], &[1.0, 5.0], &two);
     // Row 0 and row 1 see the same keys: (1·1 + 3·5) / 4 = 4.
     assert!((out[0] - 4.0).abs() < 1e-6, "{out:?}");
     // Causal: row 0 sees key 0 only.
-    let out = attention_head(&[1.0, 1.0], &[0.0, ln3], &[1.0, 5.0], 2, 1, true);
+    let out = attention_head(&[1.0, 1.0], &[0.0, ln3], &[1.0, 5.0], &two.with_causal(true));
     assert!(
         (out[0] - 1.0).abs() < 1e-12 && (out[1] - 4.0).abs() < 1e-6,
         "{out:?}"
     );
     // Chosen rows are the same numbers as the whole head's.
-    let rows = attention_rows(&[1.0, 1.0], &[0.0, ln3], &[1.0, 5.0], 2, 1, true, &[1]);
+    let rows = attention_rows(&[1.0, 1.0], &[0.0, ln3], &[1.0, 5.0], &two.with_causal(true), &[1]);
     assert_eq!(rows, vec![out[1]]);
+    // One query over both keys, causal aligned to the end: it sees both.
+    let decode = Shape::new(1, 1, 1, 1).with_kv(1, 2).with_causal(true);
+    let out = attention_head(&[1.0], &[0.0, ln3], &[1.0, 5.0], &decode);
+    assert!((out[0] - 4.0).abs() < 1e-6, "{out:?}");
+    // Two queries over three keys: the first sees two, the second three.
+    let prefill = Shape::new(1, 1, 2, 1).with_kv(1, 3).with_causal(true);
+    let out = attention_head(&[1.0, 1.0], &[0.0, ln3, 0.0], &[1.0, 5.0, 9.0], &prefill);
+    assert!((out[0] - 4.0).abs() < 1e-6 && (out[1] - 25.0 / 5.0).abs() < 1e-6, "{out:?}");
 }
 
 #[test]
 fn format_units() {
-    let h = Format::F16;
+    let h = Dtype::F16;
     assert_eq!(h.unit(), 2f64.powi(-11));
     assert_eq!(h.ulp(1.0), 2f64.powi(-10));
     assert_eq!(h.ulp(1.5), 2f64.powi(-10));
@@ -43,7 +52,7 @@ fn format_units() {
         let next = f16::from_bits(v.to_bits() + 1).to_f64();
         assert_eq!(next - v.to_f64(), h.ulp(v.to_f64()), "{x}");
     }
-    let b = Format::Bf16;
+    let b = Dtype::Bf16;
     assert_eq!(b.unit(), 2f64.powi(-8));
     assert_eq!(b.ulp(1.0), 2f64.powi(-7));
     assert_eq!(b.round(1.0 + 2f64.powi(-9)), 1.0);
@@ -53,44 +62,36 @@ fn format_units() {
     assert_eq!(bb.row(1.0) / bh.row(1.0), 8.0);
 }
 
-/// A head's inputs as f32 and its exact output, rows ascending.
+/// A head's V (its KV head's, as f32) and its exact output, rows ascending.
 struct Head {
-    v: Vec<f16>,
+    v: Vec<f32>,
     exact: Vec<f64>,
 }
 
-/// Uniform inputs at `shape` and the exact output of each head.
+/// Inputs at `shape` and the exact output of each query head.
 fn heads(shape: &Shape, inputs: Inputs, seed: u64) -> Vec<Head> {
-    let [q, k, v] = generate(inputs, shape, seed);
-    let (s, d) = (shape.s as usize, shape.d as usize);
-    let f = |x: &[f16]| x.iter().map(|h| h.to_f32()).collect::<Vec<f32>>();
+    let host = generate(inputs, shape, seed);
     (0..(shape.b * shape.h) as usize)
         .into_par_iter()
         .map(|h| {
-            let r = h * s * d..(h + 1) * s * d;
+            let [q, k, v] = head_inputs(shape, &host, h);
             Head {
-                v: v[r.clone()].to_vec(),
-                exact: attention_head(
-                    &f(&q[r.clone()]),
-                    &f(&k[r.clone()]),
-                    &f(&v[r]),
-                    s,
-                    d,
-                    shape.causal,
-                ),
+                exact: attention_head(&q, &k, &v, shape),
+                v,
             }
         })
         .collect()
 }
 
-/// Judges `got` (one Vec per head, as the kernel would write it, in
-/// fp16) against the exact heads, every row compared.
-fn judge(heads: &[Head], got: &[Vec<f64>], d: usize) -> DistCheck {
-    let b = Bounds::default();
+/// Judges `got` (one Vec per head, as the kernel would write it, rounded
+/// to `dtype`) against the exact heads, every row compared, in `dtype`'s
+/// units.
+fn judge_as(heads: &[Head], got: &[Vec<f64>], d: usize, dtype: Dtype) -> DistCheck {
+    let b = Bounds::of(dtype);
     let mut t = Tally::default();
     for (h, (head, out)) in heads.iter().zip(got).enumerate() {
         for (row, (g, r)) in out.chunks(d).zip(head.exact.chunks(d)).enumerate() {
-            let g: Vec<f32> = g.iter().map(|x| f16::from_f64(*x).to_f32()).collect();
+            let g: Vec<f32> = g.iter().map(|x| dtype.round(*x) as f32).collect();
             let at = At {
                 head: h as u64,
                 row: row as u64,
@@ -101,12 +102,16 @@ fn judge(heads: &[Head], got: &[Vec<f64>], d: usize) -> DistCheck {
     t.finish()
 }
 
+fn judge(heads: &[Head], got: &[Vec<f64>], d: usize) -> DistCheck {
+    judge_as(heads, got, d, Dtype::F16)
+}
+
 /// The rule before issue 37, kept to show what it let through: max |Δ| ≤
 /// 1e-2·max(1, max |V|) and ‖Δ‖₂/‖ref‖₂ ≤ 1e-3 pooled over every element.
 fn legacy_pass(heads: &[Head], got: &[Vec<f64>]) -> (bool, f64) {
     let (mut max_abs, mut e2, mut r2, mut scale) = (0.0f64, 0.0, 0.0, 1.0f64);
     for (head, out) in heads.iter().zip(got) {
-        scale = head.v.iter().fold(scale, |m, x| m.max(x.to_f64().abs()));
+        scale = head.v.iter().fold(scale, |m, x| m.max(x.abs() as f64));
         for (g, r) in out.iter().zip(&head.exact) {
             let e = (f16::from_f64(*g).to_f64() - r).abs();
             max_abs = max_abs.max(e);
@@ -188,32 +193,57 @@ fn synthetic_outputs_against_the_bounds() {
     assert!(legacy, "the old rule passed it (rel L2 {rel:.2e})");
 }
 
-/// An fp16 kernel as the bundled one computes: scores in fp32 from fp16
-/// inputs, P = exp2 against the row maximum rounded to fp16 for P·V, fp32
-/// sums, O / l rounded to fp16.
-fn fp16_kernel(shape: &Shape, inputs: Inputs, seed: u64) -> Vec<Vec<f64>> {
-    let [q, k, v] = generate(inputs, shape, seed);
-    let (s, d) = (shape.s as usize, shape.d as usize);
+/// Bugs planted in the model kernel, as the bundled kernel's mutations
+/// plant them (kernels/attention.toml: mutkvhead, mutalign).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Bug {
+    None,
+    /// Query head h reads KV head h % (KV heads), not h / (H / KV heads).
+    KvHeadModulo,
+    /// The causal mask aligned to the first key, not the last.
+    CausalFromStart,
+}
+
+/// A kernel as the bundled one computes, in `shape.dtype`: scores in fp32
+/// from the inputs, P = exp2 against the row maximum rounded to the dtype
+/// for P·V, fp32 sums, O / l (rounded to the dtype by the judge).
+fn model_kernel(shape: &Shape, inputs: Inputs, seed: u64, bug: Bug) -> Vec<Vec<f64>> {
+    let host = generate(inputs, shape, seed);
+    let d = shape.d as usize;
     let scale_log2 = std::f32::consts::LOG2_E / (d as f32).sqrt();
+    let (h, kvh) = (shape.h as usize, shape.kv_heads as usize);
     (0..(shape.b * shape.h) as usize)
         .into_par_iter()
-        .map(|h| {
-            let base = h * s * d;
-            let at = |t: &[f16], r: usize, c: usize| t[base + r * d + c].to_f32();
-            let mut out = vec![0.0f64; s * d];
-            for i in 0..s {
-                let end = if shape.causal { i + 1 } else { s };
+        .map(|head| {
+            let [q, ..] = head_inputs(shape, &host, head);
+            let kv = match bug {
+                Bug::KvHeadModulo => head / h * kvh + head % h % kvh,
+                _ => kv_index(shape, head),
+            };
+            let [k, v] = [1, 2].map(|t| {
+                let n = shape.kv_len as usize * d;
+                host[t][kv * n..(kv + 1) * n]
+                    .iter()
+                    .map(|&b| shape.dtype.to_f32(b))
+                    .collect::<Vec<f32>>()
+            });
+            let mut out = vec![0.0f64; shape.s as usize * d];
+            for i in 0..shape.s as usize {
+                let end = match bug {
+                    Bug::CausalFromStart if shape.causal => (i + 1).min(shape.kv_len as usize),
+                    _ => shape.keys_seen(i as u32) as usize,
+                };
                 let sc: Vec<f32> = (0..end)
-                    .map(|j| (0..d).map(|c| at(&q, i, c) * at(&k, j, c)).sum::<f32>() * scale_log2)
+                    .map(|j| (0..d).map(|c| q[i * d + c] * k[j * d + c]).sum::<f32>() * scale_log2)
                     .collect();
                 let m = sc.iter().copied().fold(f32::NEG_INFINITY, f32::max);
                 let p: Vec<f32> = sc
                     .iter()
-                    .map(|x| f16::from_f32((x - m).exp2()).to_f32())
+                    .map(|x| shape.dtype.round((x - m).exp2() as f64) as f32)
                     .collect();
                 let l: f32 = p.iter().sum();
                 for c in 0..d {
-                    let o: f32 = p.iter().enumerate().map(|(j, pj)| pj * at(&v, j, c)).sum();
+                    let o: f32 = p.iter().enumerate().map(|(j, pj)| pj * v[j * d + c]).sum();
                     out[i * d + c] = (o / l) as f64;
                 }
             }
@@ -231,15 +261,9 @@ fn an_fp16_kernel_passes_with_room_to_spare() {
         (Inputs::Rising, true),
         (Inputs::Large, false),
     ] {
-        let shape = Shape {
-            b: 1,
-            h: 2,
-            s: 333,
-            d: 64,
-            causal,
-        };
+        let shape = Shape::new(1, 2, 333, 64).with_causal(causal);
         let hs = heads(&shape, inputs, 11);
-        let c = judge(&hs, &fp16_kernel(&shape, inputs, 11), 64);
+        let c = judge(&hs, &model_kernel(&shape, inputs, 11, Bug::None), 64);
         eprintln!(
             "{inputs}: worst element {:.3}, worst row {:.3} of their bounds",
             c.worst_element.ratio, c.worst_row.ratio
@@ -248,13 +272,56 @@ fn an_fp16_kernel_passes_with_room_to_spare() {
     }
 }
 
+/// Grouped-query heads, fewer queries than keys with the mask aligned to
+/// the end, one query (decode), bf16: a correct kernel passes in bf16's
+/// units, the planted bugs fail under every distribution, and fp16's units
+/// would fail a correct bf16 kernel (why bounds follow the dtype).
+#[test]
+fn gqa_decode_and_bf16_pass_and_their_planted_bugs_fail() {
+    let d = 64;
+    for shape in [
+        Shape::new(1, 8, 96, 64).with_kv(2, 161).with_causal(true),
+        Shape::new(2, 8, 1, 64).with_kv(2, 777).with_causal(true),
+        Shape::new(1, 4, 5, 64).with_kv(1, 300),
+    ] {
+        for dtype in Dtype::ALL {
+            let shape = shape.with_dtype(dtype);
+            for inputs in [Inputs::Uniform, Inputs::Rising, Inputs::Outliers] {
+                let hs = heads(&shape, inputs, 7);
+                let ok = judge_as(&hs, &model_kernel(&shape, inputs, 7, Bug::None), d, dtype);
+                eprintln!(
+                    "{shape} {inputs}: worst element {:.3}, worst row {:.3}",
+                    ok.worst_element.ratio, ok.worst_row.ratio
+                );
+                assert!(ok.pass && ok.worst_ratio() < 0.6, "{shape} {inputs}: {ok:?}");
+                let head = judge_as(&hs, &model_kernel(&shape, inputs, 7, Bug::KvHeadModulo), d, dtype);
+                assert!(!head.pass, "{shape} {inputs}: the KV head bug passed");
+                if shape.causal {
+                    let bug = model_kernel(&shape, inputs, 7, Bug::CausalFromStart);
+                    let align = judge_as(&hs, &bug, d, dtype);
+                    assert!(!align.pass, "{shape} {inputs}: the start-aligned mask passed");
+                }
+                if dtype == Dtype::Bf16 && inputs == Inputs::Uniform {
+                    // Rounded to bf16 but judged in fp16's units.
+                    let rounded: Vec<Vec<f64>> = model_kernel(&shape, inputs, 7, Bug::None)
+                        .into_iter()
+                        .map(|o| o.into_iter().map(|x| Dtype::Bf16.round(x)).collect())
+                        .collect();
+                    let c = judge_as(&hs, &rounded, d, Dtype::F16);
+                    assert!(!c.pass, "{shape}: a bf16 output passed fp16's bounds");
+                    // bf16's row bound is 4u = 1.6%: a row 3% off fails it.
+                    let off = perturbed(&hs, 1, 0..1, 1.03, d);
+                    assert!(!judge_as(&hs, &off, d, dtype).pass, "{shape}");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn rows_not_compared_must_be_finite_and_inside_v() {
     let b = Bounds::default();
-    let v: Vec<f16> = [-1.0f32, 0.5, 0.25, 2.0]
-        .iter()
-        .map(|x| f16::from_f32(*x))
-        .collect();
+    let v = [-1.0f32, 0.5, 0.25, 2.0];
     let range = column_ranges(&v, 2); // columns: [-1, 0.25] and [0.5, 2]
     assert_eq!(range, vec![(-1.0, 0.25), (0.5, 2.0)]);
     let scan = |got: [f32; 2], poisoned: [bool; 2]| {
@@ -308,13 +375,7 @@ fn every_head_gets_rows() {
         s.rows.iter().all(|r| r.len() == 512),
         "small shapes: every row"
     );
-    let big = Shape {
-        b: 4,
-        h: 16,
-        s: 4096,
-        d: 64,
-        causal: false,
-    };
+    let big = Shape::new(4, 16, 4096, 64);
     let a = rows_to_check(&big, 1);
     assert_eq!(a.rows.len(), 64);
     for r in &a.rows {
@@ -331,23 +392,16 @@ fn every_head_gets_rows() {
     assert_ne!(rows_to_check(&big, 2).rows, a.rows);
     assert_ne!(a.rows[0], a.rows[1], "each head draws its own rows");
     // Past the budget every head still gets its first and last row.
-    let huge = Shape {
-        b: 64,
-        h: 64,
-        s: 131_072,
-        d: 128,
-        causal: true,
-    };
+    let huge = Shape::new(64, 64, 131_072, 128).with_causal(true);
     let h = rows_to_check(&huge, 1);
     assert!(h.rows.iter().all(|r| r == &vec![0, 131_071]));
-    let one = Shape {
-        b: 1,
-        h: 1,
-        s: 1,
-        d: 64,
-        causal: false,
-    };
+    let one = Shape::new(1, 1, 1, 64);
     assert_eq!(rows_to_check(&one, 1).rows, vec![vec![0]]);
+    // Decode: one row per head, every head of the grouped queries.
+    let decode = Shape::new(8, 32, 1, 128).with_kv(8, 131_072).with_causal(true);
+    let r = rows_to_check(&decode, 1);
+    assert_eq!(r.rows.len(), 256);
+    assert!(r.rows.iter().all(|x| x == &vec![0]));
 }
 
 #[test]

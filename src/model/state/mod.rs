@@ -593,8 +593,8 @@ impl SessionState {
             return Some(format!("build failed: {first}"));
         }
         let d = key.shape.d;
-        if let Err(why) = key.variant.supports_head_dim(d) {
-            return Some(format!("not built for D={d}: {why}"));
+        if let Err(why) = key.variant.runs(&key.shape) {
+            return Some(format!("not built for {}: {why}", key.shape));
         }
         let gpu = self.gpu_of(key.variant)?;
         let need = gpu.smem_over(&key.variant, d)?;

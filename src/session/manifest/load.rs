@@ -13,6 +13,7 @@ use super::{
     Allowed, ArchNeed, Launch, MAX_PARAMS, MAX_TOGGLES, Manifest, Param, RESERVED_KEYS, Rule, Tile,
     TileList, Toggle,
 };
+use crate::session::shape::Shape;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ManifestError {
@@ -74,9 +75,12 @@ fn is_word(s: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
+/// The define that tells a kernel of ABI 2 its dtype (1: bf16, 0: fp16).
+pub const DTYPE_DEFINE: &str = "ATTN_BF16";
+
 /// Names a `[launch]` formula may read besides toggles, parameters and lets:
 /// the shape and the GPU's multiprocessor count.
-const SHAPE_NAMES: [&str; 5] = ["HEAD_DIM", "B", "H", "S", "SMS"];
+const SHAPE_NAMES: [&str; 7] = ["HEAD_DIM", "B", "H", "S", "SMS", "HKV", "SK"];
 
 pub fn parse(text: &str, file: &str) -> Result<Manifest, ManifestError> {
     let at = At { text, file };
@@ -89,6 +93,19 @@ pub fn parse(text: &str, file: &str) -> Result<Manifest, ManifestError> {
     })?;
     let k = raw.kernel.get_ref();
     let head_dims = check_kernel(&at, k)?;
+    let abi = match &k.abi {
+        None => 1,
+        Some(a) if (1..=super::supports::NEWEST_ABI).contains(a.get_ref()) => *a.get_ref(),
+        Some(a) => {
+            return at.err(
+                a.span(),
+                format!(
+                    "abi = {}: attnscope speaks kernel ABI 1 and 2 (docs/kernel-abi.md)",
+                    a.get_ref()
+                ),
+            );
+        }
+    };
     let name = k.name.get_ref();
     let source = k.source.get_ref();
 
@@ -110,7 +127,7 @@ pub fn parse(text: &str, file: &str) -> Result<Manifest, ManifestError> {
                     "{what} '{}' reads {unknown}, which is not {}",
                     s.get_ref(),
                     if known.len() > names.len() {
-                        "a toggle or parameter define, HEAD_DIM, B, H, S, SMS or an earlier let"
+                        "a toggle or parameter define, HEAD_DIM, B, H, S, HKV, SK, SMS or an earlier let"
                     } else {
                         "a toggle or parameter define"
                     }
@@ -140,6 +157,8 @@ pub fn parse(text: &str, file: &str) -> Result<Manifest, ManifestError> {
         base: k.base.get_ref().clone(),
         start: (0, Tile::ZERO),
         head_dims,
+        abi,
+        supports: Vec::new(),
         toggles,
         params,
         rules,
@@ -153,6 +172,7 @@ pub fn parse(text: &str, file: &str) -> Result<Manifest, ManifestError> {
     }
 
     m.tiles = tile_lists(&at, &raw, &m, &names, &expr)?;
+    m.supports = supports(&at, &raw, abi, &names, &expr)?;
     m.start = start_variant(&at, &raw, &m)?;
     check_variants(&at, &raw, &m)?;
     Ok(m)
@@ -206,6 +226,41 @@ fn check_kernel(at: &At, k: &RawKernel) -> Result<Vec<u32>, ManifestError> {
         );
     }
     Ok(head_dims)
+}
+
+/// The `[[supports]]` blocks, each `when` over the defines; only a kernel
+/// of ABI 2 states them.
+fn supports(
+    at: &At,
+    raw: &Raw,
+    abi: u32,
+    names: &[String],
+    expr: &impl Fn(&Spanned<String>, &[String], &str) -> Result<Expr, ManifestError>,
+) -> Result<Vec<super::supports::Supports>, ManifestError> {
+    let mut out = Vec::new();
+    for s in &raw.supports {
+        if abi < 2 {
+            return at.err(
+                s.span(),
+                "[[supports]] states what kernel ABI 2 passes (dtype, KV heads, key length): add abi = 2 to [kernel] and take ABI 2's parameters (docs/kernel-abi.md)",
+            );
+        }
+        let r = s.get_ref();
+        let when = match &r.when {
+            Some(w) => Some(expr(w, names, "when")?),
+            None => None,
+        };
+        let (dtypes, head_dims) =
+            super::supports::check(r).or_else(|e| at.err(s.span(), e))?;
+        out.push(super::supports::Supports {
+            when,
+            dtypes,
+            head_dims,
+            gqa: r.gqa,
+            kv_len: r.kv_len,
+        });
+    }
+    Ok(out)
 }
 
 /// `[launch]`: its lets in order, each over the names before it, then the
@@ -355,7 +410,7 @@ fn check_variants(at: &At, raw: &Raw, m: &Manifest) -> Result<(), ManifestError>
     // Every formula must work for the base and the start at every head dim.
     for &d in &m.head_dims {
         for (bits, tile) in [(0, m.default_tile()), m.start] {
-            m.launch_shape(bits, tile, (1, 1, 1, d), 1).or_else(|e| {
+            m.launch_shape(bits, tile, &Shape::new(1, 1, 1, d), 1).or_else(|e| {
                 at.err(
                     raw.launch.span(),
                     format!("{} at HEAD_DIM={d}: {e}", m.variant_text(bits, tile)),
@@ -407,6 +462,7 @@ fn toggles(at: &At, raw: &Raw, base: &str) -> Result<Vec<Toggle>, ManifestError>
     }
     let mut words: HashSet<String> = HashSet::from([base.to_string()]);
     let mut defines: HashSet<String> = SHAPE_NAMES.iter().map(|s| s.to_string()).collect();
+    defines.insert(DTYPE_DEFINE.into());
     defines.insert("TILE".into());
     let mut keys: Vec<(char, String)> = Vec::new();
     let mut out = Vec::new();
@@ -431,7 +487,7 @@ fn toggles(at: &At, raw: &Raw, base: &str) -> Result<Vec<Toggle>, ManifestError>
         if !is_ident(define) || !defines.insert(define.clone()) {
             return at.err(
                 r.define.span(),
-                format!("define '{define}' must be a C identifier used once (HEAD_DIM, B, H, S, SMS, TILE are attnscope's)"),
+                format!("define '{define}' must be a C identifier used once (HEAD_DIM, ATTN_BF16, B, H, S, HKV, SK, SMS, TILE are attnscope's)"),
             );
         }
         let key = toggle_key(at, r, &mut keys)?;
@@ -551,6 +607,7 @@ fn params(at: &At, raw: &Raw, toggles: &[Toggle]) -> Result<Vec<Param>, Manifest
     }
     let mut defines: HashSet<String> = toggles.iter().map(|t| t.define.clone()).collect();
     defines.extend(SHAPE_NAMES.iter().map(|s| s.to_string()));
+    defines.insert(DTYPE_DEFINE.into());
     defines.insert("TILE".into());
     let mut names = HashSet::new();
     let mut tags: Vec<String> = Vec::new();
@@ -570,7 +627,7 @@ fn params(at: &At, raw: &Raw, toggles: &[Toggle]) -> Result<Vec<Param>, Manifest
         if !is_ident(define) || !defines.insert(define.clone()) {
             return at.err(
                 r.define.span(),
-                format!("define '{define}' must be a C identifier used once (HEAD_DIM, B, H, S, SMS, TILE are attnscope's)"),
+                format!("define '{define}' must be a C identifier used once (HEAD_DIM, ATTN_BF16, B, H, S, HKV, SK, SMS, TILE are attnscope's)"),
             );
         }
         let tag = r.tag.get_ref();

@@ -7,11 +7,14 @@
 pub mod expr;
 mod load;
 mod raw;
+pub mod supports;
 pub mod registry;
 pub mod sources;
 mod tile;
 
 use std::collections::BTreeMap;
+
+use super::shape::{Dtype, Shape};
 
 pub use expr::Expr;
 pub use load::ManifestError;
@@ -178,6 +181,10 @@ pub struct Manifest {
     /// The toggles of the variant live opens with.
     pub start: (u64, Tile),
     pub head_dims: Vec<u32>,
+    /// The kernel ABI its entry point keeps (1 or 2; docs/kernel-abi.md).
+    pub abi: u32,
+    /// What its variants take beyond the plain case (ABI 2), first match wins.
+    pub supports: Vec<supports::Supports>,
     pub toggles: Vec<Toggle>,
     pub params: Vec<Param>,
     pub rules: Vec<Rule>,
@@ -378,9 +385,14 @@ impl Manifest {
         out
     }
 
-    /// The -D defines NVRTC builds a variant with.
-    pub fn defines(&self, bits: u64, tile: Tile, head_dim: u32) -> Vec<String> {
+    /// The -D defines NVRTC builds a variant with; a kernel of ABI 2 also
+    /// gets its dtype (ABI 1 kernels see what they always saw).
+    pub fn defines(&self, bits: u64, tile: Tile, head_dim: u32, dtype: Dtype) -> Vec<String> {
         let mut out = vec![format!("-DHEAD_DIM={head_dim}")];
+        if self.abi >= 2 {
+            let bf16 = u8::from(dtype == Dtype::Bf16);
+            out.push(format!("-D{}={bf16}", load::DTYPE_DEFINE));
+        }
         for (i, t) in self.toggles.iter().enumerate() {
             out.push(format!("-D{}={}", t.define, u8::from(bits & (1 << i) != 0)));
         }
@@ -390,15 +402,17 @@ impl Manifest {
         out
     }
 
-    /// Shared memory, threads and grid of a launch at `shape` (B, H, S, D)
-    /// on a GPU of `sms` multiprocessors.
+    /// Shared memory, threads and grid of a launch at `shape` on a GPU of
+    /// `sms` multiprocessors: S is the query length, SK the key length, H
+    /// the query heads, HKV the KV heads.
     pub fn launch_shape(
         &self,
         bits: u64,
         tile: Tile,
-        (b, h, s, d): (u32, u32, u32, u32),
+        shape: &Shape,
         sms: u32,
     ) -> Result<LaunchShape, String> {
+        let Shape { b, h, s, d, .. } = *shape;
         let mut env: BTreeMap<String, i64> = self
             .values(bits, tile)
             .into_iter()
@@ -408,6 +422,8 @@ impl Manifest {
         env.insert("B".into(), i64::from(b));
         env.insert("H".into(), i64::from(h));
         env.insert("S".into(), i64::from(s));
+        env.insert("HKV".into(), i64::from(shape.kv_heads));
+        env.insert("SK".into(), i64::from(shape.kv_len));
         env.insert("SMS".into(), i64::from(sms));
         let what = |part: &str, e: String| format!("{}: [launch] {part}: {e}", self.file);
         for (name, e) in &self.launch.lets {
@@ -447,7 +463,7 @@ impl Manifest {
     /// Shared memory per block at head dimension `d`, or None when the
     /// manifest cannot say (its formula failed for this variant).
     pub fn smem_bytes(&self, bits: u64, tile: Tile, d: u32) -> Option<u32> {
-        self.launch_shape(bits, tile, (1, 1, 1, d), 1)
+        self.launch_shape(bits, tile, &Shape::new(1, 1, 1, d), 1)
             .ok()
             .map(|l| l.smem_bytes)
     }

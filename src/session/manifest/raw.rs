@@ -16,6 +16,8 @@ pub(super) struct Raw {
     pub(super) rule: Vec<Spanned<RawRule>>,
     #[serde(default)]
     pub(super) tiles: Vec<Spanned<RawTiles>>,
+    #[serde(default)]
+    pub(super) supports: Vec<Spanned<super::supports::RawSupports>>,
     pub(super) launch: Spanned<RawLaunch>,
 }
 
@@ -32,6 +34,8 @@ pub(super) struct RawKernel {
     #[serde(default)]
     pub(super) start: Option<Spanned<String>>,
     pub(super) head_dims: Spanned<Vec<u32>>,
+    #[serde(default)]
+    pub(super) abi: Option<Spanned<u32>>,
 }
 
 pub(super) fn no_words() -> Spanned<Vec<String>> {

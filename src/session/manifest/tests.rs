@@ -40,7 +40,7 @@ fn the_bundled_manifest_loads() {
 fn defines_cover_every_toggle_and_parameter() {
     let m = bundled();
     let (bits, tile) = m.parse_variant("mma+async@64x128s2w8k2g").unwrap();
-    let d = m.defines(bits, tile, 128);
+    let d = m.defines(bits, tile, 128, Dtype::F16);
     for want in [
         "-DHEAD_DIM=128",
         "-DUSE_MMA=1",
@@ -60,18 +60,18 @@ fn defines_cover_every_toggle_and_parameter() {
 fn launch_follows_the_manifest() {
     let m = bundled();
     let (bits, tile) = m.parse_variant("mma+async@64x128s2w8k2g").unwrap();
-    let l = m.launch_shape(bits, tile, (2, 8, 513, 64), 132).unwrap();
+    let l = m.launch_shape(bits, tile, &Shape::new(2, 8, 513, 64), 132).unwrap();
     assert_eq!(l.threads, 256);
     assert_eq!(l.grid, (9, 8, 2));
     assert_eq!(
-        m.launch_shape(bits, tile, (1, 1, 1, 64), 1).unwrap().grid,
+        m.launch_shape(bits, tile, &Shape::new(1, 1, 1, 64), 1).unwrap().grid,
         (1, 1, 1)
     );
     // Persistent tiles: one CTA per SM, or one per row block when fewer.
     let (bits, tile) = m.parse_variant("mma+async@128x128s3w8gqptor").unwrap();
-    let l = m.launch_shape(bits, tile, (2, 16, 2048, 128), 132).unwrap();
+    let l = m.launch_shape(bits, tile, &Shape::new(2, 16, 2048, 128), 132).unwrap();
     assert_eq!((l.threads, l.grid), (384, (132, 1, 1)));
-    let l = m.launch_shape(bits, tile, (1, 2, 333, 64), 132).unwrap();
+    let l = m.launch_shape(bits, tile, &Shape::new(1, 2, 333, 64), 132).unwrap();
     assert_eq!(l.grid, (6, 1, 1));
     assert_eq!(
         m.check(bits, m.parse_tile("128x128s3w8gqpor").unwrap())
@@ -332,7 +332,7 @@ proptest! {
             for bits in m.paths() {
                 for tile in m.cycle_tiles(bits) {
                     let _ = m.variant_text(bits, tile);
-                    let _ = m.launch_shape(bits, tile, (1, 1, 17, m.head_dims[0]), 132);
+                    let _ = m.launch_shape(bits, tile, &Shape::new(1, 1, 17, m.head_dims[0]), 132);
                 }
             }
         }

@@ -162,8 +162,11 @@ fn shapes_parse() {
 
 #[test]
 fn head_dims_come_from_the_manifest() {
-    assert!(v("scalar").supports_head_dim(64).is_ok());
-    let e = v("scalar").supports_head_dim(96).unwrap_err();
+    let at = |d| Shape::new(1, 1, 64, d);
+    assert!(v("scalar").runs(&at(64)).is_ok());
+    let e = v("scalar").runs(&at(96)).unwrap_err();
     assert!(e.contains("runs D = 64, 128, not 96"), "{e}");
-    assert!(Variant::CUDNN.supports_head_dim(96).is_ok());
+    assert!(Variant::CUDNN.runs(&at(96)).is_ok());
+    let llm = Shape::PRESETS[6];
+    assert!(Variant::CUDNN.runs(&llm).is_ok(), "cuDNN takes every case");
 }

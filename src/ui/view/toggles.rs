@@ -224,14 +224,7 @@ fn shape_line(shape: &crate::session::Shape, width: usize) -> Line<'static> {
             Span::styled(full, theme::value()),
         ]);
     }
-    let dense = format!(
-        "B{}H{}S{}D{}{}",
-        shape.b,
-        shape.h,
-        shape.s,
-        shape.d,
-        if shape.causal { " causal" } else { "" }
-    );
+    let dense = full.replace(' ', "").replace("causal", " causal");
     let shown = if full.chars().count() < width {
         full
     } else {
