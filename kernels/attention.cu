@@ -1,7 +1,13 @@
 // FlashAttention-2-style forward pass: O = softmax(Q·Kᵀ / √D) · V, one pass
-// over K/V with an online softmax, fp16 in and out, fp32 accumulation.
-// Layout [B, H, S, D]. Compiled at run time by NVRTC; the toggles are -D
-// defines (seeds 000-004, then issue 9):
+// over K/V with an online softmax, fp32 accumulation. Kernel ABI 2
+// (docs/kernel-abi.md): Q and O [B, Hq, Sq, D], K and V [B, Hkv, Sk, D];
+// query head h reads K/V head h / (Hq / Hkv) (grouped-query attention);
+// causal masks key j for query i when j > i + Sk - Sq (aligned to the end:
+// the last query sees every key). Elements are attn_t: fp16, or bf16 with
+// -DATTN_BF16=1 (the mma path only; the seeds' path is fp16). D is 64, 128,
+// or 256 for wgmma tiles that fit (attention.toml's [[supports]]).
+// Compiled at run time by NVRTC; the toggles are -D defines (seeds 000-004,
+// then issue 9):
 //   USE_WMMA      Q·Kᵀ on tensor cores; Q is staged in shared memory because
 //                 WMMA fragments must load from shared or global memory, never
 //                 from a register array (seed 000: those spilled to local
@@ -59,7 +65,7 @@
 //   PERSIST       a tile option of TMA tiles (issue 21): one CTA per SM
 //                 (the grid is min(SMs, row blocks)) walks the row blocks of
 //                 every head, so the producer loads the next block's Q and
-//                 K/V while the consumers finish and store this one; B·H
+//                 K/V while the consumers finish and store this one; B·Hq
 //                 comes from the host in attn_heads.
 //   Q_REGS        a tile option of PERSIST tiles (issue 21, step 32): each
 //                 consumer copies its Q rows from the swizzled tile into
@@ -82,16 +88,19 @@
 // Reading it. This file holds the entry point of the mma path; the parts it
 // includes from attention/ hold the rest, one idea each, after
 // FlashAttention-3's hopper/ folder:
-//   config.cuh          the defines above with their defaults, the checks that
-//                       refuse a tile, what follows from them (warps, rows per
-//                       warp, stages, registers) and the shared-memory carve-up
+//   config.cuh          the defines above with their defaults, the element
+//                       type attn_t, the checks that refuse a tile, what
+//                       follows from them (warps, rows per warp, stages,
+//                       registers), the shared-memory carve-up, the K/V head
+//                       of a query head and the causal shift
 //   primitives.cuh      one-instruction wrappers: swizzle, ldmatrix, mma.sync,
 //                       wgmma and its descriptors, mbarriers, a quad's
-//                       transpose by shuffles
+//                       transpose by shuffles; the conversions to attn_t
 //   loads.cuh           global to shared memory by the consumers (cp.async)
 //   softmax.cuh         the online softmax in registers, P packed for P·V
 //   tile_gemms.cuh      one tile's Q·Kᵀ, mask and P·V (softmax_pv)
-//   tile_scheduler.cuh  which row block a CTA computes (PERSIST: several)
+//   tile_scheduler.cuh  which row block a CTA computes (PERSIST: several),
+//                       its Q and K/V heads and how many K/V tiles it reads
 //   producer.cuh        WS: the stage protocol and the producer warpgroup
 //                       (cp.async or TMA)
 //   one main loop per schedule; a tile runs exactly one, chosen by its tags
@@ -127,8 +136,8 @@
 #include "attention/mainloop_pingpong.cuh"
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half* __restrict__ V,
-              half* __restrict__ O, int S, float scale_log2, int causal) {
+attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const attn_t* __restrict__ V,
+              attn_t* __restrict__ O, int Sq, int Sk, int Hq, int Hkv, float scale_log2, int causal) {
     extern __shared__ __align__(128) unsigned char smem_raw[];
 #if SMEM_SLACK
     // The swizzle is a function of shared-memory address bits: 1024-aligned.
@@ -136,9 +145,9 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
 #else
     unsigned char* smem = smem_raw;
 #endif
-    half* sQ = reinterpret_cast<half*>(smem);
-    half* sK = reinterpret_cast<half*>(smem + SQ_BYTES);
-    half* sV = reinterpret_cast<half*>(smem + SQ_BYTES + SKV_BYTES);
+    attn_t* sQ = reinterpret_cast<attn_t*>(smem);
+    attn_t* sK = reinterpret_cast<attn_t*>(smem + SQ_BYTES);
+    attn_t* sV = reinterpret_cast<attn_t*>(smem + SQ_BYTES + SKV_BYTES);
 
     constexpr int WARPS_PER_GROUP = WARPS / SPLIT;
     const int warp = threadIdx.x / 32;
@@ -172,10 +181,10 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
         // Registers move from the producer to the consumers.
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
 #if TMA
-        if (threadIdx.x == CONSUMER_THREADS) produce_tma(sQ, sK, sV, bars, S, causal);
+        if (threadIdx.x == CONSUMER_THREADS) produce_tma(sQ, sK, sV, bars, Sq, Sk, Hq, Hkv, causal);
 #else
-        const RowBlock rb = row_block(0, S, causal);
-        produce(sQ, sK, sV, Q + rb.head, K + rb.head, V + rb.head, bars, rb.q0, rb.n_tiles, S,
+        const RowBlock rb = row_block(0, Sq, Sk, Hq, Hkv, causal);
+        produce(sQ, sK, sV, Q + rb.q_head, K + rb.kv_head, V + rb.kv_head, bars, rb.q0, rb.n_tiles, Sq, Sk,
                 threadIdx.x - CONSUMER_THREADS);
 #endif
         return;
@@ -188,25 +197,26 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
 #if PERSIST
     int u0 = 0;
     // kb: row blocks before this one
-    for (int kb = 0, item = item_of(0, causal); item < n_items(S); item = item_of(++kb, causal)) {
+    for (int kb = 0, item = item_of(0, causal); item < n_items(Sq); item = item_of(++kb, causal)) {
 #else
     {
         constexpr int u0 = 0, kb = 0, item = 0;
         (void)u0;
         (void)kb;
 #endif
-        const RowBlock rb = row_block(item, S, causal);
+        const RowBlock rb = row_block(item, Sq, Sk, Hq, Hkv, causal);
         const int q0 = rb.q0;
         const int n_tiles = rb.n_tiles;
-        const size_t head = rb.head;
+        // The diagonal key of this warp's first query row (causal).
+        const int diag0 = q0 + wrow + CAUSAL_SHIFT(Sq, Sk);
 #if !WS  // a producer addresses K and V itself
-        const half* Kh = K + head;
-        const half* Vh = V + head;
+        const attn_t* Kh = K + rb.kv_head;
+        const attn_t* Vh = V + rb.kv_head;
         // Q, K0 and V0 travel in the first group.
-        load_rows<BLOCK_M, Q_SMEM>(sQ, Q + head, q0, S);
-        load_kv(sK, sV, Kh, Vh, 0, S);
+        load_rows<BLOCK_M, Q_SMEM>(sQ, Q + rb.q_head, q0, Sq);
+        load_kv(sK, sV, Kh, Vh, 0, Sk);
         cp_async_commit();
-        prefetch_kv(sK, sV, Kh, Vh, n_tiles, S);
+        prefetch_kv(sK, sV, Kh, Vh, n_tiles, Sk);
 #endif
 #if STAGGER
         // Made before anyone uses them: the first tile's block barrier.
@@ -222,8 +232,8 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
         float o[MI][DB][4];
         float m_r[MI][2];  // running max of (score · scale_log2), rows g and g + 8
         // Row sums of P, by mma against a column of ones: every column of this
-        // accumulator holds its row's sum (the sum of the same fp16 P that meets
-        // V), for 1 mma per 16 keys instead of 16 adds and a quad reduction.
+        // accumulator holds its row's sum (the sum of the same rounded P that
+        // meets V), for 1 mma per 16 keys instead of 16 adds and a quad reduction.
         float l_acc[MI][4];
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) {
@@ -240,8 +250,8 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
         const int key_off = group * BLOCK_N;  // this group's rows within a stage
         // This row block's Q buffer, and this warpgroup's 64 rows of it
         // (Q_SMEM: swizzled).
-        const half* sQb = sQ + (kb % Q_BUFS) * (SQ_TILE_BYTES / 2);
-        const half* tQ = sQb + wrow / 64 * 64 * 64;
+        const attn_t* sQb = sQ + (kb % Q_BUFS) * (SQ_TILE_BYTES / 2);
+        const attn_t* tQ = sQb + wrow / 64 * 64 * 64;
 #if WS
         // The consumers: the three-stage pipeline, stages taken and given
         // back through the mbarriers instead of block barriers.
@@ -255,7 +265,7 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
         mbar_arrive(q_empty_bar(bars, kb));
 #endif
 #if PINGPONG
-        consume_pingpong(o, l_acc, m_r, qf, tQ, sK, sV, bars, u0, kb, n_tiles, q0 + wrow, S, causal, scale_log2,
+        consume_pingpong(o, l_acc, m_r, qf, tQ, sK, sV, bars, u0, kb, n_tiles, diag0, Sk, causal, scale_log2,
                          warp / 4, lane);
 #else
 #include "attention/mainloop_ws.cuh"

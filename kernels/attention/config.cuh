@@ -6,6 +6,11 @@
 #ifndef HEAD_DIM
 #define HEAD_DIM 64
 #endif
+// The element type of Q, K, V and O: 0 fp16 (half), 1 bf16 (__nv_bfloat16).
+// Only the mma path takes bf16 (see the check below).
+#ifndef ATTN_BF16
+#define ATTN_BF16 0
+#endif
 #ifndef BLOCK_M
 #define BLOCK_M 64
 #endif
@@ -77,11 +82,15 @@
 // O when split groups merge; MUTATE_EXP_FIRST makes an EXP_FIRST tile keep
 // its exponentials whatever the row sums say. Localized errors a pooled
 // bound would dilute (issue 37), each 1% where it says so: MUTATE_ROW one
-// query row (S / 2 of head 0); MUTATE_TILE the last 64-row tile of every
-// head; MUTATE_LAST_HEAD the last head (b·H + h = B·H - 1); MUTATE_LAST_BATCH
+// query row (Sq / 2 of head 0); MUTATE_TILE the last 64-row tile of every
+// head; MUTATE_LAST_HEAD the last head (b·Hq + h = B·Hq - 1); MUTATE_LAST_BATCH
 // every head of the last batch (the grid's z, so not PERSIST); MUTATE_COLUMN
 // writes column D - 2's value into column D - 1; MUTATE_CAUSAL lets each row
-// see one key past the diagonal; MUTATE_NORM drops the final 1/l. With all
+// see one key past the diagonal; MUTATE_NORM drops the final 1/l;
+// MUTATE_KV_HEAD has query head h read KV head h % Hkv instead of
+// h / (Hq / Hkv) (grouped-query attention); MUTATE_CAUSAL_ALIGN aligns the
+// causal diagonal to the start (key j masked past query j) instead of the
+// end (past query j - (Sk - Sq)). With all
 // of them 0 the macros below expand to the expressions they wrap, so the
 // shipped builds compile to the same code as before.
 #ifndef MUTATE_RESCALE
@@ -114,8 +123,25 @@
 #ifndef MUTATE_NORM
 #define MUTATE_NORM 0
 #endif
+#ifndef MUTATE_KV_HEAD
+#define MUTATE_KV_HEAD 0
+#endif
+#ifndef MUTATE_CAUSAL_ALIGN
+#define MUTATE_CAUSAL_ALIGN 0
+#endif
 
 #include <cuda_fp16.h>
+#if ATTN_BF16
+#include <cuda_bf16.h>
+typedef __nv_bfloat16 attn_t;
+#else
+typedef half attn_t;
+#endif
+#if ATTN_BF16 && !USE_MMA
+// The seeds' scalar and WMMA code converts through half2 and WMMA's half
+// fragments; the manifest declares bf16 for the mma path only.
+#error "ATTN_BF16=1 needs the mma path (USE_MMA=1): the seed path (scalar, WMMA) is fp16 only"
+#endif
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)
 #endif
@@ -125,7 +151,7 @@ using namespace nvcuda;
 #endif
 
 static_assert(BLOCK_N % 32 == 0 && BLOCK_N <= 128, "BLOCK_N must be 32, 64, 96 or 128");
-static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "HEAD_DIM must be 64 or 128");
+static_assert(HEAD_DIM == 64 || HEAD_DIM == 128 || HEAD_DIM == 256, "HEAD_DIM must be 64, 128 or 256");
 static_assert(STAGES >= 1 && STAGES <= 3, "STAGES must be 1, 2 or 3");
 static_assert(!(USE_MMA && (USE_WMMA || USE_WMMA_PV)), "USE_MMA replaces USE_WMMA and USE_WMMA_PV");
 static_assert(SPLIT >= 1 && WARPS % SPLIT == 0, "WARPS must be a multiple of SPLIT");
@@ -157,16 +183,16 @@ static_assert(!Q_REGS || PERSIST, "Q_REGS (Q copied to registers) is a tile opti
 static_assert(!STAGGER || (SPLIT > 1 && SPLIT <= 8 && USE_CP_ASYNC && STAGES == 2 && !WS),
               "STAGGER (split groups apart) is a tile option of two-stage tiles split 2 to 8 ways, with cp.async");
 static_assert(!(MUTATE_LAST_BATCH && PERSIST), "MUTATE_LAST_BATCH reads the batch from the grid's z: not a PERSIST tile");
-// The planted output bugs, as a row's 1/l. `heads`: B·H.
+// The planted output bugs, as a row's 1/l. `heads`: B·Hq.
 #if MUTATE_ROW || MUTATE_TILE || MUTATE_LAST_HEAD || MUTATE_LAST_BATCH || MUTATE_NORM
-__device__ __forceinline__ float planted_inv(float inv, int row, int bh, int heads, int S) {
-    const bool off = (MUTATE_ROW && bh == 0 && row == S / 2) || (MUTATE_TILE && row >= (S - 1) / 64 * 64) ||
+__device__ __forceinline__ float planted_inv(float inv, int row, int bh, int heads, int Sq) {
+    const bool off = (MUTATE_ROW && bh == 0 && row == Sq / 2) || (MUTATE_TILE && row >= (Sq - 1) / 64 * 64) ||
                      (MUTATE_LAST_HEAD && bh == heads - 1) || (MUTATE_LAST_BATCH && blockIdx.z == gridDim.z - 1);
     return MUTATE_NORM ? 1.f : off ? inv * 1.01f : inv;
 }
-#define PLANT_INV(inv, row, bh, S) planted_inv(inv, row, bh, HEADS_TOTAL, S)
+#define PLANT_INV(inv, row, bh, Sq) planted_inv(inv, row, bh, HEADS_TOTAL, Sq)
 #else
-#define PLANT_INV(inv, row, bh, S) (inv)
+#define PLANT_INV(inv, row, bh, Sq) (inv)
 #endif
 #if PERSIST
 #define HEADS_TOTAL attn_heads
@@ -179,12 +205,30 @@ __device__ __forceinline__ float planted_inv(float inv, int row, int bh, int hea
 #else
 #define PLANT_COL(value, left, col) (value)
 #endif
-// Whether a key lies past a query row's diagonal (causal).
+// Whether a key lies past a query row's diagonal (causal); `row` is the
+// query's diagonal key, its index shifted by CAUSAL_SHIFT.
 #if MUTATE_CAUSAL
 #define PAST_DIAGONAL(key, row) ((key) > (row) + 1)
 #else
 #define PAST_DIAGONAL(key, row) ((key) > (row))
 #endif
+// Causal attention is aligned to the end: query i of Sq sees keys up to
+// i + Sk - Sq, so the last query sees every key (decode, Sq = 1, sees all
+// Sk). The host guarantees Sq <= Sk when causal.
+#if MUTATE_CAUSAL_ALIGN
+#define CAUSAL_SHIFT(Sq, Sk) 0
+#else
+#define CAUSAL_SHIFT(Sq, Sk) ((Sk) - (Sq))
+#endif
+// The K/V head (b·Hkv + h / (Hq / Hkv)) that query head bh = b·Hq + h reads:
+// Hq = Hkv·(Hq / Hkv), so it is bh / (Hq / Hkv), one division.
+__device__ __forceinline__ int kv_head(int bh, int Hq, int Hkv) {
+#if MUTATE_KV_HEAD
+    return bh / Hq * Hkv + bh % Hq % Hkv;
+#else
+    return bh / (Hq / Hkv);
+#endif
+}
 // The softmax's reductions for wgmma tiles (docs/perf-log.md, steps 19 and
 // 29): row sums on the FMA pipe instead of a chain of mma.syncs that P·V
 // waits behind, the row maximum as a tree. Not for tiles that read Q from

@@ -77,7 +77,7 @@
 #endif
 
         // ---- Normalize and write the rows that exist.
-        half* Oh = O + head;
+        attn_t* Oh = O + rb.q_head;
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) {
 #pragma unroll
@@ -87,16 +87,16 @@
                 const int row = q0 + wrow + mi * 16 + g + h * 8;
                 // A quad holds the same row: every lane takes part in the
                 // transpose, only rows that exist are written.
-                const bool valid = row < S && (!TMA || row >= 0);
+                const bool valid = row < Sq && (!TMA || row >= 0);
 #pragma unroll
                 for (int k = 0; k < DB / 4; ++k) {
                     unsigned a[4];
 #pragma unroll
                     for (int j = 0; j < 4; ++j)
-                        a[j] = pack_half2(o[mi][4 * k + j][2 * h] * PLANT_INV(inv, row, rb.bh, S),
-                                          PLANT_COL(o[mi][4 * k + j][2 * h + 1], o[mi][4 * k + j][2 * h],
-                                                    (4 * k + j) * 8 + 2 * q + 1) *
-                                              PLANT_INV(inv, row, rb.bh, S));
+                        a[j] = pack2(o[mi][4 * k + j][2 * h] * PLANT_INV(inv, row, rb.bh, Sq),
+                                     PLANT_COL(o[mi][4 * k + j][2 * h + 1], o[mi][4 * k + j][2 * h],
+                                               (4 * k + j) * 8 + 2 * q + 1) *
+                                         PLANT_INV(inv, row, rb.bh, Sq));
                     const uint4 v = quad_transpose(a, q);
                     if (valid) *reinterpret_cast<uint4*>(Oh + (size_t)row * HEAD_DIM + (4 * k + q) * 8) = v;
                 }

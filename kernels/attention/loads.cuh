@@ -5,39 +5,45 @@
 // producer.cuh.
 
 // Copies rows [row0, row0 + ROWS) of one head's Q, K or V into a tile,
-// zero-filling rows at or past S so partial tiles read zeros, never memory
-// outside the tensor.
+// zero-filling rows at or past n_rows (the tensor's length: Sq for Q, Sk for
+// K and V) so partial tiles read zeros, never memory outside the tensor.
 // The trip count is a compile-time constant so the loop unrolls into straight
 // copies with constant offsets (a runtime-bounded loop cost ~15 instructions
 // per 16 bytes on sm_90, a fifth of the mma path's instructions).
 // Whole tiles (all but a ragged last one) take the first branch, where every
 // address is the thread's base plus a constant: one instruction per 16 bytes.
-// SWZ writes the wgmma layout (KV_SWIZZLE): a pass covers a multiple of 8
-// rows, so a thread's swizzled chunk is the same on every pass.
+// SWZ writes the wgmma layout (KV_SWIZZLE): where a pass covers a multiple
+// of 8 rows a thread's swizzled chunk is the same on every pass; where it
+// covers fewer (D = 256: 128 threads load 4 rows a pass) each pass's address
+// is swizzled again, still from constants (the pass index is unrolled).
 // NT threads load (tid: this one's index among them); a swizzled tile's
 // column blocks hold TILE_ROWS rows (a split group fills its BLOCK_N rows of
 // a stage's KV_ROWS, from the stage's row key_off on).
 template <int ROWS, bool SWZ = false, int NT = CONSUMER_THREADS, int TILE_ROWS = ROWS>
-__device__ __forceinline__ void load_rows(half* tile, const half* __restrict__ src, int row0, int S,
+__device__ __forceinline__ void load_rows(attn_t* tile, const attn_t* __restrict__ src, int row0, int n_rows,
                                           unsigned tid = threadIdx.x) {
     constexpr int VEC_PER_ROW = HEAD_DIM / 8;  // 16-byte vectors
     constexpr int VECS = ROWS * VEC_PER_ROW;
     // The consumers load (with WS the producer warpgroup has its own loader).
     constexpr int ROW_STEP = NT / VEC_PER_ROW;  // rows one pass of the block covers
-    constexpr int LD = SWZ ? 64 : LDH;          // halves from one row to the next
+    constexpr int LD = SWZ ? 64 : LDH;          // elements from one row to the next
     static_assert(NT % VEC_PER_ROW == 0, "a pass of the block covers whole rows");
-    static_assert(!SWZ || ROW_STEP % 8 == 0, "a swizzled pass covers whole 8-row blocks");
     const int r0 = tid / VEC_PER_ROW;
     const int cv = tid % VEC_PER_ROW;
     const int c = cv * 8;
-    const half* base = src + ((size_t)row0 + r0) * HEAD_DIM + c;
-    half* sbase = SWZ ? swizzled<TILE_ROWS>(tile, r0, cv) : tile + r0 * LDH + c;
-    if (row0 + ROWS <= S) {
+    const attn_t* base = src + ((size_t)row0 + r0) * HEAD_DIM + c;
+    attn_t* sbase = SWZ ? swizzled<TILE_ROWS>(tile, r0, cv) : tile + r0 * LDH + c;
+    // Where the thread's j-th row of the pass lands.
+    const auto dst = [&](int j) {
+        if constexpr (SWZ && ROW_STEP % 8 != 0) return swizzled<TILE_ROWS>(tile, r0 + j * ROW_STEP, cv);
+        return sbase + j * ROW_STEP * LD;
+    };
+    if (row0 + ROWS <= n_rows) {
 #pragma unroll
         for (int j = 0; j < (VECS + NT - 1) / NT; ++j) {
             if (VECS % NT != 0 && r0 + j * ROW_STEP >= ROWS) break;
-            const half* g = base + j * ROW_STEP * HEAD_DIM;
-            half* s = sbase + j * ROW_STEP * LD;
+            const attn_t* g = base + j * ROW_STEP * HEAD_DIM;
+            attn_t* s = dst(j);
             if constexpr (cfg::cp_async)
                 asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(s)), "l"(g));
             else
@@ -49,9 +55,9 @@ __device__ __forceinline__ void load_rows(half* tile, const half* __restrict__ s
     for (int j = 0; j < (VECS + NT - 1) / NT; ++j) {
         const int r = r0 + j * ROW_STEP;
         if (VECS % NT != 0 && r >= ROWS) break;
-        const bool valid = row0 + r < S;
-        const half* g = valid ? base + j * ROW_STEP * HEAD_DIM : src;
-        half* s = sbase + j * ROW_STEP * LD;
+        const bool valid = row0 + r < n_rows;
+        const attn_t* g = valid ? base + j * ROW_STEP * HEAD_DIM : src;
+        attn_t* s = dst(j);
         if constexpr (cfg::cp_async)
             // src-size 0 makes cp.async write 16 zero bytes and read nothing.
             asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(s)), "l"(g),
@@ -70,11 +76,12 @@ __device__ __forceinline__ void cp_async_wait() {
     if constexpr (cfg::cp_async) asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-__device__ __forceinline__ void load_kv(half* sK, half* sV, const half* __restrict__ Kh,
-                                        const half* __restrict__ Vh, int t, int S) {
+// K/V tile t of Sk keys.
+__device__ __forceinline__ void load_kv(attn_t* sK, attn_t* sV, const attn_t* __restrict__ Kh,
+                                        const attn_t* __restrict__ Vh, int t, int Sk) {
     const int stage = t % KV_STAGES;
-    load_rows<KV_ROWS, KV_SWIZZLE>(sK + stage * KV_TILE_HALVES, Kh, t * KV_ROWS, S);
-    load_rows<KV_ROWS, KV_SWIZZLE>(sV + stage * KV_TILE_HALVES, Vh, t * KV_ROWS, S);
+    load_rows<KV_ROWS, KV_SWIZZLE>(sK + stage * KV_TILE_HALVES, Kh, t * KV_ROWS, Sk);
+    load_rows<KV_ROWS, KV_SWIZZLE>(sV + stage * KV_TILE_HALVES, Vh, t * KV_ROWS, Sk);
 }
 
 // wgmma reads shared memory through the async proxy: what this thread's
@@ -85,12 +92,12 @@ __device__ __forceinline__ void kv_visible_to_wgmma() {
 
 // With three stages, tile 1 also goes out before the loop (tile 0 goes with
 // Q), one commit group per tile.
-__device__ __forceinline__ void prefetch_kv(half* sK, half* sV, const half* __restrict__ Kh,
-                                            const half* __restrict__ Vh, int n_tiles, int S) {
+__device__ __forceinline__ void prefetch_kv(attn_t* sK, attn_t* sV, const attn_t* __restrict__ Kh,
+                                            const attn_t* __restrict__ Vh, int n_tiles, int Sk) {
     if constexpr (cfg::cp_async && cfg::stages > 2) {
 #pragma unroll
         for (int t = 1; t < STAGES - 1; ++t) {
-            if (t < n_tiles) load_kv(sK, sV, Kh, Vh, t, S);
+            if (t < n_tiles) load_kv(sK, sV, Kh, Vh, t, Sk);
             cp_async_commit();
         }
     }
@@ -99,17 +106,17 @@ __device__ __forceinline__ void prefetch_kv(half* sK, half* sV, const half* __re
 // Makes K/V tile t resident in stage t % KV_STAGES; multi-buffered, it also
 // starts tile t + STAGES - 1. The caller syncs the block after this and again
 // before a stage is refilled.
-__device__ __forceinline__ void fetch_kv(half* sK, half* sV, const half* __restrict__ Kh,
-                                         const half* __restrict__ Vh, int t, int n_tiles, int S) {
+__device__ __forceinline__ void fetch_kv(attn_t* sK, attn_t* sV, const attn_t* __restrict__ Kh,
+                                         const attn_t* __restrict__ Vh, int t, int n_tiles, int Sk) {
     if constexpr (cfg::cp_async && cfg::stages >= 2) {
-        if (t + STAGES - 1 < n_tiles) load_kv(sK, sV, Kh, Vh, t + STAGES - 1, S);
+        if (t + STAGES - 1 < n_tiles) load_kv(sK, sV, Kh, Vh, t + STAGES - 1, Sk);
         // Committed even when empty, so STAGES - 1 groups always follow tile t's.
         cp_async_commit();
         cp_async_wait<STAGES - 1>();
     } else {
         // One stage: tile t replaces tile t-1 once every warp is done with it.
         if (t > 0) {
-            load_kv(sK, sV, Kh, Vh, t, S);
+            load_kv(sK, sV, Kh, Vh, t, Sk);
             cp_async_commit();
         }
         cp_async_wait<0>();

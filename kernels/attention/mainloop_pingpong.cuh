@@ -17,8 +17,8 @@ __device__ __forceinline__ void turn_pass(int wg) {
 // P of tile t waits in pa; O is rescaled only once its P·V has landed.
 // Q is read from shared memory (Q_SMEM): qf is not.
 __device__ __forceinline__ void consume_pingpong(float (&o)[MI][DB][4], float (&l_acc)[MI][4], float (&m_r)[MI][2],
-                                                 const unsigned (&qf)[MI][HEAD_DIM / 16][4], const half* tQ, const half* sK, const half* sV, unsigned bars,
-                                                 int u0, int kb, int n_tiles, int row0, int S, int causal,
+                                                 const unsigned (&qf)[MI][HEAD_DIM / 16][4], const attn_t* tQ, const attn_t* sK, const attn_t* sV, unsigned bars,
+                                                 int u0, int kb, int n_tiles, int diag0, int Sk, int causal,
                                                  float scale_log2, int wg, int lane) {
     // Warpgroup 0 goes first: the last hands it the first turn. Every pass
     // is matched by a wait (the last warpgroup skips its last pass).
@@ -28,7 +28,7 @@ __device__ __forceinline__ void consume_pingpong(float (&o)[MI][DB][4], float (&
     unsigned pa[BLOCK_N / 16][4];
     wait_tile(bars, u0);
     mma_qk(s, qf, tQ, sK + u0 % STAGES * KV_TILE_HALVES, lane);
-    mask_scores(s, 0, row0, S, causal, lane);
+    mask_scores(s, 0, diag0, Sk, causal, lane);
     softmax_exp(s, m_r, alpha, scale_log2);  // O and the row sums are still 0
     pack_p(s, pa, l_acc);
     // Every tile but the last: straight-line, so ptxas sees which group
@@ -41,7 +41,7 @@ __device__ __forceinline__ void consume_pingpong(float (&o)[MI][DB][4], float (&
         pv_issue(o, pa, sV + (u % STAGES) * KV_TILE_HALVES);
         turn_pass(wg);
         wgmma_wait<1>();  // Q·Kᵀ landed; P·V may still run
-        mask_scores(s, (t + 1) * KV_ROWS, row0, S, causal, lane);
+        mask_scores(s, (t + 1) * KV_ROWS, diag0, Sk, causal, lane);
 #if EXP_FIRST
         float r[2];
         const bool kept = exp_first(s, m_r, r, scale_log2, wg);
@@ -49,7 +49,7 @@ __device__ __forceinline__ void consume_pingpong(float (&o)[MI][DB][4], float (&
         if (!kept) {
             // S again from the K tile still held (P·V lands meanwhile).
             mma_qk(s, qf, tQ, sK + (u + 1) % STAGES * KV_TILE_HALVES, lane);
-            mask_scores(s, (t + 1) * KV_ROWS, row0, S, causal, lane);
+            mask_scores(s, (t + 1) * KV_ROWS, diag0, Sk, causal, lane);
             raised = softmax_exp(s, m_r, alpha, scale_log2);
         }
 #else

@@ -16,9 +16,12 @@
         if (!Q_SMEM) load_q_fragments(qf, sQ, wrow, lane);
         float s[MI][NB][4];
         mma_qk(s, qf, tQ, sK + key_off * KV_ROW_HALVES, lane);
-        mask_scores(s, key_off, q0 + wrow, S, causal, lane);
+        // Rows on the query axis, keys shifted to it (mask_scores says why).
+        const int shift = CAUSAL_SHIFT(Sq, Sk);
+        (void)diag0;
+        mask_scores<true>(s, key_off, q0 + wrow, Sk, causal, lane, shift);
         for (int t = 0; t < n_tiles; ++t) {
-            if (t + 2 < n_tiles) load_kv(sK, sV, Kh, Vh, t + 2, S);
+            if (t + 2 < n_tiles) load_kv(sK, sV, Kh, Vh, t + 2, Sk);
             cp_async_commit();
             cp_async_wait<1>();  // tile t + 1 is resident
             kv_visible_to_wgmma();
@@ -32,7 +35,7 @@
                 mma_qk<false>(s_next, qf, tQ, sK + ((t + 1) % KV_STAGES) * KV_TILE_HALVES + key_off * KV_ROW_HALVES, lane);
             softmax_pv(s, o, l_acc, m_r, sV + (t % KV_STAGES) * KV_TILE_HALVES + key_off * KV_ROW_HALVES, scale_log2,
                        lane);
-            if (more) take_next(s, s_next, (t + 1) * KV_ROWS + key_off, q0 + wrow, S, causal, lane);
+            if (more) take_next<true>(s, s_next, (t + 1) * KV_ROWS + key_off, q0 + wrow, Sk, causal, lane, shift);
             // Every warp is done with tile t before its stage is refilled.
             __syncthreads();
         }

@@ -11,7 +11,7 @@
 // split of the kernel into parts keeps every tile's code as it was.
 
         for (int t = 0; t < n_tiles; ++t) {
-            fetch_kv(sK, sV, Kh, Vh, t, n_tiles, S);
+            fetch_kv(sK, sV, Kh, Vh, t, n_tiles, Sk);
             __syncthreads();
             if (t == 0 && !Q_SMEM) load_q_fragments(qf, sQ, wrow, lane);
             const int stage = t % KV_STAGES;
@@ -19,7 +19,7 @@
             if (key0 < rb.kv_end) {  // warp-uniform: a causal tail may leave a group nothing
                 float s[MI][NB][4];
                 mma_qk(s, qf, tQ, sK + stage * KV_TILE_HALVES + key_off * KV_ROW_HALVES, lane);
-                mask_scores(s, key0, q0 + wrow, S, causal, lane);
+                mask_scores(s, key0, diag0, Sk, causal, lane);
                 softmax_pv(s, o, l_acc, m_r, sV + stage * KV_TILE_HALVES + key_off * KV_ROW_HALVES, scale_log2, lane);
             }
             // Every warp is done with this stage before it is refilled.

@@ -18,9 +18,9 @@
                 const int st = (t + 1) % KV_STAGES;
                 const int r0 = (t + 1) * KV_ROWS + key_off;
                 load_rows<BLOCK_N, KV_SWIZZLE, GROUP_THREADS, KV_ROWS>(
-                    sK + st * KV_TILE_HALVES + key_off * KV_ROW_HALVES, Kh, r0, S, gtid);
+                    sK + st * KV_TILE_HALVES + key_off * KV_ROW_HALVES, Kh, r0, Sk, gtid);
                 load_rows<BLOCK_N, KV_SWIZZLE, GROUP_THREADS, KV_ROWS>(
-                    sV + st * KV_TILE_HALVES + key_off * KV_ROW_HALVES, Vh, r0, S, gtid);
+                    sV + st * KV_TILE_HALVES + key_off * KV_ROW_HALVES, Vh, r0, Sk, gtid);
             }
             cp_async_commit();
             cp_async_wait<1>();
@@ -39,7 +39,7 @@
                 float s[MI][NB][4];
                 mma_qk(s, qf, tQ, sK + stage * KV_TILE_HALVES + key_off * KV_ROW_HALVES, lane);
                 if (t == 0 && group + 1 < SPLIT) mbar_arrive(stagger_bar(smem, group + 1));
-                mask_scores(s, key0, q0 + wrow, S, causal, lane);
+                mask_scores(s, key0, diag0, Sk, causal, lane);
                 softmax_pv(s, o, l_acc, m_r, sV + stage * KV_TILE_HALVES + key_off * KV_ROW_HALVES, scale_log2, lane);
             } else if (t == 0 && group + 1 < SPLIT) {
                 mbar_arrive(stagger_bar(smem, group + 1));

@@ -13,7 +13,7 @@
         wait_tile(bars, u0);
         float s[MI][NB][4];
         mma_qk(s, qf, tQ, sK + u0 % STAGES * KV_TILE_HALVES, lane);
-        mask_scores(s, 0, q0 + wrow, S, causal, lane);
+        mask_scores(s, 0, diag0, Sk, causal, lane);
         for (int t = 0; t < n_tiles; ++t) {
             const int u = u0 + t;
             const bool more = t + 1 < n_tiles;
@@ -25,6 +25,6 @@
             softmax_pv(s, o, l_acc, m_r, sV + (u % STAGES) * KV_TILE_HALVES, scale_log2, lane);
             // P·V's wait covered every wgmma reading stage u.
             release_tile(bars, u);
-            if (more) take_next(s, s_next, (t + 1) * KV_ROWS, q0 + wrow, S, causal, lane);
+            if (more) take_next(s, s_next, (t + 1) * KV_ROWS, diag0, Sk, causal, lane);
         }
         if (PERSIST && !Q_REGS) mbar_arrive(q_empty_bar(bars, kb));  // every Q·Kᵀ has landed

@@ -1,15 +1,16 @@
 // The seeds' paths: S goes through shared memory (the scalar loop or WMMA
 // write it there), the softmax reads it with two lanes per row, and P·V is
-// scalar or WMMA.
+// scalar or WMMA. fp16 only (config.cuh refuses ATTN_BF16 here); grouped
+// K/V heads, Sk != Sq and the end-aligned causal mask are index changes.
 
 #define COLS_PER_LANE (BLOCK_N / 32)
-#define SEED_BH (int)(blockIdx.z * gridDim.y + blockIdx.y)  // b·H + h
+#define SEED_BH (int)(blockIdx.z * gridDim.y + blockIdx.y)  // b·Hq + h
 #define HALF_N (BLOCK_N / 2)     // score columns per lane in the softmax
 #define DCHUNKS (HEAD_DIM / 64)  // half2 output columns per lane: 2 * DCHUNKS
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half* __restrict__ V,
-              half* __restrict__ O, int S, float scale_log2, int causal) {
+attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const attn_t* __restrict__ V,
+              attn_t* __restrict__ O, int Sq, int Sk, int Hq, int Hkv, float scale_log2, int causal) {
     extern __shared__ __align__(128) unsigned char smem[];
     half* sQ = reinterpret_cast<half*>(smem);
     half* sK = reinterpret_cast<half*>(smem + SQ_BYTES);
@@ -23,24 +24,25 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     const int q0 = blockIdx.x * BLOCK_M;
-    const size_t head = ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * S * HEAD_DIM;
-    const half* Qh = Q + head;
-    const half* Kh = K + head;
-    const half* Vh = V + head;
-    half* Oh = O + head;
+    const size_t q_head = (size_t)SEED_BH * Sq * HEAD_DIM;
+    const size_t kv_head_off = (size_t)kv_head(SEED_BH, Hq, Hkv) * Sk * HEAD_DIM;
+    const half* Qh = Q + q_head;
+    const half* Kh = K + kv_head_off;
+    const half* Vh = V + kv_head_off;
+    half* Oh = O + q_head;
     const int wrow = warp * ROWS_PER_WARP;  // first tile row of this warp
     // The softmax's view: lane % 16 is the row, lane / 16 the column half.
     // Lanes 0-7 then read rows 0-7 of one half, 4 banks apart (conflict-free).
     const int sr = lane % 16;
     const int sh = lane / 16;
 
-    // Q tile: rows past S are zeros (their outputs are never written).
+    // Q tile: rows past Sq are zeros (their outputs are never written).
     {
         constexpr int VEC_PER_ROW = HEAD_DIM / 8;
         for (int i = threadIdx.x; i < BLOCK_M * VEC_PER_ROW; i += THREADS) {
             const int r = i / VEC_PER_ROW;
             const int c = (i % VEC_PER_ROW) * 8;
-            const bool valid = q0 + r < S;
+            const bool valid = q0 + r < Sq;
             *reinterpret_cast<uint4*>(sQ + r * LDH + c) =
                 valid ? *reinterpret_cast<const uint4*>(Qh + (size_t)(q0 + r) * HEAD_DIM + c) : make_uint4(0, 0, 0, 0);
         }
@@ -66,18 +68,19 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> q_frag[HEAD_DIM / 16];
 #endif
 
-    const int kv_end = causal ? min(S, q0 + BLOCK_M) : S;
+    // Causal: the last row's diagonal (end-aligned, tile_scheduler.cuh).
+    const int kv_end = causal ? min(Sk, q0 + BLOCK_M + (Sk - Sq)) : Sk;
     const int n_tiles = (kv_end + BLOCK_N - 1) / BLOCK_N;
 
-    load_rows<BLOCK_N>(sK, Kh, 0, S);
-    load_rows<BLOCK_N>(sV, Vh, 0, S);
+    load_rows<BLOCK_N>(sK, Kh, 0, Sk);
+    load_rows<BLOCK_N>(sV, Vh, 0, Sk);
     cp_async_commit();
-    prefetch_kv(sK, sV, Kh, Vh, n_tiles, S);
+    prefetch_kv(sK, sV, Kh, Vh, n_tiles, Sk);
 
     for (int t = 0; t < n_tiles; ++t) {
         const int kv0 = t * BLOCK_N;
         const int stage = t % KV_STAGES;
-        fetch_kv(sK, sV, Kh, Vh, t, n_tiles, S);
+        fetch_kv(sK, sV, Kh, Vh, t, n_tiles, Sk);
         __syncthreads();
         const half* tK = sK + stage * BLOCK_N * LDH;
         const half* tV = sV + stage * BLOCK_N * LDH;
@@ -134,7 +137,7 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
         // HALF_N independent values and a row reduces with one shuffle.
         float alpha;
         {
-            const int qrow = q0 + wrow + sr;
+            const int diag = q0 + wrow + sr + CAUSAL_SHIFT(Sq, Sk);  // the row's diagonal key
             float* srow = sS + (wrow + sr) * LDS + sh * HALF_N;
             float v[HALF_N];
 #pragma unroll
@@ -149,7 +152,7 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
 #pragma unroll
             for (int c = 0; c < HALF_N; ++c) {
                 const int col = kv0 + sh * HALF_N + c;
-                const bool masked = col >= S || (causal && PAST_DIAGONAL(col, qrow));
+                const bool masked = col >= Sk || (causal && PAST_DIAGONAL(col, diag));
                 v[c] = masked ? -INFINITY : v[c] * scale_log2;
                 tile_max = fmaxf(tile_max, v[c]);
             }
@@ -270,14 +273,14 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     __syncwarp();
     {
         const int qrow = q0 + wrow + sr;
-        if (qrow < S) {
+        if (qrow < Sq) {
             const float* orow = sO + (wrow + sr) * LDO + sh * (HEAD_DIM / 2);
             half* dst = Oh + (size_t)qrow * HEAD_DIM + sh * (HEAD_DIM / 2);
 #pragma unroll
             for (int d = 0; d < HEAD_DIM / 2; d += 2)
                 *reinterpret_cast<half2*>(dst + d) = __float22half2_rn(
-                    make_float2(orow[d] * PLANT_INV(inv, qrow, SEED_BH, S),
-                                PLANT_COL(orow[d + 1], orow[d], sh * (HEAD_DIM / 2) + d + 1) * PLANT_INV(inv, qrow, SEED_BH, S)));
+                    make_float2(orow[d] * PLANT_INV(inv, qrow, SEED_BH, Sq),
+                                PLANT_COL(orow[d + 1], orow[d], sh * (HEAD_DIM / 2) + d + 1) * PLANT_INV(inv, qrow, SEED_BH, Sq)));
         }
     }
 #else
@@ -285,12 +288,12 @@ attention_fwd(const half* __restrict__ Q, const half* __restrict__ K, const half
     for (int r = 0; r < ROWS_PER_WARP; ++r) {
         const int qrow = q0 + wrow + r;
         const float inv_r = __shfl_sync(FULL_MASK, inv, r);
-        if (qrow >= S) continue;
+        if (qrow >= Sq) continue;
 #pragma unroll
         for (int c = 0; c < DCHUNKS; ++c) {
             const float2 o = make_float2(
-                o_acc[r][c].x * PLANT_INV(inv_r, qrow, SEED_BH, S),
-                PLANT_COL(o_acc[r][c].y, o_acc[r][c].x, 2 * lane + 64 * c + 1) * PLANT_INV(inv_r, qrow, SEED_BH, S));
+                o_acc[r][c].x * PLANT_INV(inv_r, qrow, SEED_BH, Sq),
+                PLANT_COL(o_acc[r][c].y, o_acc[r][c].x, 2 * lane + 64 * c + 1) * PLANT_INV(inv_r, qrow, SEED_BH, Sq));
             *reinterpret_cast<half2*>(Oh + (size_t)qrow * HEAD_DIM + 2 * lane + 64 * c) = __float22half2_rn(o);
         }
     }

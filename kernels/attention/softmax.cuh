@@ -85,9 +85,9 @@ __device__ __forceinline__ void row_sums(const float (&s)[MI][NB][4], float (&r)
     r[1] = r1[0];
 }
 
-// P as wgmma's A fragments (fp16, straight from the S registers), and its
+// P as wgmma's A fragments (attn_t, straight from the S registers), and its
 // row sums into l_acc: by mma.sync against a column of ones (every column of
-// that accumulator holds its row's sum of the fp16 P that meets V), or with
+// that accumulator holds its row's sum of the rounded P that meets V), or with
 // ROWSUM_FADD on the FMA pipe, this thread's part of rows g (l_acc[0][0])
 // and g + 8 (l_acc[0][2]), the quad's parts added once after the last tile;
 // SUMS false: the caller adds them.
@@ -104,14 +104,11 @@ __device__ __forceinline__ void pack_p(const float (&s)[MI][NB][4], unsigned (&p
     }
 #pragma unroll
     for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
-        pa[kk][0] = pack_half2(s[0][2 * kk][0], s[0][2 * kk][1]);
-        pa[kk][1] = pack_half2(s[0][2 * kk][2], s[0][2 * kk][3]);
-        pa[kk][2] = pack_half2(s[0][2 * kk + 1][0], s[0][2 * kk + 1][1]);
-        pa[kk][3] = pack_half2(s[0][2 * kk + 1][2], s[0][2 * kk + 1][3]);
-        if constexpr (!cfg::rowsum_fadd) {
-            constexpr unsigned ONES = 0x3c003c00u;  // half2(1, 1)
-            mma_16816(l_acc[0], pa[kk], ONES, ONES);
-        }
+        pa[kk][0] = pack2(s[0][2 * kk][0], s[0][2 * kk][1]);
+        pa[kk][1] = pack2(s[0][2 * kk][2], s[0][2 * kk][3]);
+        pa[kk][2] = pack2(s[0][2 * kk + 1][0], s[0][2 * kk + 1][1]);
+        pa[kk][3] = pack2(s[0][2 * kk + 1][2], s[0][2 * kk + 1][3]);
+        if constexpr (!cfg::rowsum_fadd) mma_16816(l_acc[0], pa[kk], ONES2, ONES2);
     }
 }
 
