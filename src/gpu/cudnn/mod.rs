@@ -7,14 +7,16 @@
 //! ```ignore
 //! cudnn_sdpa::version()?;                                // Err, not a panic, without cuDNN
 //! let handle = cudnn_sdpa::create_handle(&stream)?;      // cudnnCreate + cudnnSetStream
-//! let plan = SdpaPlan::new(&handle, b, h, s, d, causal)?; // build once per shape
+//! let p = Problem { b: 1, hq: 32, hkv: 8, sq: 16, sk: 32768, d: 128,
+//!                    dtype: SdpaDtype::Bf16, causal: true };
+//! let plan = SdpaPlan::new(&handle, &p)?;                // build once per problem
 //! println!("{}, workspace {} bytes", plan.info().engine, plan.info().workspace_bytes);
 //! plan.execute(&q, &k, &v, &mut o, workspace.as_mut())?; // enqueued on `stream`
 //! ```
 //!
 //! Why this exact graph: cuDNN serves fused attention from engines that match
 //! the operation graph against a pattern, so we emit, op for op, what
-//! cudnn-frontend's `CompositeSDPANode` emits for an fp16 inference SDPA
+//! cudnn-frontend's `CompositeSDPANode` emits for an fp16/bf16 inference SDPA
 //! (include/cudnn_frontend/node/scaled_dot_product_flash_attention.h,
 //! node/softmax.h, node/diagonal_band_mask.h, utils/attn_score_modifiers.h;
 //! the same graph, spelled with raw builders, is
@@ -39,10 +41,27 @@
 //! picked global engine 2 (engine 1 for S = 1), compiled at run time with
 //! NVRTC: the first plan for a new kernel configuration takes 0.3 to 1.3 s.
 //!
-//! Layout contract (same as attnscope's own kernels): fp16 Q, K, V, O, BHSD,
-//! contiguous, element (b,h,s,d) at ((b*H + h)*S + s)*D + d; fp32
-//! accumulation; scores scaled by 1/sqrt(D); optional causal mask where query
-//! row i sees keys j <= i (top-left aligned, S_q == S_kv).
+//! Those checks covered the plain case only (fp16, Hq == Hkv, Sq == Sk); the
+//! graphs for bf16, GQA, Sq != Sk and the bottom-right mask are built from
+//! the frontend's source and unit-tested as data, not yet run on a GPU.
+//!
+//! Layout contract (same as attnscope's own kernels): Q and O [B, Hq, Sq, D],
+//! K and V [B, Hkv, Sk, D], all fp16 or all bf16, BHSD, contiguous, element
+//! (b,h,s,d) at ((b*H + h)*S + s)*D + d with that tensor's H and S; query
+//! head h reads KV head h / (Hq/Hkv); fp32 accumulation; scores scaled by
+//! 1/sqrt(D); optional causal mask aligned to the bottom-right corner: query
+//! row i sees keys j <= i + (Sk - Sq) (j <= i when Sq == Sk).
+//!
+//! cuDNN versions (cudnnGetVersion of the loaded library; the frontend's
+//! support surface, sdpa_support_surface.h and its history, for the graph):
+//! - 9.0.0: everything below, any Sq and Sk (no multiple-of-64 rule), fp16
+//!   and bf16, GQA (Hkv dividing Hq: the matmuls broadcast K/V heads);
+//!   9.10.0 and 9.10.1 are refused for fp16/bf16 forward (known bugs).
+//! - bottom-right causal with 1 < Sq < Sk: 9.3.0, and before 9.6.0 only with
+//!   Sq and Sk multiples of 64. Sq == 1 needs no mask (and a masked Sq == 1
+//!   graph would need 9.10); Sq == Sk uses the top-left graph.
+//! - the unified SDPA node (9.13.1; causal 9.21) is not used: the composite
+//!   graph is served by the same engines on every 9.x.
 
 use std::cell::RefCell;
 use std::ffi::{CStr, c_char, c_void};
@@ -64,12 +83,82 @@ use cudnn_sys::{
 };
 use ffi::*;
 use graph::*;
-use half::f16;
+pub use graph::{Problem, SdpaDtype};
+use half::{bf16, f16};
 
 /// Oldest cuDNN this module accepts (cudnnGetVersion encoding). Below 9.0 the
 /// flash engine needs S to be a multiple of 64 unless a padding mask is added,
 /// and attnscope runs any S.
 pub const MIN_CUDNN_VERSION: usize = 90000;
+
+/// Oldest cuDNN with the bottom-right causal mask (Sq < Sk), and the one from
+/// which it takes any Sq and Sk rather than multiples of 64 (the frontend's
+/// "Causal bottom right masking requires cudnn 9.3.0" and "... only supported
+/// with s_q multiple of 64, and s_kv multiple of 64, for cudnn version below
+/// 9.6.0").
+pub const MIN_CUDNN_BOTTOM_RIGHT: usize = 90300;
+pub const MIN_CUDNN_BOTTOM_RIGHT_ANY_S: usize = 90600;
+
+/// A 16-bit element SdpaPlan::execute accepts: f16 and bf16 must match the
+/// plan's dtype; u16 is untyped storage taken as whatever the plan says.
+pub trait SdpaElement: sealed::Sealed {
+    const DTYPE: Option<SdpaDtype>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for half::f16 {}
+    impl Sealed for half::bf16 {}
+    impl Sealed for u16 {}
+}
+
+impl SdpaElement for f16 {
+    const DTYPE: Option<SdpaDtype> = Some(SdpaDtype::F16);
+}
+
+impl SdpaElement for bf16 {
+    const DTYPE: Option<SdpaDtype> = Some(SdpaDtype::Bf16);
+}
+
+impl SdpaElement for u16 {
+    const DTYPE: Option<SdpaDtype> = None;
+}
+
+/// Host values of the by-value scalars, read by cuDNN at execute time with
+/// each tensor's data type (FLOAT, FLOAT, INT32, INT32).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+struct Scalars {
+    scale: f32,
+    mask_value: f32,
+    seq_kv: i32,
+    seq_q: i32,
+}
+
+impl Scalars {
+    /// Values for `dims`; the sequence lengths are read only by the
+    /// bottom-right mask, whose Dims::new check keeps Sq + Sk within i32.
+    fn new(dims: &Dims, cudnn_version: usize) -> Scalars {
+        Scalars {
+            scale: attn_scale(dims.d as usize),
+            mask_value: mask_value(cudnn_version),
+            seq_kv: i32::try_from(dims.sk).unwrap_or(i32::MAX),
+            seq_q: i32::try_from(dims.sq).unwrap_or(i32::MAX),
+        }
+    }
+
+    /// Host pointer for a by-value uid of the graph, for the variant pack.
+    fn ptr(&self, uid: i64) -> Option<*mut c_void> {
+        let p = match uid {
+            UID_SCALE => &self.scale as *const f32 as *const c_void,
+            UID_NEG_INF => &self.mask_value as *const f32 as *const c_void,
+            UID_SEQ_KV => &self.seq_kv as *const i32 as *const c_void,
+            UID_SEQ_Q => &self.seq_q as *const i32 as *const c_void,
+            _ => return None,
+        };
+        Some(p as *mut c_void)
+    }
+}
 
 // Non-virtual tensors get fixed uids so the variant pack is a constant list;
 // virtual ones are numbered from FIRST_VIRTUAL_UID so the two can never clash.
@@ -79,6 +168,9 @@ pub(super) const UID_V: i64 = 3;
 pub(super) const UID_O: i64 = 4;
 pub(super) const UID_SCALE: i64 = 5;
 pub(super) const UID_NEG_INF: i64 = 6;
+/// INT32 by-value scalars of the bottom-right mask: Sk, then Sq.
+pub(super) const UID_SEQ_KV: i64 = 7;
+pub(super) const UID_SEQ_Q: i64 = 8;
 pub(super) const FIRST_VIRTUAL_UID: i64 = 100;
 
 /// Tensor-core engines need 16-byte aligned operands; the frontend declares 16
@@ -191,12 +283,12 @@ pub struct SdpaPlan {
     _ops: Vec<Desc>,
     _op_parts: Vec<Desc>,
     _tensors: Vec<Desc>,
-    /// Host values of the two by-value scalars [scale, mask value]; boxed so
-    /// their address survives moves of the plan while a cached variant pack
-    /// points at them.
-    scalars: Box<[f32; 2]>,
-    uses_mask_value: bool,
-    shape: Shape,
+    /// Host values of the by-value scalars; boxed so their address
+    /// survives moves of the plan while a cached variant pack points at them.
+    scalars: Box<Scalars>,
+    /// The graph's by-value uids, in spec order (scale first).
+    by_value_uids: Vec<i64>,
+    dims: Dims,
     info: SdpaInfo,
     handle: CudnnHandle,
 }
@@ -212,12 +304,7 @@ struct GraphDescs {
 
 /// The backend descriptors of `spec`'s tensors and operations, and the
 /// operation graph over them, finalized.
-fn build_graph(
-    handle: &CudnnHandle,
-    spec: &GraphSpec,
-    dims: Shape,
-    causal: bool,
-) -> Result<GraphDescs, String> {
+fn build_graph(handle: &CudnnHandle, spec: &GraphSpec, dims: &Dims) -> Result<GraphDescs, String> {
     let mut tensors = Vec::with_capacity(spec.tensors.len());
     for t in &spec.tensors {
         tensors.push(build_tensor(t)?);
@@ -244,12 +331,9 @@ fn build_graph(
     )?;
     // Required before 9.8, deprecated but accepted after (the frontend still sets it).
     graph.set_handle(Attr::CUDNN_ATTR_OPERATIONGRAPH_HANDLE, handle.raw())?;
-    graph.finalize("operation graph").map_err(|e| {
-        format!(
-            "cuDNN rejected the SDPA graph for {} causal={causal}: {e}",
-            dims.label()
-        )
-    })?;
+    graph
+        .finalize("operation graph")
+        .map_err(|e| format!("cuDNN rejected the SDPA graph for {}: {e}", dims.label()))?;
     Ok(GraphDescs {
         graph,
         ops,
@@ -259,27 +343,30 @@ fn build_graph(
 }
 
 impl SdpaPlan {
-    /// Builds and finalizes the graph for one shape; the Err string is one
-    /// line saying why (no engine supports this shape, cuDNN too old, …).
+    /// Builds and finalizes the graph for one problem; the Err string is one
+    /// line saying why (no engine supports this problem, cuDNN too old, …).
     /// Finalizing can take from milliseconds to seconds when the engine is
-    /// compiled at run time, so build once per shape and keep the plan.
-    pub fn new(
-        handle: &CudnnHandle,
-        b: usize,
-        h: usize,
-        s: usize,
-        d: usize,
-        causal: bool,
-    ) -> Result<SdpaPlan, String> {
+    /// compiled at run time, so build once per problem and keep the plan.
+    pub fn new(handle: &CudnnHandle, p: &Problem) -> Result<SdpaPlan, String> {
+        let dims = Dims::new(p)?;
         let ver = version()?;
-        check_version_supported(ver)?;
-        let dims = Shape::new(b, h, s, d)?;
-        let spec = sdpa_graph_spec(dims, causal)?;
-        let scalars = Box::new([attn_scale(d), mask_value(ver)]);
-        let uses_mask_value = spec.tensors.iter().any(|t| t.uid == UID_NEG_INF);
+        check_problem_supported(ver, &dims)?;
+        let spec = sdpa_graph_spec(&dims)?;
+        let scalars = Box::new(Scalars::new(&dims, ver));
+        let by_value_uids: Vec<i64> = spec
+            .tensors
+            .iter()
+            .filter(|t| t.by_value)
+            .map(|t| t.uid)
+            .collect();
+        if let Some(uid) = by_value_uids.iter().find(|&&u| scalars.ptr(u).is_none()) {
+            return Err(format!(
+                "cuDNN SDPA: internal error, no host value for by-value uid {uid}"
+            ));
+        }
         handle.bind()?;
 
-        let built = build_graph(handle, &spec, dims, causal)?;
+        let built = build_graph(handle, &spec, &dims)?;
 
         let mut heuristics = Vec::new();
         let mut engine_cfgs = Vec::new();
@@ -347,8 +434,8 @@ impl SdpaPlan {
                             _op_parts: built.op_parts,
                             _tensors: built.tensors,
                             scalars,
-                            uses_mask_value,
-                            shape: dims,
+                            by_value_uids,
+                            dims,
                             info,
                             handle: handle.clone(),
                         });
@@ -359,7 +446,7 @@ impl SdpaPlan {
             engine_cfgs.append(&mut cfgs);
         }
         Err(format!(
-            "no cuDNN {} engine supports SDPA fprop {} causal={causal} ({tried} configs tried; last: {last_err})",
+            "no cuDNN {} engine supports SDPA fprop {} ({tried} configs tried; last: {last_err})",
             format_cudnn_version(ver),
             dims.label()
         ))
@@ -369,11 +456,18 @@ impl SdpaPlan {
         &self.info
     }
 
+    /// The problem this plan was built for.
+    pub fn problem(&self) -> &Problem {
+        &self.dims.problem
+    }
+
     /// Runs on the handle's stream (asynchronous, like a kernel launch), with
-    /// cudarc's cross-stream event tracking honoured for every buffer. Q, K,
-    /// V, O hold B*H*S*D halves each in BHSD order; `workspace` must hold
+    /// cudarc's cross-stream event tracking honoured for every buffer. Q and
+    /// O hold B*Hq*Sq*D elements, K and V B*Hkv*Sk*D, in BHSD order, of the
+    /// plan's dtype: `E` is f16 or bf16 (checked against it) or u16 (raw
+    /// 16-bit storage, taken as the plan's dtype). `workspace` must hold
     /// `info().workspace_bytes` bytes and may be None when that is 0.
-    pub fn execute<Q, K, V, O>(
+    pub fn execute<E, Q, K, V, O>(
         &self,
         q: &Q,
         k: &K,
@@ -382,22 +476,34 @@ impl SdpaPlan {
         workspace: Option<&mut CudaSlice<u8>>,
     ) -> Result<(), String>
     where
-        Q: DevicePtr<f16>,
-        K: DevicePtr<f16>,
-        V: DevicePtr<f16>,
-        O: DevicePtrMut<f16>,
+        E: SdpaElement,
+        Q: DevicePtr<E>,
+        K: DevicePtr<E>,
+        V: DevicePtr<E>,
+        O: DevicePtrMut<E>,
     {
-        let need = self.shape.elements();
-        for (name, len) in [
-            ("Q", q.len()),
-            ("K", k.len()),
-            ("V", v.len()),
-            ("O", o.len()),
+        if let Some(dt) = E::DTYPE
+            && dt != self.dims.dtype
+        {
+            return Err(format!(
+                "cuDNN SDPA: {} buffers given to a {} plan ({})",
+                dt.name(),
+                self.dims.dtype.name(),
+                self.dims.label()
+            ));
+        }
+        let q_need = self.dims.q_elements();
+        let kv_need = self.dims.kv_elements();
+        for (name, len, need) in [
+            ("Q", q.len(), q_need),
+            ("K", k.len(), kv_need),
+            ("V", v.len(), kv_need),
+            ("O", o.len(), q_need),
         ] {
             if len < need {
                 return Err(format!(
-                    "cuDNN SDPA: {name} holds {len} halves, {} needs {need}",
-                    self.shape.label()
+                    "cuDNN SDPA: {name} holds {len} elements, {} needs {need}",
+                    self.dims.label()
                 ));
             }
         }
@@ -433,8 +539,9 @@ impl SdpaPlan {
     /// does not own.
     ///
     /// # Safety
-    /// q, k, v must point to B*H*S*D readable halves and o to as many writable
-    /// ones, workspace to `info().workspace_bytes` writable bytes (or be 0 if
+    /// q must point to B*Hq*Sq*D readable 16-bit elements of the plan's
+    /// dtype, k and v to B*Hkv*Sk*D each, o to B*Hq*Sq*D writable ones,
+    /// workspace to `info().workspace_bytes` writable bytes (or be 0 if
     /// that is 0), all allocated in the handle's context, 16-byte aligned, and
     /// not freed or reused until the work enqueued on the handle's stream has
     /// finished; o and workspace must not alias each other or the inputs.
@@ -483,7 +590,8 @@ impl SdpaPlan {
         };
         // SAFETY: the handle is the plan's own and alive (held by self); plan
         // and pack are finalized descriptors owned by self; the pack's host
-        // scalar pointers point into self.scalars, which outlives this call;
+        // scalar pointers point into *self.scalars (boxed, never written
+        // after new()), which outlives this call;
         // the device pointers are the caller's contract.
         let st =
             unsafe { cudnn_sys::cudnnBackendExecute(self.handle.raw(), self.plan.raw, pack.raw) };
@@ -493,13 +601,16 @@ impl SdpaPlan {
     /// Variant pack for one set of device pointers; cached by launch() so a
     /// benchmark loop over the same buffers builds it once.
     fn variant_pack(&self, [q, k, v, o, workspace]: [u64; 5]) -> Result<Desc, String> {
-        let scale_ptr = &self.scalars[0] as *const f32 as *mut c_void;
-        let mask_ptr = &self.scalars[1] as *const f32 as *mut c_void;
-        let mut uids = vec![UID_Q, UID_K, UID_V, UID_O, UID_SCALE];
-        let mut ptrs = vec![dev(q), dev(k), dev(v), dev(o), scale_ptr];
-        if self.uses_mask_value {
-            uids.push(UID_NEG_INF);
-            ptrs.push(mask_ptr);
+        let mut uids = vec![UID_Q, UID_K, UID_V, UID_O];
+        let mut ptrs = vec![dev(q), dev(k), dev(v), dev(o)];
+        // Scale, and with a mask its value, and bottom-right Sk and Sq: host
+        // pointers into the boxed Scalars, typed as their tensors are.
+        for &uid in &self.by_value_uids {
+            let p = self.scalars.ptr(uid).ok_or_else(|| {
+                format!("cuDNN SDPA: internal error, no host value for by-value uid {uid}")
+            })?;
+            uids.push(uid);
+            ptrs.push(p);
         }
         let pack = Desc::create(DescType::CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)?;
         pack.set_i64s(Attr::CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, &uids)?;
@@ -586,6 +697,27 @@ pub(super) fn check_version_supported(v: usize) -> Result<(), String> {
             "cuDNN {} has known SDPA fp16 forward bugs; use 9.10.2 or newer",
             format_cudnn_version(v)
         ));
+    }
+    Ok(())
+}
+
+/// check_version_supported, plus what `dims` needs beyond the plain case
+/// (see the version list at the top of this file); one line naming the
+/// problem and the version it needs.
+fn check_problem_supported(v: usize, dims: &Dims) -> Result<(), String> {
+    check_version_supported(v)?;
+    if dims.mask() == Mask::BottomRight {
+        let any_s = v >= MIN_CUDNN_BOTTOM_RIGHT_ANY_S;
+        let mult64 = v >= MIN_CUDNN_BOTTOM_RIGHT && dims.sq % 64 == 0 && dims.sk % 64 == 0;
+        if !any_s && !mult64 {
+            return Err(format!(
+                "cuDNN {} cannot mask {} bottom-right (Sq < Sk): need {} or newer ({} if Sq and Sk are multiples of 64)",
+                format_cudnn_version(v),
+                dims.label(),
+                format_cudnn_version(MIN_CUDNN_BOTTOM_RIGHT_ANY_S),
+                format_cudnn_version(MIN_CUDNN_BOTTOM_RIGHT)
+            ));
+        }
     }
     Ok(())
 }

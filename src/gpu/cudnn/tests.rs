@@ -3,9 +3,120 @@
 use super::*;
 use std::collections::HashSet;
 
-fn shape(b: i64, h: i64, s: i64, d: i64) -> Shape {
-    Shape { b, h, s, d }
+/// The plain case: fp16, Hq == Hkv, Sq == Sk.
+fn mha(b: usize, h: usize, s: usize, d: usize, causal: bool) -> Dims {
+    Dims::new(&Problem::mha(b, h, s, d, causal)).unwrap()
 }
+
+#[allow(clippy::too_many_arguments)]
+fn problem(
+    b: usize,
+    hq: usize,
+    hkv: usize,
+    sq: usize,
+    sk: usize,
+    d: usize,
+    dtype: SdpaDtype,
+    causal: bool,
+) -> Problem {
+    Problem {
+        b,
+        hq,
+        hkv,
+        sq,
+        sk,
+        d,
+        dtype,
+        causal,
+    }
+}
+
+fn dims(p: Problem) -> Dims {
+    Dims::new(&p).unwrap()
+}
+
+fn spec_of(p: Problem) -> GraphSpec {
+    sdpa_graph_spec(&dims(p)).unwrap()
+}
+
+fn tensor(spec: &GraphSpec, uid: i64) -> TensorSpec {
+    *spec.tensors.iter().find(|t| t.uid == uid).unwrap()
+}
+
+/// One line per tensor, then one per op, in spec order (Debug).
+fn dump(spec: &GraphSpec) -> String {
+    let mut out = String::new();
+    for t in &spec.tensors {
+        out.push_str(&format!("{t:?}\n"));
+    }
+    for o in &spec.ops {
+        out.push_str(&format!("{o:?}\n"));
+    }
+    out
+}
+
+/// The last commit before Problem (18ecee2), B2 H8 S512 D64 fp16 causal:
+/// sdpa_graph_spec(Shape { b: 2, h: 8, s: 512, d: 64 }, true), dumped.
+const OLD_SPEC_CAUSAL: &str = r#"TensorSpec { uid: 1, dtype: CUDNN_DATA_HALF, dims: [2, 8, 512, 64], strides: [262144, 32768, 64, 1], is_virtual: false, by_value: false }
+TensorSpec { uid: 2, dtype: CUDNN_DATA_HALF, dims: [2, 8, 64, 512], strides: [262144, 32768, 1, 64], is_virtual: false, by_value: false }
+TensorSpec { uid: 3, dtype: CUDNN_DATA_HALF, dims: [2, 8, 512, 64], strides: [262144, 32768, 64, 1], is_virtual: false, by_value: false }
+TensorSpec { uid: 4, dtype: CUDNN_DATA_HALF, dims: [2, 8, 512, 64], strides: [262144, 32768, 64, 1], is_virtual: false, by_value: false }
+TensorSpec { uid: 100, dtype: CUDNN_DATA_FLOAT, dims: [2, 8, 512, 512], strides: [2097152, 262144, 512, 1], is_virtual: true, by_value: false }
+TensorSpec { uid: 5, dtype: CUDNN_DATA_FLOAT, dims: [1, 1, 1, 1], strides: [1, 1, 1, 1], is_virtual: false, by_value: true }
+TensorSpec { uid: 101, dtype: CUDNN_DATA_FLOAT, dims: [2, 8, 512, 512], strides: [2097152, 262144, 512, 1], is_virtual: true, by_value: false }
+TensorSpec { uid: 102, dtype: CUDNN_DATA_INT32, dims: [2, 8, 512, 512], strides: [2097152, 262144, 512, 1], is_virtual: true, by_value: false }
+TensorSpec { uid: 103, dtype: CUDNN_DATA_INT32, dims: [2, 8, 512, 512], strides: [2097152, 262144, 512, 1], is_virtual: true, by_value: false }
+TensorSpec { uid: 104, dtype: CUDNN_DATA_BOOLEAN, dims: [2, 8, 512, 512], strides: [2097152, 262144, 512, 1], is_virtual: true, by_value: false }
+TensorSpec { uid: 6, dtype: CUDNN_DATA_FLOAT, dims: [1, 1, 1, 1], strides: [1, 1, 1, 1], is_virtual: false, by_value: true }
+TensorSpec { uid: 105, dtype: CUDNN_DATA_FLOAT, dims: [2, 8, 512, 512], strides: [2097152, 262144, 512, 1], is_virtual: true, by_value: false }
+TensorSpec { uid: 106, dtype: CUDNN_DATA_FLOAT, dims: [2, 8, 512, 1], strides: [4096, 512, 1, 1], is_virtual: true, by_value: false }
+TensorSpec { uid: 107, dtype: CUDNN_DATA_FLOAT, dims: [2, 8, 512, 512], strides: [2097152, 262144, 512, 1], is_virtual: true, by_value: false }
+TensorSpec { uid: 108, dtype: CUDNN_DATA_FLOAT, dims: [2, 8, 512, 512], strides: [2097152, 262144, 512, 1], is_virtual: true, by_value: false }
+TensorSpec { uid: 109, dtype: CUDNN_DATA_FLOAT, dims: [2, 8, 512, 1], strides: [4096, 512, 1, 1], is_virtual: true, by_value: false }
+TensorSpec { uid: 110, dtype: CUDNN_DATA_FLOAT, dims: [2, 8, 512, 1], strides: [4096, 512, 1, 1], is_virtual: true, by_value: false }
+TensorSpec { uid: 111, dtype: CUDNN_DATA_FLOAT, dims: [2, 8, 512, 1], strides: [4096, 512, 1, 1], is_virtual: true, by_value: false }
+TensorSpec { uid: 112, dtype: CUDNN_DATA_HALF, dims: [2, 8, 512, 512], strides: [2097152, 262144, 512, 1], is_virtual: true, by_value: false }
+Matmul { a: 1, b: 2, c: 100 }
+Pointwise { mode: CUDNN_POINTWISE_MUL, math: CUDNN_DATA_FLOAT, axis: None, x: 100, b: Some(5), t: None, y: 101 }
+Pointwise { mode: CUDNN_POINTWISE_GEN_INDEX, math: CUDNN_DATA_FLOAT, axis: Some(2), x: 101, b: None, t: None, y: 102 }
+Pointwise { mode: CUDNN_POINTWISE_GEN_INDEX, math: CUDNN_DATA_FLOAT, axis: Some(3), x: 101, b: None, t: None, y: 103 }
+Pointwise { mode: CUDNN_POINTWISE_CMP_GE, math: CUDNN_DATA_BOOLEAN, axis: None, x: 102, b: Some(103), t: None, y: 104 }
+Pointwise { mode: CUDNN_POINTWISE_BINARY_SELECT, math: CUDNN_DATA_FLOAT, axis: None, x: 101, b: Some(6), t: Some(104), y: 105 }
+Reduce { op: CUDNN_REDUCE_TENSOR_MAX, x: 105, y: 106 }
+Pointwise { mode: CUDNN_POINTWISE_SUB, math: CUDNN_DATA_FLOAT, axis: None, x: 105, b: Some(106), t: None, y: 107 }
+Pointwise { mode: CUDNN_POINTWISE_EXP, math: CUDNN_DATA_FLOAT, axis: None, x: 107, b: None, t: None, y: 108 }
+Reduce { op: CUDNN_REDUCE_TENSOR_ADD, x: 108, y: 109 }
+Pointwise { mode: CUDNN_POINTWISE_LOG, math: CUDNN_DATA_FLOAT, axis: None, x: 109, b: None, t: None, y: 110 }
+Pointwise { mode: CUDNN_POINTWISE_ADD, math: CUDNN_DATA_FLOAT, axis: None, x: 106, b: Some(110), t: None, y: 111 }
+Pointwise { mode: CUDNN_POINTWISE_DIV, math: CUDNN_DATA_FLOAT, axis: None, x: 108, b: Some(109), t: None, y: 112 }
+Matmul { a: 112, b: 3, c: 4 }
+"#;
+/// The same, not causal.
+const OLD_SPEC_PLAIN: &str = r#"TensorSpec { uid: 1, dtype: CUDNN_DATA_HALF, dims: [2, 8, 512, 64], strides: [262144, 32768, 64, 1], is_virtual: false, by_value: false }
+TensorSpec { uid: 2, dtype: CUDNN_DATA_HALF, dims: [2, 8, 64, 512], strides: [262144, 32768, 1, 64], is_virtual: false, by_value: false }
+TensorSpec { uid: 3, dtype: CUDNN_DATA_HALF, dims: [2, 8, 512, 64], strides: [262144, 32768, 64, 1], is_virtual: false, by_value: false }
+TensorSpec { uid: 4, dtype: CUDNN_DATA_HALF, dims: [2, 8, 512, 64], strides: [262144, 32768, 64, 1], is_virtual: false, by_value: false }
+TensorSpec { uid: 100, dtype: CUDNN_DATA_FLOAT, dims: [2, 8, 512, 512], strides: [2097152, 262144, 512, 1], is_virtual: true, by_value: false }
+TensorSpec { uid: 5, dtype: CUDNN_DATA_FLOAT, dims: [1, 1, 1, 1], strides: [1, 1, 1, 1], is_virtual: false, by_value: true }
+TensorSpec { uid: 101, dtype: CUDNN_DATA_FLOAT, dims: [2, 8, 512, 512], strides: [2097152, 262144, 512, 1], is_virtual: true, by_value: false }
+TensorSpec { uid: 102, dtype: CUDNN_DATA_FLOAT, dims: [2, 8, 512, 1], strides: [4096, 512, 1, 1], is_virtual: true, by_value: false }
+TensorSpec { uid: 103, dtype: CUDNN_DATA_FLOAT, dims: [2, 8, 512, 512], strides: [2097152, 262144, 512, 1], is_virtual: true, by_value: false }
+TensorSpec { uid: 104, dtype: CUDNN_DATA_FLOAT, dims: [2, 8, 512, 512], strides: [2097152, 262144, 512, 1], is_virtual: true, by_value: false }
+TensorSpec { uid: 105, dtype: CUDNN_DATA_FLOAT, dims: [2, 8, 512, 1], strides: [4096, 512, 1, 1], is_virtual: true, by_value: false }
+TensorSpec { uid: 106, dtype: CUDNN_DATA_FLOAT, dims: [2, 8, 512, 1], strides: [4096, 512, 1, 1], is_virtual: true, by_value: false }
+TensorSpec { uid: 107, dtype: CUDNN_DATA_FLOAT, dims: [2, 8, 512, 1], strides: [4096, 512, 1, 1], is_virtual: true, by_value: false }
+TensorSpec { uid: 108, dtype: CUDNN_DATA_HALF, dims: [2, 8, 512, 512], strides: [2097152, 262144, 512, 1], is_virtual: true, by_value: false }
+Matmul { a: 1, b: 2, c: 100 }
+Pointwise { mode: CUDNN_POINTWISE_MUL, math: CUDNN_DATA_FLOAT, axis: None, x: 100, b: Some(5), t: None, y: 101 }
+Reduce { op: CUDNN_REDUCE_TENSOR_MAX, x: 101, y: 102 }
+Pointwise { mode: CUDNN_POINTWISE_SUB, math: CUDNN_DATA_FLOAT, axis: None, x: 101, b: Some(102), t: None, y: 103 }
+Pointwise { mode: CUDNN_POINTWISE_EXP, math: CUDNN_DATA_FLOAT, axis: None, x: 103, b: None, t: None, y: 104 }
+Reduce { op: CUDNN_REDUCE_TENSOR_ADD, x: 104, y: 105 }
+Pointwise { mode: CUDNN_POINTWISE_LOG, math: CUDNN_DATA_FLOAT, axis: None, x: 105, b: None, t: None, y: 106 }
+Pointwise { mode: CUDNN_POINTWISE_ADD, math: CUDNN_DATA_FLOAT, axis: None, x: 102, b: Some(106), t: None, y: 107 }
+Pointwise { mode: CUDNN_POINTWISE_DIV, math: CUDNN_DATA_FLOAT, axis: None, x: 104, b: Some(105), t: None, y: 108 }
+Matmul { a: 108, b: 3, c: 4 }
+"#;
 
 fn modes(spec: &GraphSpec) -> Vec<String> {
     spec.ops
@@ -38,21 +149,343 @@ fn contiguous_strides_are_bhsd_row_major() {
 
 #[test]
 fn kt_view_addresses_the_same_element_as_k() {
-    let sh = shape(3, 5, 7, 64);
-    let (dims, st) = k_transposed(sh).unwrap();
-    assert_eq!(dims, [3, 5, 64, 7]);
-    assert_eq!(st, [5 * 7 * 64, 7 * 64, 1, 64]);
-    for (bi, hi, si, di) in [(0, 0, 0, 0), (2, 4, 6, 63), (1, 3, 2, 17)] {
-        let bhsd = ((bi * sh.h + hi) * sh.s + si) * sh.d + di;
-        let kt = bi * st[0] + hi * st[1] + di * st[2] + si * st[3];
-        assert_eq!(bhsd, kt);
+    // Plain (H 5) and GQA (Hq 10 over Hkv 5, Sq 3 against Sk 7): Kᵀ is
+    // described over K's own [B, Hkv, Sk, D] buffer, Q's Hq and Sq play no part.
+    for p in [
+        problem(3, 5, 5, 7, 7, 64, SdpaDtype::F16, false),
+        problem(3, 10, 5, 3, 7, 64, SdpaDtype::Bf16, true),
+    ] {
+        let dm = dims(p);
+        let (kt_dims, st) = k_transposed(&dm).unwrap();
+        assert_eq!(kt_dims, [3, 5, 64, 7]);
+        assert_eq!(st, [5 * 7 * 64, 7 * 64, 1, 64]);
+        for (bi, hi, si, di) in [(0, 0, 0, 0), (2, 4, 6, 63), (1, 3, 2, 17)] {
+            let bhsd = ((bi * dm.hkv + hi) * dm.sk + si) * dm.d + di;
+            let kt = bi * st[0] + hi * st[1] + di * st[2] + si * st[3];
+            assert_eq!(bhsd, kt);
+        }
     }
+}
+
+#[test]
+fn plain_fp16_graph_is_unchanged_from_before_problem() {
+    // Tensor for tensor, op for op, uid for uid: the graph checked on the
+    // H100 (9.14, 9.19) before GQA, bf16, Sq != Sk and bottom-right came in.
+    assert_eq!(
+        dump(&sdpa_graph_spec(&mha(2, 8, 512, 64, true)).unwrap()),
+        OLD_SPEC_CAUSAL
+    );
+    assert_eq!(
+        dump(&sdpa_graph_spec(&mha(2, 8, 512, 64, false)).unwrap()),
+        OLD_SPEC_PLAIN
+    );
+    // Spelled out field by field as well: Problem::mha is the plain case.
+    let explicit = problem(2, 8, 8, 512, 512, 64, SdpaDtype::F16, true);
+    assert_eq!(dump(&spec_of(explicit)), OLD_SPEC_CAUSAL);
+}
+
+#[test]
+fn gqa_decode_graph_dims_and_strides() {
+    // B1 Hq32 over Hkv8, one query against a 32k cache, D128.
+    let p = problem(1, 32, 8, 1, 32768, 128, SdpaDtype::F16, false);
+    let spec = spec_of(p);
+    let (hq, hkv, sq, sk, d) = (32i64, 8i64, 1i64, 32768i64, 128i64);
+    let q = tensor(&spec, UID_Q);
+    assert_eq!(
+        (q.dims, q.strides),
+        ([1, hq, sq, d], [hq * sq * d, sq * d, d, 1])
+    );
+    let o = tensor(&spec, UID_O);
+    assert_eq!((o.dims, o.strides), (q.dims, q.strides));
+    let k = tensor(&spec, UID_K);
+    assert_eq!(
+        (k.dims, k.strides),
+        ([1, hkv, d, sk], [hkv * sk * d, sk * d, 1, d])
+    );
+    let v = tensor(&spec, UID_V);
+    assert_eq!(
+        (v.dims, v.strides),
+        ([1, hkv, sk, d], [hkv * sk * d, sk * d, d, 1])
+    );
+    // Every score-shaped virtual is [B, Hq, Sq, Sk], every row one [B, Hq, Sq, 1].
+    for t in spec.tensors.iter().filter(|t| t.is_virtual) {
+        match t.dims[3] {
+            1 => assert_eq!((t.dims, t.strides), ([1, hq, sq, 1], [hq * sq, sq, 1, 1])),
+            _ => assert_eq!(
+                (t.dims, t.strides),
+                ([1, hq, sq, sk], [hq * sq * sk, sq * sk, sk, 1]),
+                "uid {}",
+                t.uid
+            ),
+        }
+    }
+    // The matmuls read Q·Kᵀ then P·V with the broadcast left to cuDNN.
+    assert_eq!(
+        spec.ops.first(),
+        Some(&OpSpec::Matmul {
+            a: UID_Q,
+            b: UID_K,
+            c: FIRST_VIRTUAL_UID
+        })
+    );
+    assert!(matches!(
+        spec.ops.last(),
+        Some(OpSpec::Matmul {
+            b: UID_V,
+            c: UID_O,
+            ..
+        })
+    ));
+    let d = dims(p);
+    assert_eq!(
+        (d.q_elements(), d.kv_elements()),
+        (32 * 128, 8 * 32768 * 128)
+    );
+}
+
+#[test]
+fn prefill_against_a_cache_has_sq_by_sk_scores() {
+    let spec = spec_of(problem(2, 16, 4, 96, 4096, 64, SdpaDtype::F16, false));
+    let s_raw = tensor(&spec, FIRST_VIRTUAL_UID);
+    assert_eq!(s_raw.dims, [2, 16, 96, 4096]);
+    assert_eq!(s_raw.strides, [16 * 96 * 4096, 96 * 4096, 4096, 1]);
+    assert_eq!(tensor(&spec, UID_K).dims, [2, 4, 64, 4096]);
+    assert_eq!(tensor(&spec, UID_O).dims, [2, 16, 96, 64]);
+}
+
+#[test]
+fn bf16_types_every_io_tensor_and_p() {
+    for causal in [false, true] {
+        for (hkv, sq, sk) in [(8, 512, 512), (2, 16, 8192), (4, 1, 4096)] {
+            let spec = spec_of(problem(2, 8, hkv, sq, sk, 128, SdpaDtype::Bf16, causal));
+            for uid in [UID_Q, UID_K, UID_V, UID_O] {
+                assert_eq!(tensor(&spec, uid).dtype, DataType::CUDNN_DATA_BFLOAT16);
+            }
+            let Some(OpSpec::Matmul { a: p, c: UID_O, .. }) = spec.ops.last().copied() else {
+                panic!("last op is not P·V");
+            };
+            assert_eq!(tensor(&spec, p).dtype, DataType::CUDNN_DATA_BFLOAT16);
+            // Nothing else is 16-bit: scores, rows and scalars stay f32/int/bool.
+            let halves = spec
+                .tensors
+                .iter()
+                .filter(|t| {
+                    matches!(
+                        t.dtype,
+                        DataType::CUDNN_DATA_HALF | DataType::CUDNN_DATA_BFLOAT16
+                    )
+                })
+                .count();
+            assert_eq!(halves, 5);
+            assert!(
+                spec.tensors
+                    .iter()
+                    .all(|t| t.dtype != DataType::CUDNN_DATA_HALF)
+            );
+        }
+    }
+    // And the bf16 graph is the fp16 graph with those five types swapped.
+    let f = dump(&spec_of(problem(
+        2,
+        8,
+        8,
+        512,
+        512,
+        64,
+        SdpaDtype::F16,
+        true,
+    )));
+    let b = dump(&spec_of(problem(
+        2,
+        8,
+        8,
+        512,
+        512,
+        64,
+        SdpaDtype::Bf16,
+        true,
+    )));
+    assert_eq!(b.replace("CUDNN_DATA_BFLOAT16", "CUDNN_DATA_HALF"), f);
+}
+
+#[test]
+fn bottom_right_causal_shifts_the_row_index_by_sk_minus_sq() {
+    let (sq, sk) = (16i64, 4096i64);
+    let d = dims(problem(1, 32, 8, 16, 4096, 128, SdpaDtype::Bf16, true));
+    assert_eq!(d.mask(), Mask::BottomRight);
+    let spec = sdpa_graph_spec(&d).unwrap();
+    assert_eq!(
+        modes(&spec),
+        [
+            "MATMUL",
+            "MUL",
+            "GEN_INDEX",
+            "GEN_INDEX",
+            "ADD",
+            "SUB",
+            "CMP_GE",
+            "BINARY_SELECT",
+            "REDUCE_MAX",
+            "SUB",
+            "EXP",
+            "REDUCE_ADD",
+            "LOG",
+            "ADD",
+            "DIV",
+            "MATMUL"
+        ]
+    );
+    let pw = |i: usize| match spec.ops[i] {
+        OpSpec::Pointwise {
+            mode,
+            math,
+            axis,
+            x,
+            b,
+            t,
+            y,
+        } => (mode, math, axis, x, b, t, y),
+        other => panic!("op {i} is {other:?}"),
+    };
+    let s_scaled = match spec.ops[1] {
+        OpSpec::Pointwise { y, .. } => y,
+        _ => unreachable!(),
+    };
+    let (_, _, row_axis, row_x, _, _, row) = pw(2);
+    let (_, _, col_axis, col_x, _, _, col) = pw(3);
+    assert_eq!(
+        (row_axis, col_axis, row_x, col_x),
+        (Some(2), Some(3), s_scaled, s_scaled)
+    );
+    // row + Sk, then - Sq: INT32 math on INT32 by-value scalars, no axis.
+    let (add, add_math, add_axis, add_x, add_b, _, plus_sk) = pw(4);
+    assert_eq!(
+        (add, add_math, add_axis, add_x, add_b),
+        (
+            PwMode::CUDNN_POINTWISE_ADD,
+            DataType::CUDNN_DATA_INT32,
+            None,
+            row,
+            Some(UID_SEQ_KV)
+        )
+    );
+    let (sub, sub_math, sub_axis, sub_x, sub_b, _, shifted) = pw(5);
+    assert_eq!(
+        (sub, sub_math, sub_axis, sub_x, sub_b),
+        (
+            PwMode::CUDNN_POINTWISE_SUB,
+            DataType::CUDNN_DATA_INT32,
+            None,
+            plus_sk,
+            Some(UID_SEQ_Q)
+        )
+    );
+    for uid in [plus_sk, shifted] {
+        let t = tensor(&spec, uid);
+        assert_eq!((t.dtype, t.is_virtual), (DataType::CUDNN_DATA_INT32, true));
+        assert_eq!(t.dims, [1, 32, sq, sk]);
+    }
+    for uid in [UID_SEQ_KV, UID_SEQ_Q] {
+        let t = tensor(&spec, uid);
+        assert_eq!(
+            (t.dtype, t.dims, t.strides, t.is_virtual, t.by_value),
+            (DataType::CUDNN_DATA_INT32, [1; 4], [1; 4], false, true)
+        );
+    }
+    // keep = (row + Sk - Sq >= col); masked = keep ? score : mask value.
+    let (cmp, cmp_math, _, cmp_x, cmp_b, _, keep) = pw(6);
+    assert_eq!(
+        (cmp, cmp_math, cmp_x, cmp_b),
+        (
+            PwMode::CUDNN_POINTWISE_CMP_GE,
+            DataType::CUDNN_DATA_BOOLEAN,
+            shifted,
+            Some(col)
+        )
+    );
+    let (sel, _, _, sel_x, sel_b, sel_t, masked) = pw(7);
+    assert_eq!(
+        (sel, sel_x, sel_b, sel_t),
+        (
+            PwMode::CUDNN_POINTWISE_BINARY_SELECT,
+            s_scaled,
+            Some(UID_NEG_INF),
+            Some(keep)
+        )
+    );
+    assert!(matches!(spec.ops[8], OpSpec::Reduce { x, .. } if x == masked));
+    // The host values the variant pack points at.
+    let sc = Scalars::new(&d, 91900);
+    assert_eq!((sc.seq_kv, sc.seq_q), (4096, 16));
+    // SAFETY: ptr() points into sc, alive here, at an i32 for these uids.
+    let read = |uid| unsafe { *(sc.ptr(uid).unwrap() as *const i32) };
+    assert_eq!((read(UID_SEQ_KV), read(UID_SEQ_Q)), (4096, 16));
+    // The mask the graph computes, evaluated: query i sees j <= i + Sk - Sq.
+    let keeps = |i: i64, j: i64| i + i64::from(sc.seq_kv) - i64::from(sc.seq_q) >= j;
+    assert!(keeps(0, sk - sq) && !keeps(0, sk - sq + 1));
+    assert!(keeps(sq - 1, sk - 1));
+}
+
+#[test]
+fn which_mask_each_case_gets() {
+    let mask = |sq, sk, causal| dims(problem(1, 8, 8, sq, sk, 64, SdpaDtype::F16, causal)).mask();
+    assert_eq!(mask(512, 512, false), Mask::None);
+    assert_eq!(mask(16, 4096, false), Mask::None);
+    assert_eq!(mask(512, 512, true), Mask::TopLeft);
+    assert_eq!(mask(16, 4096, true), Mask::BottomRight);
+    assert_eq!(mask(2, 3, true), Mask::BottomRight);
+    // One query row sees every key: no mask (as for S == 1 before).
+    assert_eq!(mask(1, 131072, true), Mask::None);
+    assert_eq!(mask(1, 1, true), Mask::None);
+    let decode = spec_of(problem(1, 32, 8, 1, 131072, 128, SdpaDtype::Bf16, true));
+    let plain = spec_of(problem(1, 32, 8, 1, 131072, 128, SdpaDtype::Bf16, false));
+    assert_eq!(dump(&decode), dump(&plain));
+    assert!(
+        decode
+            .tensors
+            .iter()
+            .all(|t| ![UID_NEG_INF, UID_SEQ_KV, UID_SEQ_Q].contains(&t.uid))
+    );
+    // Sq == Sk, GQA and bf16: top-left, no Sk/Sq scalars.
+    let square = spec_of(problem(2, 16, 4, 300, 300, 128, SdpaDtype::Bf16, true));
+    assert_eq!(
+        modes(&square),
+        modes(&sdpa_graph_spec(&mha(2, 8, 512, 64, true)).unwrap())
+    );
+    assert!(
+        square
+            .tensors
+            .iter()
+            .all(|t| ![UID_SEQ_KV, UID_SEQ_Q].contains(&t.uid))
+    );
+    assert!(square.tensors.iter().any(|t| t.uid == UID_NEG_INF));
+}
+
+#[test]
+fn labels() {
+    assert_eq!(Problem::mha(2, 8, 512, 64, false).label(), "B2 H8 S512 D64");
+    assert_eq!(
+        Problem::mha(2, 8, 512, 64, true).label(),
+        "B2 H8 S512 D64 causal"
+    );
+    assert_eq!(
+        problem(1, 32, 8, 1, 32768, 128, SdpaDtype::Bf16, true).label(),
+        "B1 H32/8 S1/32768 D128 bf16 causal"
+    );
+    assert_eq!(
+        problem(4, 16, 16, 16, 4096, 64, SdpaDtype::F16, false).label(),
+        "B4 H16 S16/4096 D64"
+    );
+    assert_eq!(
+        problem(4, 16, 2, 256, 256, 64, SdpaDtype::Bf16, false).label(),
+        "B4 H16/2 S256 D64 bf16"
+    );
 }
 
 #[test]
 fn uids_are_unique_and_io_uids_fixed() {
     for causal in [false, true] {
-        let spec = sdpa_graph_spec(shape(2, 8, 512, 64), causal).unwrap();
+        let spec = sdpa_graph_spec(&mha(2, 8, 512, 64, causal)).unwrap();
         let uids: HashSet<i64> = spec.tensors.iter().map(|t| t.uid).collect();
         assert_eq!(uids.len(), spec.tensors.len());
         let io: HashSet<i64> = spec
@@ -77,12 +510,42 @@ fn uids_are_unique_and_io_uids_fixed() {
             }
         }
     }
+    // Bottom-right adds exactly the two INT32 sequence-length scalars.
+    let spec = spec_of(problem(2, 8, 2, 64, 4096, 64, SdpaDtype::Bf16, true));
+    let by_value: Vec<(i64, DataType)> = spec
+        .tensors
+        .iter()
+        .filter(|t| t.by_value)
+        .map(|t| (t.uid, t.dtype))
+        .collect();
+    assert_eq!(
+        by_value,
+        [
+            (UID_SCALE, DataType::CUDNN_DATA_FLOAT),
+            (UID_SEQ_KV, DataType::CUDNN_DATA_INT32),
+            (UID_SEQ_Q, DataType::CUDNN_DATA_INT32),
+            (UID_NEG_INF, DataType::CUDNN_DATA_FLOAT),
+        ]
+    );
+    let uids: HashSet<i64> = spec.tensors.iter().map(|t| t.uid).collect();
+    assert_eq!(uids.len(), spec.tensors.len());
+    assert!(uids.iter().all(|u| !(9..FIRST_VIRTUAL_UID).contains(u)));
 }
 
 #[test]
 fn every_input_exists_and_every_virtual_is_written_once() {
-    for (s, causal) in [(1, true), (1, false), (77, true), (512, false)] {
-        let spec = sdpa_graph_spec(shape(1, 2, s, 128), causal).unwrap();
+    let cases = [
+        problem(1, 2, 2, 1, 1, 128, SdpaDtype::F16, true),
+        problem(1, 2, 2, 1, 1, 128, SdpaDtype::F16, false),
+        problem(1, 2, 2, 77, 77, 128, SdpaDtype::F16, true),
+        problem(1, 2, 2, 512, 512, 128, SdpaDtype::F16, false),
+        problem(1, 8, 2, 1, 8192, 128, SdpaDtype::Bf16, true),
+        problem(1, 8, 2, 16, 8192, 128, SdpaDtype::Bf16, true),
+        problem(2, 8, 1, 100, 4000, 64, SdpaDtype::F16, true),
+        problem(2, 8, 4, 100, 4000, 64, SdpaDtype::Bf16, false),
+    ];
+    for p in cases {
+        let spec = spec_of(p);
         let mut written: HashSet<i64> = spec
             .tensors
             .iter()
@@ -107,7 +570,7 @@ fn every_input_exists_and_every_virtual_is_written_once() {
 
 #[test]
 fn op_sequence_matches_the_frontend_composite() {
-    let plain = sdpa_graph_spec(shape(2, 8, 512, 64), false).unwrap();
+    let plain = sdpa_graph_spec(&mha(2, 8, 512, 64, false)).unwrap();
     assert_eq!(
         modes(&plain),
         [
@@ -123,7 +586,7 @@ fn op_sequence_matches_the_frontend_composite() {
             "MATMUL"
         ]
     );
-    let causal = sdpa_graph_spec(shape(2, 8, 512, 64), true).unwrap();
+    let causal = sdpa_graph_spec(&mha(2, 8, 512, 64, true)).unwrap();
     assert_eq!(
         modes(&causal),
         [
@@ -145,14 +608,14 @@ fn op_sequence_matches_the_frontend_composite() {
     );
     // S == 1: the mask would keep the single score anyway.
     assert_eq!(
-        modes(&sdpa_graph_spec(shape(2, 8, 1, 64), true).unwrap()),
+        modes(&sdpa_graph_spec(&mha(2, 8, 1, 64, true)).unwrap()),
         modes(&plain)
     );
 }
 
 #[test]
 fn intermediate_types_follow_the_frontend() {
-    let spec = sdpa_graph_spec(shape(2, 8, 300, 64), true).unwrap();
+    let spec = sdpa_graph_spec(&mha(2, 8, 300, 64, true)).unwrap();
     let dtype = |uid: i64| spec.tensors.iter().find(|t| t.uid == uid).unwrap().dtype;
     for op in &spec.ops {
         match *op {
@@ -203,14 +666,70 @@ fn intermediate_types_follow_the_frontend() {
 }
 
 #[test]
-fn shape_validation() {
-    assert!(Shape::new(2, 8, 512, 64).is_ok());
-    assert!(Shape::new(4096, 64, 16384, 128).is_ok());
-    assert!(Shape::new(2, 8, 512, 60).is_err());
-    assert!(Shape::new(2, 8, 512, 264).is_err());
-    assert!(Shape::new(0, 8, 512, 64).is_err());
-    assert!(Shape::new(2, 8, 0, 64).is_err());
-    assert!(Shape::new(1 << 20, 1 << 20, 1 << 20, 64).is_err());
+fn problem_validation() {
+    let check = |p: Problem| Dims::new(&p);
+    let mha = Problem::mha;
+    assert!(check(mha(2, 8, 512, 64, false)).is_ok());
+    assert!(check(mha(4096, 64, 16384, 128, true)).is_ok());
+    assert!(check(mha(2, 8, 512, 60, false)).is_err());
+    assert!(check(mha(2, 8, 512, 264, false)).is_err());
+    assert!(check(mha(0, 8, 512, 64, false)).is_err());
+    assert!(check(mha(2, 8, 0, 64, false)).is_err());
+    assert!(check(mha(1 << 20, 1 << 20, 1 << 20, 64, false)).is_err());
+    let p = |hq, hkv, sq, sk, causal| problem(1, hq, hkv, sq, sk, 128, SdpaDtype::Bf16, causal);
+    // GQA: Hkv must divide Hq, and be at least 1.
+    assert!(check(p(32, 8, 1, 131072, true)).is_ok());
+    assert!(check(p(32, 1, 16, 4096, true)).is_ok());
+    let e = check(p(32, 12, 16, 4096, false)).unwrap_err();
+    assert_eq!(
+        e,
+        "cuDNN SDPA: Hkv=12 must divide Hq=32 (B1 H32/12 S16/4096 D128 bf16)"
+    );
+    assert!(check(p(32, 0, 16, 4096, false)).is_err());
+    assert!(check(p(0, 8, 16, 4096, false)).is_err());
+    assert!(check(p(32, 8, 16, 0, false)).is_err());
+    // Bottom-right causal needs Sq <= Sk; without the mask Sq > Sk is fine.
+    assert_eq!(
+        check(p(8, 8, 4096, 16, true)).unwrap_err(),
+        "cuDNN SDPA: causal needs Sq <= Sk, got Sq=4096 Sk=16"
+    );
+    assert!(check(p(8, 8, 4096, 16, false)).is_ok());
+    // The score tensor [B, Hq, Sq, Sk] is what overflows first.
+    assert!(
+        check(problem(
+            1 << 16,
+            1 << 8,
+            1 << 8,
+            1 << 16,
+            1 << 24,
+            64,
+            SdpaDtype::F16,
+            false
+        ))
+        .is_err()
+    );
+    assert!(
+        check(problem(
+            1 << 14,
+            1 << 8,
+            1 << 8,
+            1 << 16,
+            1 << 16,
+            64,
+            SdpaDtype::F16,
+            false
+        ))
+        .is_ok()
+    );
+    // The mask's INT32 indices: Sq + Sk must stay below 2^31 when masked.
+    let big = (1usize << 31) - 16;
+    assert!(check(p(8, 8, 16, big, true)).unwrap_err().contains("INT32"));
+    assert!(check(p(8, 8, 16, big, false)).is_ok());
+    assert!(check(p(8, 8, 1, big, true)).is_ok());
+    // Element counts: Q and O by Hq and Sq, K and V by Hkv and Sk.
+    let d = check(problem(3, 8, 2, 5, 700, 64, SdpaDtype::F16, false)).unwrap();
+    assert_eq!(d.q_elements(), 3 * 8 * 5 * 64);
+    assert_eq!(d.kv_elements(), 3 * 2 * 700 * 64);
 }
 
 #[test]
@@ -225,10 +744,60 @@ fn versions() {
     assert!(check_version_supported(91001).is_err());
     assert!(check_version_supported(91002).is_ok());
     assert!(check_version_supported(92801).is_ok());
+
+    let bottom_right = |sq, sk| dims(problem(1, 8, 8, sq, sk, 64, SdpaDtype::F16, true));
+    let br_any = bottom_right(16, 4000);
+    let br_64 = bottom_right(64, 4096);
+    assert_eq!(
+        check_problem_supported(90201, &br_64).unwrap_err(),
+        "cuDNN 9.2.1 cannot mask B1 H8 S64/4096 D64 causal bottom-right (Sq < Sk): need 9.6.0 or newer (9.3.0 if Sq and Sk are multiples of 64)"
+    );
+    assert!(check_problem_supported(90300, &br_64).is_ok());
+    assert!(check_problem_supported(90501, &br_any).is_err());
+    assert!(check_problem_supported(90600, &br_any).is_ok());
+    assert!(check_problem_supported(91900, &br_any).is_ok());
+    assert!(check_problem_supported(91000, &br_any).is_err());
+    // Everything else (GQA, bf16, Sq != Sk unmasked, Sq == 1, Sq == Sk
+    // causal) is plain 9.0.
+    for p in [
+        problem(1, 32, 8, 1, 131072, 128, SdpaDtype::Bf16, true),
+        problem(1, 32, 8, 16, 4000, 128, SdpaDtype::Bf16, false),
+        problem(2, 16, 4, 300, 300, 128, SdpaDtype::Bf16, true),
+    ] {
+        assert!(
+            check_problem_supported(90000, &dims(p)).is_ok(),
+            "{}",
+            p.label()
+        );
+        assert!(check_problem_supported(8907, &dims(p)).is_err());
+    }
 }
 
 #[test]
 fn scalars() {
+    let sc = Scalars::new(&mha(1, 1, 8, 128, true), 91900);
+    assert_eq!(
+        sc,
+        Scalars {
+            scale: attn_scale(128),
+            mask_value: f32::NEG_INFINITY,
+            seq_kv: 8,
+            seq_q: 8
+        }
+    );
+    // SAFETY: ptr() points into sc, alive here, at an f32 for these uids.
+    let read = |uid| unsafe { *(sc.ptr(uid).unwrap() as *const f32) };
+    assert_eq!(
+        (read(UID_SCALE), read(UID_NEG_INF)),
+        (sc.scale, sc.mask_value)
+    );
+    for uid in [UID_Q, UID_K, UID_V, UID_O, FIRST_VIRTUAL_UID] {
+        assert!(sc.ptr(uid).is_none());
+    }
+    // Element types execute() accepts and how they are checked.
+    assert_eq!(<f16 as SdpaElement>::DTYPE, Some(SdpaDtype::F16));
+    assert_eq!(<bf16 as SdpaElement>::DTYPE, Some(SdpaDtype::Bf16));
+    assert_eq!(<u16 as SdpaElement>::DTYPE, None);
     assert_eq!(attn_scale(64), 0.125);
     assert_eq!(attn_scale(128), (1.0 / 128f64.sqrt()) as f32);
     assert_eq!(mask_value(90900), f32::MIN);
@@ -253,18 +822,28 @@ fn cudnn_accepts_the_graph_when_available() {
     }
     // cuDNN loads its engine libraries at the first finalize, and they
     // need libcuda.so.1: without a driver there is nothing to check.
-    if let Err(e) = build_tensor(&sdpa_graph_spec(shape(1, 1, 8, 64), false).unwrap().tensors[0]) {
+    if let Err(e) = build_tensor(&sdpa_graph_spec(&mha(1, 1, 8, 64, false)).unwrap().tensors[0]) {
         assert!(e.contains("SUBLIBRARY_LOADING_FAILED"), "{e}");
         return;
     }
     for (s, causal) in [(512, false), (77, true), (1, true), (16384, true)] {
         for d in [64, 128] {
-            let spec = sdpa_graph_spec(shape(2, 8, s, d), causal).unwrap();
+            let spec = sdpa_graph_spec(&mha(2, 8, s, d, causal)).unwrap();
             finalize_graph_only(&spec).unwrap_or_else(|e| panic!("S{s} D{d} causal={causal}: {e}"));
         }
     }
+    for p in [
+        problem(1, 32, 8, 1, 32768, 128, SdpaDtype::Bf16, true),
+        problem(1, 32, 8, 16, 32768, 128, SdpaDtype::Bf16, true),
+        problem(2, 16, 4, 100, 4000, 64, SdpaDtype::F16, true),
+        problem(2, 16, 2, 300, 300, 128, SdpaDtype::Bf16, false),
+        problem(2, 8, 8, 96, 1000, 64, SdpaDtype::F16, false),
+    ] {
+        let spec = spec_of(p);
+        finalize_graph_only(&spec).unwrap_or_else(|e| panic!("{}: {e}", p.label()));
+    }
     // The check has teeth: K handed over untransposed must be refused.
-    let mut bad = sdpa_graph_spec(shape(2, 8, 96, 64), true).unwrap();
+    let mut bad = sdpa_graph_spec(&mha(2, 8, 96, 64, true)).unwrap();
     if let Some(k) = bad.tensors.iter_mut().find(|t| t.uid == UID_K) {
         k.dims = [2, 8, 96, 64];
         k.strides = [8 * 96 * 64, 96 * 64, 64, 1];

@@ -62,15 +62,14 @@ impl Engine {
         }
         let t = Instant::now();
         let c = self.cudnn.as_mut().expect("set above");
-        let plan = SdpaPlan::new(
-            &c.handle,
+        let problem = cudnn::Problem::mha(
             shape.b as usize,
             shape.h as usize,
             shape.s as usize,
             shape.d as usize,
             shape.causal,
-        )
-        .map_err(unavailable)?;
+        );
+        let plan = SdpaPlan::new(&c.handle, &problem).map_err(unavailable)?;
         let need = plan.info().workspace_bytes as usize;
         if need > 0 && c.workspace.as_ref().is_none_or(|w| w.len() < need) {
             c.workspace = Some(cuda(
