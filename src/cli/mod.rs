@@ -399,7 +399,7 @@ pub struct BuildArgs {
     /// bundled kernel's async and mma paths need sm_80) fails its build and says why.
     #[arg(long, default_value = "sm_90", value_parser = parse_arch)]
     pub arch: String,
-    /// Head dimension, 64 or 128.
+    /// Head dimension (the bundled kernel: 64, 128, and 256 on the tiles that fit it).
     #[arg(long, default_value_t = 64, value_parser = parse_head_dim)]
     pub d: u32,
     /// Element type to build for: fp16 or bf16 (a kernel of ABI 2 gets it as ATTN_BF16; variants
@@ -432,9 +432,10 @@ pub fn parse_arch(text: &str) -> Result<String, String> {
 pub fn parse_head_dim(text: &str) -> Result<u32, String> {
     let m =
         crate::session::manifest::registry::manifest(crate::session::manifest::registry::primary());
-    let dims: Vec<String> = m.head_dims.iter().map(u32::to_string).collect();
+    let all = m.all_head_dims();
+    let dims: Vec<String> = all.iter().map(u32::to_string).collect();
     match text.parse::<u32>() {
-        Ok(d) if m.head_dims.contains(&d) => Ok(d),
+        Ok(d) if all.contains(&d) => Ok(d),
         _ => Err(format!(
             "D={text} is not supported: {} runs D = {}",
             m.name,

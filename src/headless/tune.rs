@@ -138,16 +138,19 @@ pub fn candidates(path: Variant, cc: Option<u32>) -> Vec<Variant> {
     path.tune_tiles(cc)
 }
 
-/// The candidates this GPU can launch at head dimension `d`, and one line
-/// for each it cannot (its shared memory per block is over the limit).
+/// The candidates that take `shape` (their manifest's dtypes, head dims,
+/// KV heads and key lengths) and this GPU can launch, and one line for each
+/// it cannot (its shared memory per block is over the limit).
 pub fn launchable(
     path: Variant,
     info: &crate::session::event::GpuInfo,
-    d: u32,
+    shape: &Shape,
 ) -> (Vec<Variant>, Vec<String>) {
     let mut skipped = Vec::new();
+    let d = shape.d;
     let tiles = candidates(path, Some(info.cc()))
         .into_iter()
+        .filter(|v| v.runs(shape).is_ok())
         .filter(|v| match info.smem_refusal(v, d) {
             Some(why) => {
                 skipped.push(why);
@@ -241,7 +244,7 @@ fn trials(
     quiet: bool,
 ) -> Vec<Trial> {
     let mut out = Vec::new();
-    let (tiles, skipped) = launchable(path, &run.engine.info, shape.d);
+    let (tiles, skipped) = launchable(path, &run.engine.info, shape);
     for why in skipped {
         if !quiet {
             eprintln!("  skipped: {why}");
@@ -384,7 +387,7 @@ pub fn run(args: TuneArgs) -> i32 {
         eprintln!(
             "tuning {} on {shape}: {} candidate tiles, up to {} s each; {}",
             path.name(),
-            launchable(path, &run.engine.info, shape.d).0.len(),
+            launchable(path, &run.engine.info, &shape).0.len(),
             args.max_seconds,
             check.describe()
         );
@@ -530,7 +533,7 @@ mod tests {
     fn candidates_are_valid_for_their_path() {
         let mma: Variant = "mma+async".parse().unwrap();
         let all = candidates(mma, Some(90));
-        assert_eq!(all.len(), 43);
+        assert_eq!(all.len(), 49);
         let without = candidates(mma, Some(89));
         assert!(without.len() < all.len());
         assert!(without.iter().all(|t| !t.tile_text().contains('g')));

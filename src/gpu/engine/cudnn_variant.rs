@@ -5,13 +5,13 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use cudarc::driver::CudaSlice;
 
 use super::{Engine, EngineError, cuda};
 use crate::gpu::cudnn::{self, CudnnHandle, SdpaPlan};
 use crate::gpu::libs::{self, Lib};
 use crate::gpu::nvrtc::Build;
-use crate::session::Shape;
+use crate::session::{Dtype, Shape};
 
 /// cuDNN's handle, plans by shape, and the workspace they share.
 pub(super) struct Cudnn {
@@ -62,13 +62,19 @@ impl Engine {
         }
         let t = Instant::now();
         let c = self.cudnn.as_mut().expect("set above");
-        let problem = cudnn::Problem::mha(
-            shape.b as usize,
-            shape.h as usize,
-            shape.s as usize,
-            shape.d as usize,
-            shape.causal,
-        );
+        let problem = cudnn::Problem {
+            b: shape.b as usize,
+            hq: shape.h as usize,
+            hkv: shape.kv_heads as usize,
+            sq: shape.s as usize,
+            sk: shape.kv_len as usize,
+            d: shape.d as usize,
+            dtype: match shape.dtype {
+                Dtype::F16 => cudnn::SdpaDtype::F16,
+                Dtype::Bf16 => cudnn::SdpaDtype::Bf16,
+            },
+            causal: shape.causal,
+        };
         let plan = SdpaPlan::new(&c.handle, &problem).map_err(unavailable)?;
         let need = plan.info().workspace_bytes as usize;
         if need > 0 && c.workspace.as_ref().is_none_or(|w| w.len() < need) {
@@ -147,25 +153,10 @@ impl Engine {
             .bufs
             .as_mut()
             .ok_or_else(|| EngineError::Invalid("no inputs".into()))?;
-        let stream = &self.stream;
-        // The guards record "used on this stream" when dropped: they live
-        // until the call is enqueued.
-        let (q, _q) = b.q.device_ptr(stream);
-        let (k, _k) = b.k.device_ptr(stream);
-        let (v, _v) = b.v.device_ptr(stream);
-        let (o, _o) = b.o.device_ptr_mut(stream);
-        let (ws, _ws) = match c.workspace.as_mut() {
-            Some(w) => {
-                let (p, g) = w.device_ptr_mut(stream);
-                (p, Some(g))
-            }
-            None => (0, None),
-        };
-        // SAFETY: the buffers are the engine's, allocated in this context for
-        // `shape` (Q and O B·H·S·D, K and V B·(KV heads)·(key length)·D
-        // elements of its dtype, which the plan was built for), borrowed for
-        // the call; the workspace holds the plan's bytes (allocated in
-        // prepare_cudnn); O aliases nothing.
-        unsafe { p.plan.execute_raw(q, k, v, o, ws) }.map_err(EngineError::Cuda)
+        // u16: the bits of the plan's dtype; the plan checks each buffer's
+        // length against its shape.
+        p.plan
+            .execute(&b.q, &b.k, &b.v, &mut b.o, c.workspace.as_mut())
+            .map_err(EngineError::Cuda)
     }
 }

@@ -294,8 +294,12 @@ fn gqa_decode_and_bf16_pass_and_their_planted_bugs_fail() {
                     ok.worst_element.ratio, ok.worst_row.ratio
                 );
                 assert!(ok.pass && ok.worst_ratio() < 0.6, "{shape} {inputs}: {ok:?}");
-                let head = judge_as(&hs, &model_kernel(&shape, inputs, 7, Bug::KvHeadModulo), d, dtype);
-                assert!(!head.pass, "{shape} {inputs}: the KV head bug passed");
+                // h % KV heads reads the right head when there is one KV head.
+                if shape.kv_heads > 1 {
+                    let bug = model_kernel(&shape, inputs, 7, Bug::KvHeadModulo);
+                    let head = judge_as(&hs, &bug, d, dtype);
+                    assert!(!head.pass, "{shape} {inputs}: the KV head bug passed");
+                }
                 if shape.causal {
                     let bug = model_kernel(&shape, inputs, 7, Bug::CausalFromStart);
                     let align = judge_as(&hs, &bug, d, dtype);

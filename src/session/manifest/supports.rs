@@ -90,6 +90,17 @@ impl Manifest {
             .unwrap_or_else(Supports::plain)
     }
 
+    /// Every head dimension some variant runs, ascending.
+    pub fn all_head_dims(&self) -> Vec<u32> {
+        let mut out = self.head_dims.clone();
+        for s in &self.supports {
+            out.extend(s.head_dims.iter().flatten());
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// Whether the variant runs `shape`: one line naming what it lacks and
     /// what would take it.
     pub fn runs(&self, bits: u64, tile: Tile, shape: &Shape) -> Result<(), String> {

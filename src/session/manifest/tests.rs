@@ -24,7 +24,7 @@ fn the_bundled_manifest_loads() {
     let m = bundled();
     assert_eq!(m.name, "attention");
     assert_eq!(m.entry, "attention_fwd");
-    assert_eq!(m.toggles.len(), 15);
+    assert_eq!(m.toggles.len(), 17);
     assert_eq!(m.params.len(), 14);
     assert_eq!(m.tile_text(m.default_tile()), "64x64s2w4");
     assert_eq!(m.variant_text(m.start.0, m.start.1), "wmma+pv+async");
@@ -140,7 +140,7 @@ fn pressing_a_key_keeps_the_exclusions() {
 fn tiles_cycle_by_path() {
     let m = bundled();
     let (mma, _) = m.parse_variant("mma").unwrap();
-    assert_eq!(m.cycle_tiles(mma).len(), 26);
+    assert_eq!(m.cycle_tiles(mma).len(), 28);
     let (full, _) = m.parse_variant("wmma+pv+async").unwrap();
     let texts: Vec<String> = m
         .cycle_tiles(full)
