@@ -31,7 +31,8 @@ import tomllib
 from datetime import datetime, timezone
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHAPE = re.compile(r"^\d+,\d+,\d+,\d+$")
+# B,H,S,D with K/V heads and keys after a slash (8,32/8,1/32768,128).
+SHAPE = re.compile(r"^\d+,\d+(/\d+)?,\d+(/\d+)?,\d+$")
 REGIMES = ("back-to-back", "isolated", "interleaved")
 STEP_KINDS = {
     # kind: (required keys, optional keys)
@@ -79,7 +80,7 @@ def load(path):
         if not isinstance(vs, list) or not vs or not all(isinstance(v, str) and v for v in vs):
             raise CampaignError(f"{at}: `variants` must be a non-empty list of variant names")
         case.setdefault("flags", [])
-        case.setdefault("name", f"{case['shape'].replace(',', 'x')}{''.join(f.strip('-') for f in case['flags'])}")
+        case.setdefault("name", f"{case['shape'].replace(',', 'x').replace('/', 'o')}{''.join(f.strip('-') for f in case['flags'])}")
         if case["name"] in names:
             raise CampaignError(f"{at}: case name {case['name']!r} twice")
         names.add(case["name"])
@@ -296,7 +297,7 @@ def sanitize_step(run, c, step):
     def one(job):
         t, tool = job
         flags = t.get("flags", [])
-        tag = f"san-{tool}-{slug(t['variant'])}-{t['shape'].replace(',', 'x')}{slug(''.join(flags))}"
+        tag = f"san-{tool}-{slug(t['variant'])}-{slug(t['shape'])}{slug(''.join(flags))}"
         argv = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", run.bin, "bench", "--shape",
                 t["shape"], *flags, "--variants", t["variant"], "--launches", "2", "--timer", "events",
                 "--telemetry-hz", "0"]

@@ -217,7 +217,7 @@ fn bundled_real_session_replays() {
 
 #[test]
 fn gpu_commands_validate_before_touching_the_gpu() {
-    let cases: [(&[&str], &str); 48] = [
+    let cases: [(&[&str], &str); 54] = [
         (
             &["bench", "--regime", "interleaved"],
             "interleaved needs two variants",
@@ -323,7 +323,37 @@ fn gpu_commands_validate_before_touching_the_gpu() {
         ),
         (
             &["bench", "--shape", "2,8,512,96"],
-            "attention runs D = 64, 128, not 96",
+            "scalar runs D = 64, 128, not 96",
+        ),
+        (
+            &["bench", "--shape", "1,32,64,128", "--kv-heads", "6"],
+            "32 query heads over 6 KV heads: the KV heads must divide the query heads",
+        ),
+        (
+            &["ab", "--shape", "1,8,64/32,64", "--causal"],
+            "causal with 64 queries over 32 keys",
+        ),
+        (
+            &["bench", "--dtype", "fp8"],
+            "dtype 'fp8' is not one of fp16, bf16",
+        ),
+        (
+            &["bench", "--variants", "scalar", "--dtype", "bf16"],
+            "scalar takes fp16, not bf16 (the [[supports]] of kernels/attention.toml)",
+        ),
+        (
+            &[
+                "gates",
+                "--variant",
+                "mma+async@128x128s3w8gqptor",
+                "--shape",
+                "1,8,512,256",
+            ],
+            "runs D = 64, 128, not 256",
+        ),
+        (
+            &["live", "--shape", "2,8/3,512,64"],
+            "8 query heads over 3 KV heads",
         ),
         (&["bench", "--shape", "0,8,512,64"], "B=0 is out of range"),
         (&["bench", "--shape", "2,8,512"], "must be B,H,S,D"),
@@ -666,7 +696,18 @@ fn kernel_folders_and_their_errors() {
     // The starter runs D=64 only; the bundled kernel is there as bundled:.
     let (code, _, err) = run(&["bench", "--kernels", mine_s, "--shape", "2,8,512,128"]);
     assert_eq!(code, 2);
-    assert!(err.contains("mine runs D = 64, not 128"), "{err}");
+    assert!(
+        err.contains("scalar runs D = 64, not 128 (mine keeps kernel ABI 1"),
+        "{err}"
+    );
+    // An ABI 1 kernel at grouped-query heads: one line, what it keeps.
+    let (code, _, err) = run(&["bench", "--kernels", mine_s, "--shape", "1,8/2,512,64"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("needs as many KV heads as query heads, not 8/2"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
     let (code, _, err) = run(&["ab", "--kernels", mine_s, "--a", "bundled:wmma+turbo"]);
     assert_eq!(code, 2);
     assert!(

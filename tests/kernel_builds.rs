@@ -67,7 +67,10 @@ fn matrix(kernel: KernelId) -> Vec<(Variant, u32, Dtype, bool)> {
                 out.push((*t, first, Dtype::Bf16, SM90_ONLY));
             }
             for d in [256].into_iter().filter(|d| !m.head_dims.contains(d)) {
-                for dtype in Dtype::ALL.into_iter().filter(|&x| t.runs(&at(d, x)).is_ok()) {
+                for dtype in Dtype::ALL
+                    .into_iter()
+                    .filter(|&x| t.runs(&at(d, x)).is_ok())
+                {
                     out.push((*t, d, dtype, SM90_ONLY));
                 }
             }
@@ -273,7 +276,12 @@ fn a_wrong_entry_point_is_named() {
     let bundled = Program::bundled();
     // The entry renamed: the cubin has no attention_fwd.
     let renamed = bundled_with("attention_fwd(", "attention_forward(");
-    let b = nvrtc::compile(&renamed, &defines(&Variant::base(), &Shape::new(1, 1, 1, 64)), "sm_90").unwrap();
+    let b = nvrtc::compile(
+        &renamed,
+        &defines(&Variant::base(), &Shape::new(1, 1, 1, 64)),
+        "sm_90",
+    )
+    .unwrap();
     let e = cubin::check_abi(&b.cubin, "attention_fwd", 2).unwrap_err();
     assert!(
         e.contains("no kernel named attention_fwd") && e.contains("extern \"C\""),
@@ -292,9 +300,17 @@ fn a_wrong_entry_point_is_named() {
     );
     let e = cubin::check_abi(&b.cubin, "attention_fwd", 1).unwrap_err();
     assert!(e.contains("takes 3 parameters of 8, 8, 4 bytes"), "{e}");
-    assert!(e.contains("kernel ABI 1") && e.contains("7 parameters"), "{e}");
+    assert!(
+        e.contains("kernel ABI 1") && e.contains("7 parameters"),
+        "{e}"
+    );
     // The bundled kernel has exactly the ABI.
-    let b = nvrtc::compile(&bundled, &defines(&Variant::base(), &Shape::new(1, 1, 1, 64)), "sm_90").unwrap();
+    let b = nvrtc::compile(
+        &bundled,
+        &defines(&Variant::base(), &Shape::new(1, 1, 1, 64)),
+        "sm_90",
+    )
+    .unwrap();
     assert_eq!(
         cubin::param_sizes(&b.cubin, "attention_fwd"),
         Some(vec![8, 8, 8, 8, 4, 4, 4, 4, 4, 4])
@@ -370,7 +386,12 @@ fn the_fault_injection_variant_compiles() {
         return;
     }
     let v: Variant = "wmma+fault".parse().unwrap();
-    let b = nvrtc::compile(&Program::bundled(), &defines(&v, &Shape::new(1, 1, 1, 64)), "sm_90").unwrap();
+    let b = nvrtc::compile(
+        &Program::bundled(),
+        &defines(&v, &Shape::new(1, 1, 1, 64)),
+        "sm_90",
+    )
+    .unwrap();
     assert!(!b.cubin.is_empty());
 }
 
@@ -384,7 +405,12 @@ fn compile_errors_carry_the_log() {
         return;
     }
     let broken = bundled_with("fetch_kv(sK,", "warp_maxx(sK,");
-    let err = nvrtc::compile(&broken, &defines(&Variant::base(), &Shape::new(1, 1, 1, 64)), "sm_90").unwrap_err();
+    let err = nvrtc::compile(
+        &broken,
+        &defines(&Variant::base(), &Shape::new(1, 1, 1, 64)),
+        "sm_90",
+    )
+    .unwrap_err();
     let text = err.to_string();
     assert!(
         text.contains("warp_maxx") && text.contains("error"),
@@ -514,4 +540,3 @@ fn a_kernel_of_several_files_builds() {
         "{e}"
     );
 }
-

@@ -162,7 +162,7 @@ fn bad_files_give_clear_errors() {
     let e = read_all(&newer, OnCorrupt::Skip).unwrap_err();
     assert!(
         e.to_string()
-            .contains("schema version 99, newer than the 2"),
+            .contains("schema version 99, newer than the 3"),
         "{e}"
     );
     let older = dir.path().join("older.jsonl");
@@ -474,4 +474,54 @@ proptest! {
         bytes.truncate(cut);
         read_decoded(bytes, OnCorrupt::Skip);
     }
+}
+
+/// Schema 3: a shape with a dtype, KV heads and a key length round trips; a
+/// plain shape is written as schema 2 wrote it; the schema 1 fixture's shapes
+/// read as the plain case.
+#[test]
+fn shapes_of_abi_2_round_trip_and_older_shapes_read_plain() {
+    use attnscope::session::{Dtype, Shape};
+    let decode = Shape::new(8, 32, 1, 128)
+        .with_kv(8, 32_768)
+        .with_dtype(Dtype::Bf16)
+        .with_causal(true);
+    let select = |shape| Stamped {
+        t_us: 1,
+        event: Event::VariantSelected(VariantSelected {
+            variant: "mma+async".parse().unwrap(),
+            shape,
+        }),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("llm.jsonl");
+    let mut rec = Recorder::create(&path).unwrap();
+    for e in [header(), select(decode), select(Shape::MISSION)] {
+        rec.append(&e).unwrap();
+    }
+    rec.close().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains(r#""dtype":"bf16","kv_heads":8,"kv_len":32768"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#""shape":{"b":2,"h":8,"s":512,"d":64,"causal":false}"#),
+        "{text}"
+    );
+    let (back, _) = read_all(&path, OnCorrupt::Stop).unwrap();
+    assert_eq!(back[1], select(decode));
+    assert_eq!(back[2], select(Shape::MISSION));
+    assert_eq!(SCHEMA_VERSION, 3);
+    let old: Vec<Shape> = fixture_events()
+        .into_iter()
+        .filter_map(|e| match e.event {
+            Event::VariantSelected(v) => Some(v.shape),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        !old.is_empty() && old.iter().all(|s| s.is_plain()),
+        "{old:?}"
+    );
 }

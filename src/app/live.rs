@@ -35,21 +35,7 @@ impl supervisor::Feed for ScreenFeed {
 /// `--causal` (checked by `start_shape` when the command line is read).
 pub fn start_point(args: &LiveArgs) -> (Variant, Shape) {
     let variant = args.variant.unwrap_or_else(Variant::start);
-    let shape = args.shape.unwrap_or_else(|| {
-        let d = variant
-            .manifest()
-            .filter(|m| !m.head_dims.contains(&Shape::MISSION.d))
-            .map_or(Shape::MISSION.d, |m| m.head_dims[0]);
-        Shape::new(2, 8, 512, d)
-    });
-    let shape = shape
-        .with_kv(
-            args.kv_heads.unwrap_or(shape.kv_heads),
-            args.kv_len.unwrap_or(shape.kv_len),
-        )
-        .with_dtype(args.dtype.unwrap_or(shape.dtype))
-        .with_causal(args.causal || shape.causal);
-    (variant, shape)
+    (variant, args.start_shape(&variant))
 }
 
 pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
@@ -176,9 +162,10 @@ pub fn default_recording_path(ui: &UiState) -> PathBuf {
         .map_or("gpu".to_string(), |g| {
             g.name.replace("NVIDIA ", "").replace(' ', "-")
         });
-    let shape = ui.session.current.map_or("none".to_string(), |k| {
-        k.shape.with_causal(false).compact()
-    });
+    let shape = ui
+        .session
+        .current
+        .map_or("none".to_string(), |k| k.shape.with_causal(false).compact());
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());

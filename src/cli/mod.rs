@@ -11,9 +11,9 @@ pub use crate::exit;
 
 pub mod argv;
 mod link;
+mod problem;
 mod resolve;
 mod sweep;
-mod problem;
 mod variants;
 pub use link::{RemoteArgs, WorkerArgs, parse_labelled_dir};
 pub use problem::ProblemArgs;
@@ -569,6 +569,29 @@ pub struct LiveArgs {
     pub remote: RemoteArgs,
     #[command(flatten)]
     pub gpu: DeviceArg,
+}
+
+impl LiveArgs {
+    /// The shape live opens at: `--shape`, else the mission shape at the
+    /// kernel's first head dimension when it does not run D=64; then
+    /// `--dtype`, `--kv-heads`, `--kv-len` and `--causal` (checked in
+    /// resolve.rs).
+    pub fn start_shape(&self, variant: &Variant) -> Shape {
+        let shape = self.shape.unwrap_or_else(|| {
+            let d = variant
+                .manifest()
+                .filter(|m| !m.head_dims.contains(&Shape::MISSION.d))
+                .map_or(Shape::MISSION.d, |m| m.head_dims[0]);
+            Shape::new(2, 8, 512, d)
+        });
+        shape
+            .with_kv(
+                self.kv_heads.unwrap_or(shape.kv_heads),
+                self.kv_len.unwrap_or(shape.kv_len),
+            )
+            .with_dtype(self.dtype.unwrap_or(shape.dtype))
+            .with_causal(self.causal || shape.causal)
+    }
 }
 
 impl Default for LiveArgs {

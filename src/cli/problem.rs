@@ -46,7 +46,10 @@ impl ProblemArgs {
     fn resolved(&self) -> Result<Shape, String> {
         let s = self.shape;
         let shape = s
-            .with_kv(self.kv_heads.unwrap_or(s.kv_heads), self.kv_len.unwrap_or(s.kv_len))
+            .with_kv(
+                self.kv_heads.unwrap_or(s.kv_heads),
+                self.kv_len.unwrap_or(s.kv_len),
+            )
             .with_dtype(self.dtype)
             .with_causal(self.causal || s.causal);
         shape.validate()?;

@@ -41,7 +41,7 @@ pub fn resolve(cmd: &mut Cmd) -> Result<(), ArgsError> {
     match cmd {
         Cmd::Live(a) => {
             a.variant = one("variant", "VARIANT", &a.variant_arg)?;
-            let shape = crate::app::live::start_point(a).1;
+            let shape = a.start_shape(&a.variant.unwrap_or_else(Variant::start));
             shape
                 .validate()
                 .map_err(|e| bad("shape", "B,H,S,D", &shape.to_string(), e))?;
@@ -69,7 +69,13 @@ pub fn resolve(cmd: &mut Cmd) -> Result<(), ArgsError> {
             a.variants = list(&a.variants_arg)?;
         }
         Cmd::Build(a) => a.variants = list(&a.variants_arg)?,
-        Cmd::Sweep(a) => a.variants = list(&a.variants_arg)?,
+        Cmd::Sweep(a) => {
+            a.variants = list(&a.variants_arg)?;
+            for p in a.points() {
+                p.validate()
+                    .map_err(|e| bad("shapes", "B,H,S,D", &p.to_string(), e))?;
+            }
+        }
         Cmd::Selftest(a) => {
             a.variants = a
                 .variants_arg

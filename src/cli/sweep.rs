@@ -9,14 +9,17 @@ use super::{
     DeviceArg, RemoteArgs, VariantList, parse_input_set, parse_seconds, parse_shape,
     parse_solo_regime,
 };
-use crate::session::{InputSet, Regime, Shape};
+use crate::session::{Dtype, InputSet, Regime, Shape};
 
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 pub struct SweepArgs {
     /// Shapes as B,H,S,D, separated by spaces or semicolons, e.g.
-    /// '2,8,512,64;4,16,4096,64'.
+    /// '2,8,512,64;4,16,4096,64'; K/V heads and keys after a slash, e.g. '8,32/8,1/32768,128'.
     #[arg(long, required = true, num_args = 1.., value_delimiter = ';', value_name = "B,H,S,D", value_parser = parse_shape)]
     pub shapes: Vec<Shape>,
+    /// Element type: fp16, bf16, or both (each shape twice).
+    #[arg(long, default_value = "fp16", value_parser = ["fp16", "bf16", "both"])]
+    pub dtype: String,
     /// `all` or a comma-separated list, as bench takes it (e.g. scalar,wmma+pv+async,cudnn).
     #[arg(
         long = "variants",
@@ -72,17 +75,25 @@ pub struct SweepArgs {
 }
 
 impl SweepArgs {
-    /// Every (shape, causal) pair this run measures, in order.
+    /// Every (shape, mask, dtype) this run measures, in order.
     pub fn points(&self) -> Vec<Shape> {
         let masks: &[bool] = match self.causal.as_str() {
             "on" => &[true],
             "both" => &[false, true],
             _ => &[false],
         };
-        let all = self
-            .shapes
-            .iter()
-            .flat_map(|s| masks.iter().map(move |&causal| Shape { causal, ..*s }));
+        let dtypes: &[Dtype] = match self.dtype.as_str() {
+            "bf16" => &[Dtype::Bf16],
+            "both" => &[Dtype::F16, Dtype::Bf16],
+            _ => &[Dtype::F16],
+        };
+        let all = self.shapes.iter().flat_map(|s| {
+            masks.iter().flat_map(move |&causal| {
+                dtypes
+                    .iter()
+                    .map(move |&d| s.with_causal(causal).with_dtype(d))
+            })
+        });
         match self.slice {
             Some((i, n)) => all
                 .enumerate()

@@ -62,6 +62,9 @@ enum Cell {
     /// O is the clean variant's, bit for bit, on every distribution: the
     /// bug does not fire here (a causal bug at a non-causal shape).
     Silent,
+    /// The variant's manifest does not take the shape (an ABI 1 kernel at
+    /// grouped-query heads): nothing ran.
+    NotTaken,
     Error(String),
 }
 
@@ -75,6 +78,7 @@ impl Cell {
             }
             Cell::Missed => "MISSED".into(),
             Cell::Silent => "silent".into(),
+            Cell::NotTaken => "—".into(),
             Cell::Error(_) => "ERROR".into(),
         }
     }
@@ -98,7 +102,7 @@ impl Findings {
         cells.iter().any(|c| matches!(c, Cell::Caught(_)))
             && cells
                 .iter()
-                .all(|c| matches!(c, Cell::Caught(_) | Cell::Silent))
+                .all(|c| matches!(c, Cell::Caught(_) | Cell::Silent | Cell::NotTaken))
     }
 
     fn failed(&self) -> Vec<String> {
@@ -143,6 +147,9 @@ fn cell(
     seed: u64,
 ) -> Cell {
     let clean = clean_of(mutant);
+    if clean.runs(&shape).is_err() {
+        return Cell::NotTaken;
+    }
     let mut caught = Vec::new();
     let mut fired = false;
     for &dist in dists {
@@ -154,10 +161,7 @@ fn cell(
             Ok(r) => r,
             Err(e) => return Cell::Error(format!("{mutant} {shape} {dist}: {e}")),
         };
-        let changed = out
-            .iter()
-            .zip(&base)
-            .any(|(a, b)| a != b);
+        let changed = out.iter().zip(&base).any(|(a, b)| a != b);
         fired |= changed;
         if !c.pass {
             caught.push(dist);
@@ -181,11 +185,15 @@ fn cell(
 /// an unmutated variant fails (the table would mean nothing).
 pub(super) fn mutations(engine: &mut Engine, args: &SelftestArgs, base: u64) -> i32 {
     // The third: not causal, more row blocks than SMs, so persistent tiles
-    // walk several (and split tiles' groups merge in many CTAs).
+    // walk several (and split tiles' groups merge in many CTAs). The fourth
+    // (ABI 2): grouped-query heads (8 over 2) and queries after a cache,
+    // the mask aligned to the end, where a wrong KV head or a mask aligned
+    // to the start changes O; fp16, whose units catch the 1% bugs.
     let shapes = [
         Shape::MISSION,
         shape("1,3,333,64", true),
         shape("1,72,333,64", false),
+        shape("2,8/2,100/333,64", true),
     ];
     let dists = args
         .inputs
@@ -246,6 +254,7 @@ fn print_json(engine: &Engine, base: u64, shapes: &[Shape], dists: &[Inputs], f:
                         Cell::Caught(by) => ("caught", by.clone(), None),
                         Cell::Missed => ("missed", Vec::new(), None),
                         Cell::Silent => ("silent", Vec::new(), None),
+                        Cell::NotTaken => ("not_taken", Vec::new(), None),
                         Cell::Error(e) => ("error", Vec::new(), Some(e.clone())),
                     };
                     json!({"shape": s, "state": state, "caught_by": by, "error": error})
@@ -273,7 +282,7 @@ fn print_table(engine: &Engine, base: u64, shapes: &[Shape], dists: &[Inputs], f
         names.join(" and ")
     );
     println!(
-        "caught: the check failed (on the distributions named, when not all); silent: the bug left O unchanged at that shape; ERROR: a build or launch failed (never counted as caught)"
+        "caught: the check failed (on the distributions named, when not all); silent: the bug left O unchanged at that shape; —: the variant does not take the shape (its manifest); ERROR: a build or launch failed (never counted as caught)"
     );
     let w = f
         .rows

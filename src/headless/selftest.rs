@@ -151,7 +151,11 @@ fn cases(args: &SelftestArgs, cc: u32) -> Vec<Case> {
         add(&tiles, &many_blocks_shapes()[..3], &pick(&rising));
         let llm = llm_shapes();
         add(&paths, &llm, &pick(&rising));
-        add(&tiles, &[llm[2], llm[5], llm[6], llm[8], llm[11]], &pick(&rising));
+        add(
+            &tiles,
+            &[llm[2], llm[5], llm[6], llm[8], llm[11]],
+            &pick(&rising),
+        );
         return out;
     }
     add(&paths, &selftest_shapes(), &dists);

@@ -35,9 +35,13 @@ pub fn sweep(args: SweepArgs) -> i32 {
     if variants.is_empty() {
         return exit::USAGE;
     }
-    for p in &points {
-        if let Err(code) = runnable(&variants, p) {
-            return code;
+    // A variant that takes none of the points is a mistake on the line; one
+    // that takes some runs those (a v1 kernel beside LLM shapes, say).
+    for v in &variants {
+        if !points.is_empty() && points.iter().all(|p| v.runs(p).is_err()) {
+            if let Err(code) = runnable([v], &points[0]) {
+                return code;
+            }
         }
     }
     if points.is_empty() {
@@ -68,6 +72,10 @@ pub fn sweep(args: SweepArgs) -> i32 {
     for shape in &points {
         let mut rows = Vec::new();
         for v in &variants {
+            if let Err(why) = v.runs(shape) {
+                rows.push(serde_json::json!({"variant": v.name(), "not_taken": why}));
+                continue;
+            }
             match bench_one(
                 &mut run.engine,
                 &mut run.sink,
@@ -110,6 +118,10 @@ fn print_shape(shape: &crate::session::Shape, rows: &[serde_json::Value]) {
         let name = r["variant"].as_str().unwrap_or("");
         if let Some(e) = r.get("error") {
             println!("{name:<w$} ERROR {e}");
+            continue;
+        }
+        if let Some(why) = r.get("not_taken").and_then(|w| w.as_str()) {
+            println!("{name:<w$} not run: {why}");
             continue;
         }
         let m = r["median_us"].as_f64().unwrap_or(f64::NAN);

@@ -244,8 +244,13 @@ mod tests {
         let bf = |x: &[u16]| x.iter().map(|&b| Dtype::Bf16.to_f32(b)).collect::<Vec<_>>();
         let (qf, kf) = (bf(&q[..3 * 64]), bf(&k[..700 * 64]));
         let scores: Vec<f64> = (0..700)
-            .map(|j| (0..64).map(|c| qf[c] as f64 * kf[j * 64 + c] as f64).sum::<f64>() / 8.0
-                * std::f64::consts::LOG2_E)
+            .map(|j| {
+                (0..64)
+                    .map(|c| qf[c] as f64 * kf[j * 64 + c] as f64)
+                    .sum::<f64>()
+                    / 8.0
+                    * std::f64::consts::LOG2_E
+            })
             .collect();
         assert!(rescales(&scores) >= 5);
         // The same draw as fp16 differs only by rounding to bf16's 8 bits.

@@ -64,7 +64,11 @@ pub fn head_inputs(shape: &Shape, host: &[Vec<u16>; 3], head: usize) -> [Vec<f32
     let d = shape.d as usize;
     let (q_len, kv_len) = (shape.s as usize * d, shape.kv_len as usize * d);
     let kv = kv_index(shape, head);
-    let f = |x: &[u16]| x.iter().map(|&b| shape.dtype.to_f32(b)).collect::<Vec<f32>>();
+    let f = |x: &[u16]| {
+        x.iter()
+            .map(|&b| shape.dtype.to_f32(b))
+            .collect::<Vec<f32>>()
+    };
     [
         f(&host[0][head * q_len..(head + 1) * q_len]),
         f(&host[1][kv * kv_len..(kv + 1) * kv_len]),

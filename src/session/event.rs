@@ -13,7 +13,11 @@ pub use edit::{EditOutcome, EditRecord, EditVerdict};
 /// readers ignore unknown fields and skip unknown kinds. A field added after
 /// schema 2 carries `#[serde(default)]` (older files lack it); every other
 /// field is required, so a damaged line is refused, never read as zeros.
-pub const SCHEMA_VERSION: u32 = 2;
+/// 3: a shape may carry a dtype, KV heads and a key length (kernel ABI 2);
+/// a reader of 2 would take a bf16 grouped-query shape for the plain one,
+/// so it is told the file is newer. Shapes of older files read as the plain
+/// case (`Shape`'s wire form).
+pub const SCHEMA_VERSION: u32 = 3;
 /// The oldest version this reader converts (1: variants as named fields
 /// of the bundled kernel).
 pub const OLDEST_SCHEMA: u32 = 1;

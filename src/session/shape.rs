@@ -15,7 +15,9 @@ pub const MAX_GRID_YZ: u32 = 65_535;
 pub const MAX_LEN: u32 = 1 << 20;
 
 /// The element type of Q, K, V and O.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 pub enum Dtype {
     #[default]
     // Bounds of sessions before schema 3 wrote "f16".
@@ -199,8 +201,16 @@ impl Shape {
         Shape {
             h,
             s,
-            kv_heads: if self.kv_heads == self.h { h } else { self.kv_heads },
-            kv_len: if self.kv_len == self.s { s } else { self.kv_len },
+            kv_heads: if self.kv_heads == self.h {
+                h
+            } else {
+                self.kv_heads
+            },
+            kv_len: if self.kv_len == self.s {
+                s
+            } else {
+                self.kv_len
+            },
             ..self
         }
     }

@@ -396,7 +396,10 @@ impl UiState {
             Action::NextShape => {
                 // The mask is the user's (c) on the seeds' shapes; the LLM
                 // presets are causal as served.
-                let without: Vec<Shape> = Shape::PRESETS.iter().map(|p| p.with_causal(false)).collect();
+                let without: Vec<Shape> = Shape::PRESETS
+                    .iter()
+                    .map(|p| p.with_causal(false))
+                    .collect();
                 let preset = Shape::PRESETS[cycle(&without, base.shape.with_causal(false)).0];
                 next.shape = if preset.preset_name().is_some() {
                     preset

@@ -138,7 +138,10 @@ impl Engine {
         let q = cuda(self.stream.clone_htod(&host[0]), "upload Q")?;
         let k = cuda(self.stream.clone_htod(&host[1]), "upload K")?;
         let v = cuda(self.stream.clone_htod(&host[2]), "upload V")?;
-        let o = cuda(self.stream.alloc_zeros::<u16>(shape.q_elements()), "allocate O")?;
+        let o = cuda(
+            self.stream.alloc_zeros::<u16>(shape.q_elements()),
+            "allocate O",
+        )?;
         self.bufs = Some(Buffers {
             shape: *shape,
             inputs,

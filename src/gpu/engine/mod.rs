@@ -642,7 +642,9 @@ impl Engine {
     }
 
     pub fn smem_bytes(&self, variant: &Variant, shape: &Shape) -> Option<u32> {
-        self.loaded.get(&load_key(variant, shape)).map(|l| l.smem_bytes)
+        self.loaded
+            .get(&load_key(variant, shape))
+            .map(|l| l.smem_bytes)
     }
 
     fn launch(&mut self, variant: &Variant, shape: &Shape) -> Result<(), EngineError> {
@@ -683,7 +685,8 @@ impl Engine {
             shared_mem_bytes: l.smem_bytes,
         };
         let scale_log2 = std::f32::consts::LOG2_E / (shape.d as f32).sqrt();
-        let [s, kv_len, h, kv_heads] = [shape.s, shape.kv_len, shape.h, shape.kv_heads].map(|x| x as i32);
+        let [s, kv_len, h, kv_heads] =
+            [shape.s, shape.kv_len, shape.h, shape.kv_heads].map(|x| x as i32);
         let causal = i32::from(shape.causal);
         let mut args = self.stream.launch_builder(&l.func);
         args.arg(&b.q).arg(&b.k).arg(&b.v).arg(&mut b.o).arg(&s);

@@ -5,7 +5,12 @@ use crate::session::Inputs;
 #[test]
 fn one_key_gives_its_value() {
     // S=1: softmax over one score is 1, so O = V.
-    let out = attention_head(&[1.0, 2.0], &[3.0, 4.0], &[0.5, -0.25], &Shape::new(1, 1, 1, 2));
+    let out = attention_head(
+        &[1.0, 2.0],
+        &[3.0, 4.0],
+        &[0.5, -0.25],
+        &Shape::new(1, 1, 1, 2),
+    );
     assert_eq!(out, vec![0.5, -0.25]);
 }
 
@@ -18,13 +23,24 @@ fn hand_computed_two_keys() {
     // Row 0 and row 1 see the same keys: (1·1 + 3·5) / 4 = 4.
     assert!((out[0] - 4.0).abs() < 1e-6, "{out:?}");
     // Causal: row 0 sees key 0 only.
-    let out = attention_head(&[1.0, 1.0], &[0.0, ln3], &[1.0, 5.0], &two.with_causal(true));
+    let out = attention_head(
+        &[1.0, 1.0],
+        &[0.0, ln3],
+        &[1.0, 5.0],
+        &two.with_causal(true),
+    );
     assert!(
         (out[0] - 1.0).abs() < 1e-12 && (out[1] - 4.0).abs() < 1e-6,
         "{out:?}"
     );
     // Chosen rows are the same numbers as the whole head's.
-    let rows = attention_rows(&[1.0, 1.0], &[0.0, ln3], &[1.0, 5.0], &two.with_causal(true), &[1]);
+    let rows = attention_rows(
+        &[1.0, 1.0],
+        &[0.0, ln3],
+        &[1.0, 5.0],
+        &two.with_causal(true),
+        &[1],
+    );
     assert_eq!(rows, vec![out[1]]);
     // One query over both keys, causal aligned to the end: it sees both.
     let decode = Shape::new(1, 1, 1, 1).with_kv(1, 2).with_causal(true);
@@ -33,7 +49,10 @@ fn hand_computed_two_keys() {
     // Two queries over three keys: the first sees two, the second three.
     let prefill = Shape::new(1, 1, 2, 1).with_kv(1, 3).with_causal(true);
     let out = attention_head(&[1.0, 1.0], &[0.0, ln3, 0.0], &[1.0, 5.0, 9.0], &prefill);
-    assert!((out[0] - 4.0).abs() < 1e-6 && (out[1] - 25.0 / 5.0).abs() < 1e-6, "{out:?}");
+    assert!(
+        (out[0] - 4.0).abs() < 1e-6 && (out[1] - 25.0 / 5.0).abs() < 1e-6,
+        "{out:?}"
+    );
 }
 
 #[test]
@@ -293,7 +312,10 @@ fn gqa_decode_and_bf16_pass_and_their_planted_bugs_fail() {
                     "{shape} {inputs}: worst element {:.3}, worst row {:.3}",
                     ok.worst_element.ratio, ok.worst_row.ratio
                 );
-                assert!(ok.pass && ok.worst_ratio() < 0.6, "{shape} {inputs}: {ok:?}");
+                assert!(
+                    ok.pass && ok.worst_ratio() < 0.6,
+                    "{shape} {inputs}: {ok:?}"
+                );
                 // h % KV heads reads the right head when there is one KV head.
                 if shape.kv_heads > 1 {
                     let bug = model_kernel(&shape, inputs, 7, Bug::KvHeadModulo);
@@ -303,7 +325,10 @@ fn gqa_decode_and_bf16_pass_and_their_planted_bugs_fail() {
                 if shape.causal {
                     let bug = model_kernel(&shape, inputs, 7, Bug::CausalFromStart);
                     let align = judge_as(&hs, &bug, d, dtype);
-                    assert!(!align.pass, "{shape} {inputs}: the start-aligned mask passed");
+                    assert!(
+                        !align.pass,
+                        "{shape} {inputs}: the start-aligned mask passed"
+                    );
                 }
                 if dtype == Dtype::Bf16 && inputs == Inputs::Uniform {
                     // Rounded to bf16 but judged in fp16's units.
@@ -402,7 +427,9 @@ fn every_head_gets_rows() {
     let one = Shape::new(1, 1, 1, 64);
     assert_eq!(rows_to_check(&one, 1).rows, vec![vec![0]]);
     // Decode: one row per head, every head of the grouped queries.
-    let decode = Shape::new(8, 32, 1, 128).with_kv(8, 131_072).with_causal(true);
+    let decode = Shape::new(8, 32, 1, 128)
+        .with_kv(8, 131_072)
+        .with_causal(true);
     let r = rows_to_check(&decode, 1);
     assert_eq!(r.rows.len(), 256);
     assert!(r.rows.iter().all(|x| x == &vec![0]));

@@ -35,7 +35,7 @@ impl fmt::Display for ManifestError {
 impl std::error::Error for ManifestError {}
 
 /// Builds errors that point at a place in the text.
-struct At<'a> {
+pub(super) struct At<'a> {
     text: &'a str,
     file: &'a str,
 }
@@ -48,7 +48,7 @@ impl At<'_> {
         })
     }
 
-    fn err<T>(
+    pub(super) fn err<T>(
         &self,
         span: std::ops::Range<usize>,
         message: impl Into<String>,
@@ -172,7 +172,7 @@ pub fn parse(text: &str, file: &str) -> Result<Manifest, ManifestError> {
     }
 
     m.tiles = tile_lists(&at, &raw, &m, &names, &expr)?;
-    m.supports = supports(&at, &raw, abi, &names, &expr)?;
+    m.supports = super::supports::parse(&at, &raw.supports, abi, &names, &expr)?;
     m.start = start_variant(&at, &raw, &m)?;
     check_variants(&at, &raw, &m)?;
     Ok(m)
@@ -226,41 +226,6 @@ fn check_kernel(at: &At, k: &RawKernel) -> Result<Vec<u32>, ManifestError> {
         );
     }
     Ok(head_dims)
-}
-
-/// The `[[supports]]` blocks, each `when` over the defines; only a kernel
-/// of ABI 2 states them.
-fn supports(
-    at: &At,
-    raw: &Raw,
-    abi: u32,
-    names: &[String],
-    expr: &impl Fn(&Spanned<String>, &[String], &str) -> Result<Expr, ManifestError>,
-) -> Result<Vec<super::supports::Supports>, ManifestError> {
-    let mut out = Vec::new();
-    for s in &raw.supports {
-        if abi < 2 {
-            return at.err(
-                s.span(),
-                "[[supports]] states what kernel ABI 2 passes (dtype, KV heads, key length): add abi = 2 to [kernel] and take ABI 2's parameters (docs/kernel-abi.md)",
-            );
-        }
-        let r = s.get_ref();
-        let when = match &r.when {
-            Some(w) => Some(expr(w, names, "when")?),
-            None => None,
-        };
-        let (dtypes, head_dims) =
-            super::supports::check(r).or_else(|e| at.err(s.span(), e))?;
-        out.push(super::supports::Supports {
-            when,
-            dtypes,
-            head_dims,
-            gqa: r.gqa,
-            kv_len: r.kv_len,
-        });
-    }
-    Ok(out)
 }
 
 /// `[launch]`: its lets in order, each over the names before it, then the
@@ -410,12 +375,13 @@ fn check_variants(at: &At, raw: &Raw, m: &Manifest) -> Result<(), ManifestError>
     // Every formula must work for the base and the start at every head dim.
     for &d in &m.head_dims {
         for (bits, tile) in [(0, m.default_tile()), m.start] {
-            m.launch_shape(bits, tile, &Shape::new(1, 1, 1, d), 1).or_else(|e| {
-                at.err(
-                    raw.launch.span(),
-                    format!("{} at HEAD_DIM={d}: {e}", m.variant_text(bits, tile)),
-                )
-            })?;
+            m.launch_shape(bits, tile, &Shape::new(1, 1, 1, d), 1)
+                .or_else(|e| {
+                    at.err(
+                        raw.launch.span(),
+                        format!("{} at HEAD_DIM={d}: {e}", m.variant_text(bits, tile)),
+                    )
+                })?;
         }
     }
     Ok(())

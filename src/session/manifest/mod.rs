@@ -7,9 +7,9 @@
 pub mod expr;
 mod load;
 mod raw;
-pub mod supports;
 pub mod registry;
 pub mod sources;
+pub mod supports;
 mod tile;
 
 use std::collections::BTreeMap;

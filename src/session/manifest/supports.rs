@@ -8,9 +8,9 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::Manifest;
-use super::Tile;
 use super::expr::Expr;
+use super::load::{At, ManifestError};
+use super::{Manifest, Tile};
 use crate::session::shape::{Dtype, Shape};
 
 /// The newest kernel ABI attnscope speaks.
@@ -70,9 +70,45 @@ pub(super) fn check(raw: &RawSupports) -> Result<(Vec<Dtype>, Option<Vec<u32>>),
     if let Some(d) = &dims
         && (d.is_empty() || d.iter().any(|d| !(8..=256).contains(d) || d % 8 != 0))
     {
-        return Err("head_dims must list head dimensions, each a multiple of 8 from 8 to 256".into());
+        return Err(
+            "head_dims must list head dimensions, each a multiple of 8 from 8 to 256".into(),
+        );
     }
     Ok((dtypes, dims))
+}
+
+/// The `[[supports]]` blocks, each `when` over the defines; only a kernel
+/// of ABI 2 states them.
+pub(super) fn parse(
+    at: &At,
+    raw: &[Spanned<RawSupports>],
+    abi: u32,
+    names: &[String],
+    expr: &impl Fn(&Spanned<String>, &[String], &str) -> Result<Expr, ManifestError>,
+) -> Result<Vec<Supports>, ManifestError> {
+    let mut out = Vec::new();
+    for s in raw {
+        if abi < 2 {
+            return at.err(
+                s.span(),
+                "[[supports]] states what kernel ABI 2 passes (dtype, KV heads, key length): add abi = 2 to [kernel] and take ABI 2's parameters (docs/kernel-abi.md)",
+            );
+        }
+        let r = s.get_ref();
+        let when = match &r.when {
+            Some(w) => Some(expr(w, names, "when")?),
+            None => None,
+        };
+        let (dtypes, head_dims) = check(r).or_else(|e| at.err(s.span(), e))?;
+        out.push(Supports {
+            when,
+            dtypes,
+            head_dims,
+            gqa: r.gqa,
+            kv_len: r.kv_len,
+        });
+    }
+    Ok(out)
 }
 
 impl Manifest {
@@ -108,18 +144,29 @@ impl Manifest {
         let s = self.supports(bits, tile);
         let head_dims = s.head_dims.as_ref().unwrap_or(&self.head_dims);
         let abi = if self.abi < 2 {
-            format!(" ({} keeps kernel ABI 1: fp16, as many KV heads and keys as query heads and queries; docs/kernel-abi.md, ABI 2)", self.name)
+            format!(
+                " ({} keeps kernel ABI 1: fp16, as many KV heads and keys as query heads and queries; docs/kernel-abi.md, ABI 2)",
+                self.name
+            )
         } else {
             format!(" (the [[supports]] of {})", self.file)
         };
         let list = |v: &[String]| v.join(", ");
         if !s.dtypes.contains(&shape.dtype) {
             let names: Vec<String> = s.dtypes.iter().map(|d| d.to_string()).collect();
-            return Err(format!("{name} takes {}, not {}{abi}", list(&names), shape.dtype));
+            return Err(format!(
+                "{name} takes {}, not {}{abi}",
+                list(&names),
+                shape.dtype
+            ));
         }
         if !head_dims.contains(&shape.d) {
             let dims: Vec<String> = head_dims.iter().map(u32::to_string).collect();
-            return Err(format!("{name} runs D = {}, not {}{abi}", list(&dims), shape.d));
+            return Err(format!(
+                "{name} runs D = {}, not {}{abi}",
+                list(&dims),
+                shape.d
+            ));
         }
         if shape.is_gqa() && !s.gqa {
             return Err(format!(
@@ -146,8 +193,8 @@ mod tests {
 
     /// rowwarp's manifest as ABI 2, with `blocks` after its [kernel] table.
     fn abi2(blocks: &str) -> Result<Manifest, String> {
-        let text = ROWWARP.replacen("head_dims = [64, 128]", "head_dims = [64, 128]\nabi = 2", 1)
-            + blocks;
+        let text =
+            ROWWARP.replacen("head_dims = [64, 128]", "head_dims = [64, 128]\nabi = 2", 1) + blocks;
         Manifest::parse(&text, "rowwarp.toml").map_err(|e| e.to_string())
     }
 
@@ -163,9 +210,15 @@ mod tests {
         let plain = Shape::new(2, 8, 512, 64).with_causal(true);
         assert!(runs(&m, "smem+exp2", plain).is_ok());
         let e = runs(&m, "smem+exp2", plain.with_dtype(Dtype::Bf16)).unwrap_err();
-        assert!(e.starts_with("smem+exp2 takes fp16, not bf16 (rowwarp keeps kernel ABI 1"), "{e}");
+        assert!(
+            e.starts_with("smem+exp2 takes fp16, not bf16 (rowwarp keeps kernel ABI 1"),
+            "{e}"
+        );
         let e = runs(&m, "plain", plain.with_kv(2, 512)).unwrap_err();
-        assert!(e.contains("as many KV heads as query heads, not 8/2"), "{e}");
+        assert!(
+            e.contains("as many KV heads as query heads, not 8/2"),
+            "{e}"
+        );
         let e = runs(&m, "plain", plain.with_kv(8, 4096)).unwrap_err();
         assert!(e.contains("not 512 queries over 4096 keys"), "{e}");
         assert_eq!(e.lines().count(), 1);
@@ -194,7 +247,10 @@ dtypes = ["bf16"]
             .with_causal(true);
         assert!(runs(&m, "smem@4w4", decode).is_ok());
         let e = runs(&m, "smem", decode).unwrap_err();
-        assert!(e.contains("runs D = 64, 128, not 256") && e.contains("[[supports]] of rowwarp.toml"), "{e}");
+        assert!(
+            e.contains("runs D = 64, 128, not 256") && e.contains("[[supports]] of rowwarp.toml"),
+            "{e}"
+        );
         let e = runs(&m, "smem", Shape::MISSION).unwrap_err();
         assert!(e.contains("takes bf16, not fp16"), "{e}");
         // No block matches: the plain case.
@@ -202,9 +258,16 @@ dtypes = ["bf16"]
         assert!(runs(&m, "exp2", Shape::MISSION.with_dtype(Dtype::Bf16)).is_err());
         // The dtype reaches NVRTC as ATTN_BF16 only for ABI 2.
         let (bits, tile) = m.parse_variant("smem").unwrap();
-        assert!(m.defines(bits, tile, 64, Dtype::Bf16).contains(&"-DATTN_BF16=1".to_string()));
+        assert!(
+            m.defines(bits, tile, 64, Dtype::Bf16)
+                .contains(&"-DATTN_BF16=1".to_string())
+        );
         let v1 = Manifest::parse(ROWWARP, "rowwarp.toml").unwrap();
-        assert!(!v1.defines(bits, tile, 64, Dtype::F16).iter().any(|d| d.contains("ATTN_BF16")));
+        assert!(
+            !v1.defines(bits, tile, 64, Dtype::F16)
+                .iter()
+                .any(|d| d.contains("ATTN_BF16"))
+        );
     }
 
     #[test]
@@ -216,11 +279,19 @@ dtypes = ["bf16"]
         let e = abi2("\n[[supports]]\nwhen = \"NOPE\"\ndtypes = [\"bf16\"]\n").unwrap_err();
         assert!(e.contains("reads NOPE"), "{e}");
         let v1 = format!("{ROWWARP}\n[[supports]]\ndtypes = [\"bf16\"]\n");
-        let e = Manifest::parse(&v1, "rowwarp.toml").unwrap_err().to_string();
-        assert!(e.contains("add abi = 2"), "{e}");
-        let e = Manifest::parse(&ROWWARP.replacen("head_dims", "abi = 3\nhead_dims", 1), "r.toml")
+        let e = Manifest::parse(&v1, "rowwarp.toml")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("abi = 3: attnscope speaks kernel ABI 1 and 2"), "{e}");
+        assert!(e.contains("add abi = 2"), "{e}");
+        let e = Manifest::parse(
+            &ROWWARP.replacen("head_dims", "abi = 3\nhead_dims", 1),
+            "r.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("abi = 3: attnscope speaks kernel ABI 1 and 2"),
+            "{e}"
+        );
     }
 }

@@ -60,18 +60,26 @@ fn defines_cover_every_toggle_and_parameter() {
 fn launch_follows_the_manifest() {
     let m = bundled();
     let (bits, tile) = m.parse_variant("mma+async@64x128s2w8k2g").unwrap();
-    let l = m.launch_shape(bits, tile, &Shape::new(2, 8, 513, 64), 132).unwrap();
+    let l = m
+        .launch_shape(bits, tile, &Shape::new(2, 8, 513, 64), 132)
+        .unwrap();
     assert_eq!(l.threads, 256);
     assert_eq!(l.grid, (9, 8, 2));
     assert_eq!(
-        m.launch_shape(bits, tile, &Shape::new(1, 1, 1, 64), 1).unwrap().grid,
+        m.launch_shape(bits, tile, &Shape::new(1, 1, 1, 64), 1)
+            .unwrap()
+            .grid,
         (1, 1, 1)
     );
     // Persistent tiles: one CTA per SM, or one per row block when fewer.
     let (bits, tile) = m.parse_variant("mma+async@128x128s3w8gqptor").unwrap();
-    let l = m.launch_shape(bits, tile, &Shape::new(2, 16, 2048, 128), 132).unwrap();
+    let l = m
+        .launch_shape(bits, tile, &Shape::new(2, 16, 2048, 128), 132)
+        .unwrap();
     assert_eq!((l.threads, l.grid), (384, (132, 1, 1)));
-    let l = m.launch_shape(bits, tile, &Shape::new(1, 2, 333, 64), 132).unwrap();
+    let l = m
+        .launch_shape(bits, tile, &Shape::new(1, 2, 333, 64), 132)
+        .unwrap();
     assert_eq!(l.grid, (6, 1, 1));
     assert_eq!(
         m.check(bits, m.parse_tile("128x128s3w8gqpor").unwrap())

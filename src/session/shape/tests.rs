@@ -14,7 +14,9 @@ fn pairs_count_what_the_causal_mask_keeps() {
         assert_eq!(shape.pairs(), brute(&shape), "{shape}");
     }
     // Decode under the mask: the one query sees every key.
-    let decode = Shape::new(8, 32, 1, 128).with_kv(8, 32_768).with_causal(true);
+    let decode = Shape::new(8, 32, 1, 128)
+        .with_kv(8, 32_768)
+        .with_causal(true);
     assert_eq!(decode.keys_seen(0), 32_768);
     assert_eq!(decode.flops(), 4.0 * 8.0 * 32.0 * 128.0 * 32_768.0);
     // Equal lengths: S(S+1)/2 pairs, the diagonal included.
@@ -40,8 +42,18 @@ fn shapes_parse_with_kv_heads_and_keys() {
     assert_eq!(s.to_string(), "B8 H32/8 S1/32768 D128");
     let full = s.with_dtype(Dtype::Bf16).with_causal(true);
     assert_eq!(full.to_string(), "B8 H32/8 S1/32768 D128 bf16 causal");
-    assert!("2,8/2/1,512,64".parse::<Shape>().unwrap_err().contains("KV heads='2/1'"));
-    assert!("2/1,8,512,64".parse::<Shape>().unwrap_err().contains("no slash"));
+    assert!(
+        "2,8/2/1,512,64"
+            .parse::<Shape>()
+            .unwrap_err()
+            .contains("KV heads='2/1'")
+    );
+    assert!(
+        "2/1,8,512,64"
+            .parse::<Shape>()
+            .unwrap_err()
+            .contains("no slash")
+    );
     assert!("2,8,512".parse::<Shape>().unwrap_err().contains("B,H,S,D"));
 }
 
@@ -80,8 +92,14 @@ fn dtypes_round_and_poison() {
         assert_eq!(dt.name().parse::<Dtype>().unwrap(), dt);
     }
     // bf16 keeps 8 significant bits: 1 + 2⁻⁸ rounds to 1 (ties to even).
-    assert_eq!(Dtype::Bf16.to_f32(Dtype::Bf16.from_f32(1.0 + 1.0 / 256.0)), 1.0);
-    assert_eq!(Dtype::F16.to_f32(Dtype::F16.from_f32(1.0 + 1.0 / 256.0)), 1.0 + 1.0 / 256.0);
+    assert_eq!(
+        Dtype::Bf16.to_f32(Dtype::Bf16.from_f32(1.0 + 1.0 / 256.0)),
+        1.0
+    );
+    assert_eq!(
+        Dtype::F16.to_f32(Dtype::F16.from_f32(1.0 + 1.0 / 256.0)),
+        1.0 + 1.0 / 256.0
+    );
     assert!("fp8".parse::<Dtype>().unwrap_err().contains("fp16, bf16"));
 }
 

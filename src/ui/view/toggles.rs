@@ -213,16 +213,23 @@ fn slot_lines(state: &UiState, width: usize) -> Vec<Line<'static>> {
     ]
 }
 
-/// The shape, whole where the panel allows: with its label, else without
-/// it, else with the dimensions run together (`B4H16S4096D64 causal`), and
-/// only then cut.
+/// The shape, whole where the panel allows: with its label (and the
+/// preset's name, `Llama 3 8B decode`, when it fits), else without it, else
+/// with the dimensions run together (`B4H16S4096D64 causal`), and only then
+/// cut.
 fn shape_line(shape: &crate::session::Shape, width: usize) -> Line<'static> {
     let full = shape.to_string();
     if full.chars().count() + 7 <= width {
-        return Line::from(vec![
+        let mut spans = vec![
             Span::styled(" shape ", theme::label()),
-            Span::styled(full, theme::value()),
-        ]);
+            Span::styled(full.clone(), theme::value()),
+        ];
+        if let Some(name) = shape.preset_name()
+            && full.chars().count() + 7 + 3 + name.chars().count() <= width
+        {
+            spans.push(Span::styled(format!(" · {name}"), theme::dim()));
+        }
+        return Line::from(spans);
     }
     let dense = full.replace(' ', "").replace("causal", " causal");
     let shown = if full.chars().count() < width {
