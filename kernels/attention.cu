@@ -138,6 +138,7 @@
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const attn_t* __restrict__ V,
               attn_t* __restrict__ O, int Sq, int Sk, int Hq, int Hkv, float scale_log2, int causal) {
+    FOLD_PLAIN(Sq, Sk, Hq, Hkv);
     extern __shared__ __align__(128) unsigned char smem_raw[];
 #if SMEM_SLACK
     // The swizzle is a function of shared-memory address bits: 1024-aligned.

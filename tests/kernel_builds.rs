@@ -48,30 +48,33 @@ fn kernels() -> Vec<KernelId> {
 /// A kernel's matrix: at its first head dimension every toggle combination
 /// with every tile `t` cycles through for it (on any GPU); at the others
 /// every combination's default tile and two more; every planted bug; in
-/// fp16. On sm_90 (`SM90_ONLY`), every variant that takes bf16 at the first
-/// head dimension, and every one that takes a head dimension beyond the
-/// `[kernel]` ones (D 256) in each dtype it takes. Spills fail a build at
+/// fp16. On sm_90 (`SM90_ONLY`), every variant that takes grouped heads over
+/// a cache, in each dtype it takes, at the first head dimension and at a
+/// head dimension beyond the `[kernel]` ones (D 256). Spills fail a build at
 /// the first head dimension, at default tiles and beyond the `[kernel]`
 /// head dims; a larger tile at a larger head dimension may spill (listed).
-fn matrix(kernel: KernelId) -> Vec<(Variant, u32, Dtype, bool)> {
+fn matrix(kernel: KernelId) -> Vec<(Variant, Shape, bool)> {
     let m = registry::manifest(kernel);
     let mut out = Vec::new();
-    let fp16 = |v: Variant, d: u32| (v, d, Dtype::F16, false);
+    let fp16 = |v: Variant, d: u32| (v, Shape::new(1, 1, 1, d), false);
+    // Grouped heads over a longer cache: a kernel of ABI 2 builds it
+    // without ATTN_PLAIN, so both forms compile.
+    let llm = |d: u32, dtype| Shape::new(1, 4, 1, d).with_kv(2, 9).with_dtype(dtype);
     for path in Variant::paths_of(kernel) {
         let tiles = path.cycle_tiles(Some(90));
         let first = m.head_dims[0];
         for t in &tiles {
             out.push(fp16(*t, first));
-            let at = |d: u32, dtype| Shape::new(1, 1, 1, d).with_dtype(dtype);
-            if t.runs(&at(first, Dtype::Bf16)).is_ok() {
-                out.push((*t, first, Dtype::Bf16, SM90_ONLY));
+            for dtype in Dtype::ALL {
+                if t.runs(&llm(first, dtype)).is_ok() {
+                    out.push((*t, llm(first, dtype), SM90_ONLY));
+                }
             }
             for d in [256].into_iter().filter(|d| !m.head_dims.contains(d)) {
-                for dtype in Dtype::ALL
-                    .into_iter()
-                    .filter(|&x| t.runs(&at(d, x)).is_ok())
-                {
-                    out.push((*t, d, dtype, SM90_ONLY));
+                for dtype in Dtype::ALL {
+                    if t.runs(&llm(d, dtype)).is_ok() {
+                        out.push((*t, llm(d, dtype), SM90_ONLY));
+                    }
                 }
             }
         }
@@ -106,8 +109,9 @@ fn judge(
     program: &Program,
     arch: &str,
     v: &Variant,
-    (d, dtype): (u32, Dtype),
+    shape: &Shape,
 ) -> Result<(), String> {
+    let (d, dtype) = (shape.d, shape.dtype);
     let dims = &registry::manifest(kernel).head_dims;
     let strict = d == dims[0] || v.default_tile() || !dims.contains(&d);
     let target = match nvrtc::target_arch(v, arch) {
@@ -116,8 +120,7 @@ fn judge(
         Err(_) if !v.runs_on(arch[3..].parse().unwrap_or(0)) => return Ok(()),
         Err(e) => return Err(format!("{v} D={d} {arch}: {e}")),
     };
-    let shape = Shape::new(1, 1, 1, d).with_dtype(dtype);
-    let b = match nvrtc::compile(program, &defines(v, &shape), &target) {
+    let b = match nvrtc::compile(program, &defines(v, shape), &target) {
         Ok(b) => b,
         Err(e) => return Err(format!("{v} D={d} {dtype} {target}: {e}")),
     };
@@ -229,16 +232,16 @@ fn every_kernels_matrix_compiles_clean_on_every_arch() {
             variants.len()
         );
         for arch in ["sm_80", "sm_89", "sm_90"] {
-            for &(v, d, dtype, sm90_only) in &variants {
+            for &(v, shape, sm90_only) in &variants {
                 if !sm90_only || arch == "sm_90" {
-                    jobs.push((kernel, program.clone(), arch, v, (d, dtype)));
+                    jobs.push((kernel, program.clone(), arch, v, shape));
                 }
             }
         }
     }
     let failures: Vec<String> = jobs
         .par_iter()
-        .filter_map(|(k, p, arch, v, at)| judge(*k, p, arch, v, *at).err())
+        .filter_map(|(k, p, arch, v, shape)| judge(*k, p, arch, v, shape).err())
         .collect();
     assert!(
         failures.is_empty(),

@@ -11,6 +11,23 @@
 #ifndef ATTN_BF16
 #define ATTN_BF16 0
 #endif
+// 1 when the host builds for a shape with Hkv = Hq and Sk = Sq (kernel ABI 2
+// passes it): the parameters are then folded, so multi-head attention
+// compiles to what it was before grouped heads and caches (step 41).
+#ifndef ATTN_PLAIN
+#define ATTN_PLAIN 0
+#endif
+#if ATTN_PLAIN
+#define FOLD_PLAIN(Sq, Sk, Hq, Hkv) \
+    do {                            \
+        Sk = Sq;                    \
+        Hkv = Hq;                   \
+    } while (0)
+#else
+#define FOLD_PLAIN(Sq, Sk, Hq, Hkv) \
+    do {                            \
+    } while (0)
+#endif
 #ifndef BLOCK_M
 #define BLOCK_M 64
 #endif
@@ -221,8 +238,11 @@ __device__ __forceinline__ float planted_inv(float inv, int row, int bh, int hea
 #define CAUSAL_SHIFT(Sq, Sk) ((Sk) - (Sq))
 #endif
 // The K/V head (b·Hkv + h / (Hq / Hkv)) that query head bh = b·Hq + h reads:
-// Hq = Hkv·(Hq / Hkv), so it is bh / (Hq / Hkv), one division.
+// Hq = Hkv·(Hq / Hkv), so it is bh / (Hq / Hkv). The divisions sit before
+// every CTA's first K/V load: without grouped heads none is made (the
+// chain of two cost 3.6% at B2 H8 S512 D64, docs/perf-log.md).
 __device__ __forceinline__ int kv_head(int bh, int Hq, int Hkv) {
+    if (Hq == Hkv) return bh;
 #if MUTATE_KV_HEAD
     return bh / Hq * Hkv + bh % Hq % Hkv;
 #else

@@ -182,7 +182,7 @@ pub fn target_arch(variant: &Variant, arch: &str) -> Result<String, BuildError> 
 pub fn defines(variant: &Variant, shape: &Shape) -> Vec<String> {
     variant
         .manifest()
-        .map(|m| m.defines(variant.toggles.0, variant.tile, shape.d, shape.dtype))
+        .map(|m| m.defines(variant.toggles.0, variant.tile, shape))
         .unwrap_or_default()
 }
 

@@ -260,7 +260,13 @@ impl Shape {
     /// Whether a kernel of ABI 1 can take it: fp16, KV heads = query heads,
     /// keys = queries.
     pub fn is_plain(&self) -> bool {
-        self.dtype == Dtype::F16 && !self.is_gqa() && self.kv_len == self.s
+        self.dtype == Dtype::F16 && self.same_kv()
+    }
+
+    /// As many KV heads and keys as query heads and queries (multi-head
+    /// attention without a cache), whatever the dtype.
+    pub fn same_kv(&self) -> bool {
+        !self.is_gqa() && self.kv_len == self.s
     }
 
     /// Fewer KV heads than query heads.

@@ -70,12 +70,13 @@ pub struct PreviousSource {
     loaded: HashMap<LoadKey, Loaded>,
 }
 
-/// A loaded build: the variant at a head dimension and a dtype (both -D
-/// defines, so each is its own cubin).
-type LoadKey = (Variant, u32, Dtype);
+/// A loaded build: the variant at a head dimension, a dtype, and whether the
+/// shape is multi-head with as many keys as queries (each a -D define, so
+/// each is its own cubin; `Manifest::defines`).
+type LoadKey = (Variant, u32, Dtype, bool);
 
 fn load_key(variant: &Variant, shape: &Shape) -> LoadKey {
-    (*variant, shape.d, shape.dtype)
+    (*variant, shape.d, shape.dtype, shape.same_kv())
 }
 
 /// Why counters were not collected: the engine failed (build, launch) or CUPTI did.
@@ -301,12 +302,12 @@ impl Engine {
             return false;
         };
         self.builders.insert(as_kernel, builder);
-        for ((v, d, dtype), l) in previous.loaded {
+        for ((v, d, dtype, plain), l) in previous.loaded {
             let v = Variant {
                 kernel: as_kernel,
                 ..v
             };
-            self.loaded.insert((v, d, dtype), l);
+            self.loaded.insert((v, d, dtype, plain), l);
         }
         true
     }

@@ -77,6 +77,8 @@ fn is_word(s: &str) -> bool {
 
 /// The define that tells a kernel of ABI 2 its dtype (1: bf16, 0: fp16).
 pub const DTYPE_DEFINE: &str = "ATTN_BF16";
+/// The define that tells a kernel of ABI 2 the shape has Hkv = Hq and Sk = Sq.
+pub const PLAIN_DEFINE: &str = "ATTN_PLAIN";
 
 /// Names a `[launch]` formula may read besides toggles, parameters and lets:
 /// the shape and the GPU's multiprocessor count.
@@ -429,6 +431,7 @@ fn toggles(at: &At, raw: &Raw, base: &str) -> Result<Vec<Toggle>, ManifestError>
     let mut words: HashSet<String> = HashSet::from([base.to_string()]);
     let mut defines: HashSet<String> = SHAPE_NAMES.iter().map(|s| s.to_string()).collect();
     defines.insert(DTYPE_DEFINE.into());
+    defines.insert(PLAIN_DEFINE.into());
     defines.insert("TILE".into());
     let mut keys: Vec<(char, String)> = Vec::new();
     let mut out = Vec::new();
@@ -453,7 +456,7 @@ fn toggles(at: &At, raw: &Raw, base: &str) -> Result<Vec<Toggle>, ManifestError>
         if !is_ident(define) || !defines.insert(define.clone()) {
             return at.err(
                 r.define.span(),
-                format!("define '{define}' must be a C identifier used once (HEAD_DIM, ATTN_BF16, B, H, S, HKV, SK, SMS, TILE are attnscope's)"),
+                format!("define '{define}' must be a C identifier used once (HEAD_DIM, ATTN_BF16, ATTN_PLAIN, B, H, S, HKV, SK, SMS, TILE are attnscope's)"),
             );
         }
         let key = toggle_key(at, r, &mut keys)?;
@@ -574,6 +577,7 @@ fn params(at: &At, raw: &Raw, toggles: &[Toggle]) -> Result<Vec<Param>, Manifest
     let mut defines: HashSet<String> = toggles.iter().map(|t| t.define.clone()).collect();
     defines.extend(SHAPE_NAMES.iter().map(|s| s.to_string()));
     defines.insert(DTYPE_DEFINE.into());
+    defines.insert(PLAIN_DEFINE.into());
     defines.insert("TILE".into());
     let mut names = HashSet::new();
     let mut tags: Vec<String> = Vec::new();
@@ -593,7 +597,7 @@ fn params(at: &At, raw: &Raw, toggles: &[Toggle]) -> Result<Vec<Param>, Manifest
         if !is_ident(define) || !defines.insert(define.clone()) {
             return at.err(
                 r.define.span(),
-                format!("define '{define}' must be a C identifier used once (HEAD_DIM, ATTN_BF16, B, H, S, HKV, SK, SMS, TILE are attnscope's)"),
+                format!("define '{define}' must be a C identifier used once (HEAD_DIM, ATTN_BF16, ATTN_PLAIN, B, H, S, HKV, SK, SMS, TILE are attnscope's)"),
             );
         }
         let tag = r.tag.get_ref();

@@ -385,13 +385,17 @@ impl Manifest {
         out
     }
 
-    /// The -D defines NVRTC builds a variant with; a kernel of ABI 2 also
-    /// gets its dtype (ABI 1 kernels see what they always saw).
-    pub fn defines(&self, bits: u64, tile: Tile, head_dim: u32, dtype: Dtype) -> Vec<String> {
-        let mut out = vec![format!("-DHEAD_DIM={head_dim}")];
+    /// The -D defines NVRTC builds a variant with for `shape`'s head
+    /// dimension; a kernel of ABI 2 also gets its dtype and whether the
+    /// shape is multi-head with as many keys as queries (ABI 1 kernels see
+    /// what they always saw).
+    pub fn defines(&self, bits: u64, tile: Tile, shape: &Shape) -> Vec<String> {
+        let mut out = vec![format!("-DHEAD_DIM={}", shape.d)];
         if self.abi >= 2 {
-            let bf16 = u8::from(dtype == Dtype::Bf16);
+            let bf16 = u8::from(shape.dtype == Dtype::Bf16);
             out.push(format!("-D{}={bf16}", load::DTYPE_DEFINE));
+            let plain = u8::from(shape.same_kv());
+            out.push(format!("-D{}={plain}", load::PLAIN_DEFINE));
         }
         for (i, t) in self.toggles.iter().enumerate() {
             out.push(format!("-D{}={}", t.define, u8::from(bits & (1 << i) != 0)));

@@ -256,18 +256,17 @@ dtypes = ["bf16"]
         // No block matches: the plain case.
         assert!(runs(&m, "exp2", Shape::MISSION).is_ok());
         assert!(runs(&m, "exp2", Shape::MISSION.with_dtype(Dtype::Bf16)).is_err());
-        // The dtype reaches NVRTC as ATTN_BF16 only for ABI 2.
+        // The dtype and the plain case reach NVRTC (ATTN_BF16, ATTN_PLAIN)
+        // only for ABI 2.
         let (bits, tile) = m.parse_variant("smem").unwrap();
-        assert!(
-            m.defines(bits, tile, 64, Dtype::Bf16)
-                .contains(&"-DATTN_BF16=1".to_string())
-        );
+        let has = |d: Vec<String>, want: &str| d.iter().any(|x| x == want);
+        let bf16 = Shape::new(1, 1, 1, 64).with_dtype(Dtype::Bf16);
+        assert!(has(m.defines(bits, tile, &bf16), "-DATTN_BF16=1"));
+        assert!(has(m.defines(bits, tile, &bf16), "-DATTN_PLAIN=1"));
+        assert!(has(m.defines(bits, tile, &bf16.with_kv(1, 9)), "-DATTN_PLAIN=0"));
         let v1 = Manifest::parse(ROWWARP, "rowwarp.toml").unwrap();
-        assert!(
-            !v1.defines(bits, tile, 64, Dtype::F16)
-                .iter()
-                .any(|d| d.contains("ATTN_BF16"))
-        );
+        let plain = v1.defines(bits, tile, &Shape::new(1, 1, 1, 64));
+        assert!(!plain.iter().any(|d| d.contains("ATTN_")), "{plain:?}");
     }
 
     #[test]

@@ -40,7 +40,7 @@ fn the_bundled_manifest_loads() {
 fn defines_cover_every_toggle_and_parameter() {
     let m = bundled();
     let (bits, tile) = m.parse_variant("mma+async@64x128s2w8k2g").unwrap();
-    let d = m.defines(bits, tile, 128, Dtype::F16);
+    let d = m.defines(bits, tile, &Shape::new(1, 1, 1, 128));
     for want in [
         "-DHEAD_DIM=128",
         "-DUSE_MMA=1",
