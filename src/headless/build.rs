@@ -132,7 +132,7 @@ pub fn build(args: BuildArgs) -> i32 {
 
 /// The most dynamic shared memory a block may opt into, by architecture, and
 /// the GPUs that means (CUDA programming guide, compute capabilities table).
-fn smem_limit(arch: &str) -> Option<(&'static str, u32)> {
+pub fn smem_limit(arch: &str) -> Option<(&'static str, u32)> {
     match arch.trim_end_matches('a') {
         "sm_80" | "sm_87" => Some(("A100-class", 163 * 1024)),
         "sm_86" | "sm_89" => Some(("RTX/L4/L40-class", 99 * 1024)),

@@ -23,7 +23,7 @@ pub use ab::ab;
 pub use ab_runs::ab_runs;
 pub use bench::bench;
 pub use bench_runs::bench_runs;
-pub use build::build;
+pub use build::{build, smem_limit};
 pub use clocks::clocks;
 pub use doctor::doctor;
 pub use new::{new_kernel, write_starter};

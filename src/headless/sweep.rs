@@ -35,13 +35,22 @@ pub fn sweep(args: SweepArgs) -> i32 {
     if variants.is_empty() {
         return exit::USAGE;
     }
-    // A variant that takes none of the points is a mistake on the line; one
-    // that takes some runs those (a v1 kernel beside LLM shapes, say).
+    // A variant that takes none of the points, or a point no variant takes,
+    // is a mistake on the line; a variant that takes some runs those (an ABI
+    // 1 kernel beside grouped-query shapes, say).
     for v in &variants {
-        if !points.is_empty() && points.iter().all(|p| v.runs(p).is_err()) {
-            if let Err(code) = runnable([v], &points[0]) {
-                return code;
-            }
+        if !points.is_empty()
+            && points.iter().all(|p| v.runs(p).is_err())
+            && let Err(code) = runnable([v], &points[0])
+        {
+            return code;
+        }
+    }
+    for p in &points {
+        if variants.iter().all(|v| v.runs(p).is_err())
+            && let Err(code) = runnable(&variants, p)
+        {
+            return code;
         }
     }
     if points.is_empty() {

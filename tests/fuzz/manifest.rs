@@ -176,7 +176,11 @@ fn questions(
         );
     }
     let bf16 = attnscope::session::Shape::new(1, 4, 3, 64).with_kv(2, 9);
-    let _ = m.defines(bits, tile, &bf16.with_dtype(attnscope::session::Dtype::Bf16));
+    let _ = m.defines(
+        bits,
+        tile,
+        &bf16.with_dtype(attnscope::session::Dtype::Bf16),
+    );
     for &(b, h, s, d) in shapes {
         let shape = attnscope::session::Shape::new(b, h, s, d);
         let _ = m.launch_shape(bits, tile, &shape, 132);

@@ -263,7 +263,10 @@ dtypes = ["bf16"]
         let bf16 = Shape::new(1, 1, 1, 64).with_dtype(Dtype::Bf16);
         assert!(has(m.defines(bits, tile, &bf16), "-DATTN_BF16=1"));
         assert!(has(m.defines(bits, tile, &bf16), "-DATTN_PLAIN=1"));
-        assert!(has(m.defines(bits, tile, &bf16.with_kv(1, 9)), "-DATTN_PLAIN=0"));
+        assert!(has(
+            m.defines(bits, tile, &bf16.with_kv(1, 9)),
+            "-DATTN_PLAIN=0"
+        ));
         let v1 = Manifest::parse(ROWWARP, "rowwarp.toml").unwrap();
         let plain = v1.defines(bits, tile, &Shape::new(1, 1, 1, 64));
         assert!(!plain.iter().any(|d| d.contains("ATTN_")), "{plain:?}");
