@@ -288,8 +288,14 @@ fn skipped_text(read: &ReadReport, line: &mut impl FnMut(String)) {
 /// cuDNN ran.
 fn variant_table_text(s: &SessionState, line: &mut impl FnMut(String)) {
     let cudnn_seen = s.variants.keys().any(|k| k.variant.is_cudnn());
+    // Wide enough for the longest shape (`B8 H32/8 S1/32768 D128 bf16 causal`).
+    let sw = s
+        .variants
+        .keys()
+        .map(|k| k.shape.to_string().chars().count())
+        .fold(22, usize::max);
     line(format!(
-        "{:<28} {:<22} {:<13} {:>9} {:>8} {:>9} {:>9} {:>8} {:>5} {:>9} {:>6} {:>7}{}",
+        "{:<28} {:<sw$} {:<13} {:>9} {:>8} {:>9} {:>9} {:>8} {:>5} {:>9} {:>6} {:>7}{}",
         "variant",
         "shape",
         "regime",
@@ -305,7 +311,7 @@ fn variant_table_text(s: &SessionState, line: &mut impl FnMut(String)) {
         if cudnn_seen { "  ÷ cuDNN" } else { "" }
     ));
     for (key, v) in &s.variants {
-        variant_rows(s, key, v, cudnn_seen, line);
+        variant_rows(s, (key, v), (cudnn_seen, sw), line);
     }
     if cudnn_seen {
         line(
@@ -319,14 +325,13 @@ fn variant_table_text(s: &SessionState, line: &mut impl FnMut(String)) {
 /// timed, then its clock note.
 fn variant_rows(
     s: &SessionState,
-    key: &Key,
-    v: &VariantState,
-    cudnn_seen: bool,
+    (key, v): (&Key, &VariantState),
+    (cudnn_seen, sw): (bool, usize),
     line: &mut impl FnMut(String),
 ) {
     if let Some(why) = not_timed(s, key) {
         line(format!(
-            "{:<28} {:<22} not timed — {why}",
+            "{:<28} {:<sw$} not timed — {why}",
             key.variant.name(),
             key.shape.to_string()
         ));
@@ -376,7 +381,7 @@ fn variant_rows(
             _ => String::new(),
         };
         line(format!(
-            "{:<28} {:<22} {:<13} {:>9} {:>8} {:>9} {:>9} {:>8} {:>5} {:>9} {:>6} {:>7}{ratio}",
+            "{:<28} {:<sw$} {:<13} {:>9} {:>8} {:>9} {:>9} {:>8} {:>5} {:>9} {:>6} {:>7}{ratio}",
             key.variant.name(),
             key.shape.to_string(),
             regime_name(*regime).trim_start_matches("regime "),
