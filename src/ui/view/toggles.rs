@@ -6,8 +6,8 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::session::Variant;
 use crate::session::manifest::Manifest;
+use crate::session::{Dtype, Variant};
 use crate::ui::state::{Mode, UiState};
 use crate::ui::theme;
 
@@ -231,13 +231,30 @@ fn shape_line(shape: &crate::session::Shape, width: usize) -> Line<'static> {
         }
         return Line::from(spans);
     }
-    let dense = full.replace(' ', "").replace("causal", " causal");
     let shown = if full.chars().count() < width {
         full
     } else {
-        crate::metrics::format::fit_middle(&dense, width.saturating_sub(1))
+        dense_shape(shape, width.saturating_sub(1))
     };
     Line::from(Span::styled(format!(" {shown}"), theme::value()))
+}
+
+/// The dimensions run together and cut in the middle if need be, the dtype
+/// and the mask kept whole after them (a cut `bf16` would read `f16`).
+fn dense_shape(shape: &crate::session::Shape, width: usize) -> String {
+    let full = shape.with_causal(false).with_dtype(Dtype::F16).to_string();
+    let mut tail = String::new();
+    if shape.dtype != Dtype::F16 {
+        tail.push_str(&format!(" {}", shape.dtype));
+    }
+    if shape.causal {
+        tail.push_str(" causal");
+    }
+    let room = width.saturating_sub(tail.chars().count()).max(1);
+    format!(
+        "{}{tail}",
+        crate::metrics::format::fit_middle(&full.replace(' ', ""), room)
+    )
 }
 
 /// A tile for reading: `64×128 s2 w8 k2` (flags go on their own line).
@@ -254,4 +271,26 @@ fn tile_words(m: &crate::session::manifest::Manifest, tile: crate::session::Tile
         }
     }
     s.trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::Shape;
+
+    #[test]
+    fn a_narrow_shape_keeps_its_dtype_and_mask_whole() {
+        let decode = Shape::PRESETS[6].with_kv(8, 32_768);
+        let s = dense_shape(&decode, 22);
+        assert!(
+            s.ends_with(" bf16 causal") && s.chars().count() <= 22,
+            "{s}"
+        );
+        assert!(s.starts_with("B8H") && s.contains('…'), "{s}");
+        assert_eq!(dense_shape(&Shape::MISSION, 22), "B2H8S512D64");
+        assert_eq!(
+            dense_shape(&Shape::MISSION.with_causal(true), 40),
+            "B2H8S512D64 causal"
+        );
+    }
 }
