@@ -61,19 +61,36 @@ pub fn attention_rows(q: &[f32], k: &[f32], v: &[f32], shape: &Shape, rows: &[us
 /// the host's bits: the three slices `attention_rows` takes. Query head h
 /// of batch b reads KV head b·(KV heads) + h / (H / KV heads).
 pub fn head_inputs(shape: &Shape, host: &[Vec<u16>; 3], head: usize) -> [Vec<f32>; 3] {
-    let d = shape.d as usize;
-    let (q_len, kv_len) = (shape.s as usize * d, shape.kv_len as usize * d);
-    let kv = kv_index(shape, head);
-    let f = |x: &[u16]| {
-        x.iter()
-            .map(|&b| shape.dtype.to_f32(b))
-            .collect::<Vec<f32>>()
-    };
-    [
-        f(&host[0][head * q_len..(head + 1) * q_len]),
-        f(&host[1][kv * kv_len..(kv + 1) * kv_len]),
-        f(&host[2][kv * kv_len..(kv + 1) * kv_len]),
-    ]
+    let [k, v] = kv_inputs(shape, host, kv_index(shape, head));
+    [q_input(shape, host, head), k, v]
+}
+
+/// Query head `head`'s rows of Q, as f32.
+pub fn q_input(shape: &Shape, host: &[Vec<u16>; 3], head: usize) -> Vec<f32> {
+    let n = shape.s as usize * shape.d as usize;
+    to_f32(shape, &host[0][head * n..(head + 1) * n])
+}
+
+/// KV head `kv`'s rows of K and V, as f32: made once for the query heads
+/// that share it (`query_heads_of`).
+pub fn kv_inputs(shape: &Shape, host: &[Vec<u16>; 3], kv: usize) -> [Vec<f32>; 2] {
+    let n = shape.kv_len as usize * shape.d as usize;
+    [1, 2].map(|t| to_f32(shape, &host[t][kv * n..(kv + 1) * n]))
+}
+
+/// The query heads (b·H + h) that read KV head `kv`, ascending.
+pub fn query_heads_of(shape: &Shape, kv: usize) -> std::ops::Range<usize> {
+    let (h, kvh, group) = (
+        shape.h as usize,
+        shape.kv_heads as usize,
+        shape.group() as usize,
+    );
+    let first = kv / kvh * h + kv % kvh * group;
+    first..first + group
+}
+
+fn to_f32(shape: &Shape, bits: &[u16]) -> Vec<f32> {
+    bits.iter().map(|&b| shape.dtype.to_f32(b)).collect()
 }
 
 /// The KV head (b·KV heads + kv) query head `head` (b·H + h) reads.

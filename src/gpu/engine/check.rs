@@ -21,8 +21,9 @@ pub(super) struct Reference {
     /// Q, K, V as bits of the shape's dtype.
     host: [Vec<u16>; 3],
     sample: RowSample,
-    /// Per head: its sampled rows' outputs, row after row.
+    /// Per query head: its sampled rows' outputs, row after row.
     rows: Vec<Vec<f64>>,
+    /// Per KV head: V's column ranges.
     ranges: Vec<Vec<(f32, f32)>>,
     value_scale: f64,
 }
@@ -31,16 +32,23 @@ impl Reference {
     fn new(shape: &Shape, inputs: Inputs, seed: u64) -> Reference {
         let host = crate::metrics::qkv::generate(inputs, shape, seed);
         let sample = reference::rows_to_check(shape, seed);
-        let (rows, ranges) = sample
-            .rows
-            .par_iter()
-            .enumerate()
-            .map(|(h, rows)| {
-                let [q, k, v] = reference::head_inputs(shape, &host, h);
-                let out = reference::attention_rows(&q, &k, &v, shape, rows);
-                (out, reference::column_ranges(&v, shape.d as usize))
+        // By KV head: its K and V made f32 once for the query heads that
+        // share it, which come out in query-head order.
+        let kv_heads = shape.b as usize * shape.kv_heads as usize;
+        let (rows, ranges): (Vec<Vec<Vec<f64>>>, _) = (0..kv_heads)
+            .into_par_iter()
+            .map(|kv| {
+                let [k, v] = reference::kv_inputs(shape, &host, kv);
+                let outs = reference::query_heads_of(shape, kv)
+                    .map(|h| {
+                        let q = reference::q_input(shape, &host, h);
+                        reference::attention_rows(&q, &k, &v, shape, &sample.rows[h])
+                    })
+                    .collect();
+                (outs, reference::column_ranges(&v, shape.d as usize))
             })
             .unzip();
+        let rows = rows.into_iter().flatten().collect();
         Reference {
             key: (*shape, inputs, seed),
             value_scale: crate::metrics::qkv::value_scale(&host[2], shape.dtype),
@@ -84,7 +92,8 @@ impl Reference {
                         t.compare_row(bounds, at, &got, &poisoned, want);
                         next += 1;
                     } else {
-                        t.scan_row(bounds, &got, &poisoned, &self.ranges[h]);
+                        let kv = reference::kv_index(shape, h);
+                        t.scan_row(bounds, &got, &poisoned, &self.ranges[kv]);
                     }
                 }
                 t

@@ -456,3 +456,23 @@ fn coverage_in_words() {
     assert_eq!(grouped(999), "999");
     assert_eq!(grouped(1000), "1,000");
 }
+
+#[test]
+fn query_heads_of_a_kv_head_are_those_that_read_it() {
+    for shape in [
+        Shape::new(3, 8, 4, 64).with_kv(2, 4),
+        Shape::new(2, 4, 4, 64),
+        Shape::new(2, 6, 4, 64).with_kv(1, 4),
+    ] {
+        let kv_heads = (shape.b * shape.kv_heads) as usize;
+        let mut seen = Vec::new();
+        for kv in 0..kv_heads {
+            for h in query_heads_of(&shape, kv) {
+                assert_eq!(kv_index(&shape, h), kv, "{shape} head {h}");
+                seen.push(h);
+            }
+        }
+        let all: Vec<usize> = (0..(shape.b * shape.h) as usize).collect();
+        assert_eq!(seen, all, "{shape}: every query head once, in order");
+    }
+}
