@@ -584,13 +584,7 @@ impl LiveArgs {
                 .map_or(Shape::MISSION.d, |m| m.head_dims[0]);
             Shape::new(2, 8, 512, d)
         });
-        shape
-            .with_kv(
-                self.kv_heads.unwrap_or(shape.kv_heads),
-                self.kv_len.unwrap_or(shape.kv_len),
-            )
-            .with_dtype(self.dtype.unwrap_or(shape.dtype))
-            .with_causal(self.causal || shape.causal)
+        problem::with_flags(shape, (self.kv_heads, self.kv_len), self.dtype, self.causal)
     }
 }
 

@@ -44,17 +44,32 @@ impl ProblemArgs {
     }
 
     fn resolved(&self) -> Result<Shape, String> {
-        let s = self.shape;
-        let shape = s
-            .with_kv(
-                self.kv_heads.unwrap_or(s.kv_heads),
-                self.kv_len.unwrap_or(s.kv_len),
-            )
-            .with_dtype(self.dtype)
-            .with_causal(self.causal || s.causal);
+        let shape = with_flags(
+            self.shape,
+            (self.kv_heads, self.kv_len),
+            Some(self.dtype),
+            self.causal,
+        );
         shape.validate()?;
         Ok(shape)
     }
+}
+
+/// `shape` with the problem flags given on the line: K/V heads and keys,
+/// the dtype, the mask (on when either says so). Unchecked.
+pub fn with_flags(
+    shape: Shape,
+    (kv_heads, kv_len): (Option<u32>, Option<u32>),
+    dtype: Option<Dtype>,
+    causal: bool,
+) -> Shape {
+    shape
+        .with_kv(
+            kv_heads.unwrap_or(shape.kv_heads),
+            kv_len.unwrap_or(shape.kv_len),
+        )
+        .with_dtype(dtype.unwrap_or(shape.dtype))
+        .with_causal(causal || shape.causal)
 }
 
 #[cfg(test)]
