@@ -105,6 +105,7 @@ impl Worker {
             globaltimer_vs_host: engine.calibrate_clock_probe().ok(),
             sources: Vec::new(),
             run_spread: engine.run_spread.clone(),
+            copy_bandwidth: engine.copy_bandwidth().ok(),
         }
     }
 

@@ -192,13 +192,14 @@ fn print_table(
     }
     let w = name_width(rows);
     println!(
-        "{:<w$} {:>9} {:>8} {:>9} {:>9} {:>8} {:>9} {:>5} {:>7} {:>6} {:>7}{}",
+        "{:<w$} {:>9} {:>8} {:>9} {:>9} {:>8} {:>6} {:>9} {:>5} {:>7} {:>6} {:>7}{}",
         "variant",
         "p50 µs",
         "±95%",
         "p90 µs",
         "p99 µs",
         "TFLOP/s",
+        "roof",
         "margin",
         "regs",
         "smem",
@@ -227,6 +228,9 @@ fn print_table(
     print_checks(rows);
     if any_at_step {
         println!("{AT_STEP_NOTE}");
+    }
+    if any_roof(rows) {
+        println!("{ROOF_NOTE}");
     }
     if with_cudnn {
         println!("÷ cuDNN: p50 over cuDNN's p50 in this run, same regime (below 1: faster)");
@@ -272,13 +276,14 @@ fn row_line(r: &serde_json::Value, w: usize) -> (String, bool) {
         format!("{}K", r["smem_bytes"].as_u64().unwrap_or(0) / 1024)
     };
     let line = format!(
-        "{:<w$} {:>9.2} {:>8} {:>9.2} {:>9.2} {:>8.2} {:>9} {:>5} {:>7} {:>6} {:>7}{vs}",
+        "{:<w$} {:>9.2} {:>8} {:>9.2} {:>9.2} {:>8.2} {:>6} {:>9} {:>5} {:>7} {:>6} {:>7}{vs}",
         r["variant"].as_str().unwrap_or(""),
         r["median_us"].as_f64().unwrap_or(f64::NAN),
         noise,
         r["p90_us"].as_f64().unwrap_or(f64::NAN),
         r["p99_us"].as_f64().unwrap_or(f64::NAN),
         r["tflops"].as_f64().unwrap_or(f64::NAN),
+        roof_cell(r),
         margin_text(r),
         num(&r["registers"]),
         smem,
@@ -479,16 +484,20 @@ fn time_one(
     let check = engine.check(variant, shape, &check.inputs, check.seed)?;
     sink.event(Event::Correctness(check.clone()));
     let mut stats = LatencyStats::default();
+    // The fastest SM clock a batch ran at: the tensor roof's clock.
+    let mut clock: Option<u32> = None;
     let done = match launches {
         Some(n) => {
             let (d, batch) = measure::fixed(engine, variant, shape, plan, n as usize)?;
             stats.extend(&batch.samples_ns);
+            clock = batch.sm_clock_mhz;
             sink.event(Event::Latency(batch));
             d
         }
         None => {
             let on_batch = |b: LatencyBatch| {
                 stats.extend(&b.samples_ns);
+                clock = clock.max(b.sm_clock_mhz);
                 sink.drain();
                 sink.event(Event::Latency(b));
             };
@@ -523,6 +532,7 @@ fn time_one(
         "stop_reason": done.stop_reason,
         "launch_overhead_us": done.launch_overhead_us,
         "tflops": shape.flops() / (done.median_ns * 1e-9) / 1e12,
+        "speed_of_light": light_json(engine, shape, done.median_ns, clock),
         "max_abs_err": check.max_abs_err,
         "rel_l2_err": check.rel_l2_err,
         "correct": check.pass,
@@ -540,9 +550,68 @@ fn time_one(
     Ok((row, pass))
 }
 
+/// Where a median puts the variant under this GPU's roofs
+/// (`metrics::roofline`): the tensor peak at `clock_mhz` (else the device's
+/// rated clock) and the copy bandwidth measured at start. Null when nothing
+/// can be placed.
+fn light_json(
+    engine: &mut Engine,
+    shape: &Shape,
+    median_ns: f64,
+    clock_mhz: Option<u32>,
+) -> serde_json::Value {
+    use crate::metrics::roofline::{Roofs, place};
+    let bw = engine.copy_bandwidth().ok().map(|c| c.roof());
+    let clock = clock_mhz.filter(|m| *m > 0).or(Some(engine.expected_mhz));
+    let roofs = Roofs::of(engine.info.cc(), engine.info.sm_count, clock, bw);
+    let Some(l) = place(shape.flops(), shape.io_bytes(), median_ns * 1e-9, &roofs) else {
+        return serde_json::Value::Null;
+    };
+    json!({
+        "tb_per_s": l.bytes_per_s / 1e12,
+        "intensity": l.intensity,
+        "peak_pct": l.peak_pct,
+        "bandwidth_pct": l.bandwidth_pct,
+        "roof_pct": l.roof_pct,
+        "bound": l.bound.map(|b| b.word()),
+        "clock_mhz": clock,
+        "peak_tflops": roofs.peak_flops.map(|p| p / 1e12),
+        "memory_roof_tb_per_s": roofs.bandwidth.map(|b| b / 1e12),
+    })
+}
+
+/// What the roof column means, printed under a table that has one.
+pub(super) const ROOF_NOTE: &str = "roof: the time against the lower roof over the problem's FLOPs per byte of Q, K, V \
+     and O (C: the tensor peak at the batches' SM clock, M: the faster of a copy and a read-only stream measured at start)";
+
+/// Whether any row was placed under a roof.
+pub(super) fn any_roof(rows: &[serde_json::Value]) -> bool {
+    rows.iter().any(|r| r["speed_of_light"]["roof_pct"].is_f64())
+}
+
+/// A row's "% of the roof" cell: "71% C" under the compute roof, "85% M"
+/// under the memory roof, — when no roof is known.
+pub(super) fn roof_cell(r: &serde_json::Value) -> String {
+    let l = &r["speed_of_light"];
+    match (l["roof_pct"].as_f64(), l["bound"].as_str()) {
+        (Some(p), Some(b)) => format!("{p:.0}% {}", if b == "memory" { 'M' } else { 'C' }),
+        _ => "—".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn roof_cells_name_the_binding_roof() {
+        let row = |pct: f64, bound: &str| {
+            serde_json::json!({"speed_of_light": {"roof_pct": pct, "bound": bound}})
+        };
+        assert_eq!(roof_cell(&row(70.6, "compute")), "71% C");
+        assert_eq!(roof_cell(&row(85.2, "memory")), "85% M");
+        assert_eq!(roof_cell(&serde_json::json!({"speed_of_light": null})), "—");
+    }
 
     #[test]
     fn no_ratio_to_a_cudnn_that_failed_its_check() {

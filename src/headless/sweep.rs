@@ -119,8 +119,8 @@ fn print_shape(shape: &crate::session::Shape, rows: &[serde_json::Value]) {
     let w = name_width(rows);
     println!("\n{shape}");
     println!(
-        "{:<w$} {:>10} {:>9} {:>8} {:>8} {:>7} {:>7}",
-        "variant", "p50 µs", "±95%", "TFLOP/s", "÷ cuDNN", "margin", "correct"
+        "{:<w$} {:>10} {:>9} {:>8} {:>6} {:>8} {:>7} {:>7}",
+        "variant", "p50 µs", "±95%", "TFLOP/s", "roof", "÷ cuDNN", "margin", "correct"
     );
     let mut any_at_step = false;
     for r in rows {
@@ -138,8 +138,9 @@ fn print_shape(shape: &crate::session::Shape, rows: &[serde_json::Value]) {
         let (noise, at_step) = noise_cell(r);
         any_at_step |= at_step;
         println!(
-            "{name:<w$} {m:>10.2} {noise:>9} {:>8.1} {vs:>8} {:>7} {:>7}",
+            "{name:<w$} {m:>10.2} {noise:>9} {:>8.1} {:>6} {vs:>8} {:>7} {:>7}",
             r["tflops"].as_f64().unwrap_or(f64::NAN),
+            super::bench::roof_cell(r),
             margin_text(r),
             if r["correct"].as_bool() == Some(true) {
                 "PASS"
@@ -150,6 +151,9 @@ fn print_shape(shape: &crate::session::Shape, rows: &[serde_json::Value]) {
     }
     if any_at_step {
         println!("{AT_STEP_NOTE}");
+    }
+    if super::bench::any_roof(rows) {
+        println!("{}", super::bench::ROOF_NOTE);
     }
     print_checks(rows);
 }

@@ -12,4 +12,5 @@ pub mod histogram;
 pub mod qkv;
 pub mod reference;
 pub mod resolution;
+pub mod roofline;
 pub mod throttle;

@@ -108,6 +108,40 @@ pub struct SessionHeader {
     /// `ab --runs`) when the session started; absent when none were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_spread: Option<super::run_spread::GpuSpread>,
+    /// The DRAM bandwidth a copy kernel reached when the session started:
+    /// the speed-of-light panel's memory roof. Added after schema 3 and
+    /// written only when measured: may be absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_bandwidth: Option<CopyBandwidth>,
+}
+
+/// What kernels/copy_bw.cu measured: one buffer many times the L2 copied
+/// into another, `launches` times back to back, each timed by CUDA events.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CopyBandwidth {
+    /// Bytes read plus bytes written per second at the median launch.
+    pub bytes_per_s: f64,
+    /// Bytes one copy reads plus writes.
+    pub bytes: u64,
+    pub median_ns: f64,
+    pub min_ns: f64,
+    pub max_ns: f64,
+    pub launches: u32,
+    /// Bytes per second of the same buffer only read (`read_bw`), and its
+    /// median launch: reads alone stream faster than a copy's mix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_bytes_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_median_ns: Option<f64>,
+}
+
+impl CopyBandwidth {
+    /// The memory roof: the faster of the copy and the read-only stream, so
+    /// no kernel's bytes per second pass it by reading more than it writes.
+    pub fn roof(&self) -> f64 {
+        self.read_bytes_per_s
+            .map_or(self.bytes_per_s, |r| r.max(self.bytes_per_s))
+    }
 }
 
 /// One session of a merged one: where it ran, under which label.
@@ -126,6 +160,9 @@ pub struct SourceInfo {
     /// The primary kernel's source hash there (the same variant name on
     /// another source may be other code).
     pub kernel_source_hash: Option<String>,
+    /// That GPU's copy bandwidth (added after schema 3; may be absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_bandwidth: Option<CopyBandwidth>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -188,6 +188,7 @@ pub fn merge(files: &[PathBuf], labels: &[String], out: &Path) -> Result<Merged,
                     .find(|k| k.label.is_empty())
                     .and_then(|k| k.source_hash.clone())
                     .or_else(|| h.kernel_source_hash.clone()),
+                copy_bandwidth: h.copy_bandwidth.clone(),
             })
             .collect(),
         // One GPU model's spreads stand for all only when every source had them.
@@ -195,6 +196,8 @@ pub fn merge(files: &[PathBuf], labels: &[String], out: &Path) -> Result<Merged,
             .run_spread
             .clone()
             .filter(|r| headers.iter().all(|h| h.run_spread.as_ref() == Some(r))),
+        // Each source's own stays with it (`SourceInfo`); the panel reads that.
+        copy_bandwidth: None,
     };
     let mut rec =
         Recorder::create(out).map_err(|e| format!("cannot write {}: {e}", out.display()))?;

@@ -12,6 +12,8 @@ use crate::session::manifest::Manifest;
 pub enum Action {
     Quit,
     ToggleHelp,
+    /// The speed-of-light panel in place of Build, and back.
+    ToggleLight,
     /// The current kernel's toggle with this index in its manifest.
     Toggle(usize),
     /// The next kernel folder (K).
@@ -115,6 +117,14 @@ pub const KEYS: &[Binding] = &[
         ToggleHelp,
         "show or hide this help",
         true,
+    ),
+    bind(
+        Global,
+        Char('L'),
+        "L",
+        ToggleLight,
+        "speed of light: the roofline panel (tensor peak, copy bandwidth, every variant's share) in place of Build; L again: back",
+        false,
     ),
     bind(
         Live,
@@ -471,6 +481,7 @@ mod tests {
         let all = [
             Quit,
             ToggleHelp,
+            ToggleLight,
             Toggle(0),
             Toggle(1),
             Toggle(2),

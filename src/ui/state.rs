@@ -67,6 +67,8 @@ pub struct UiState {
     pub notice: Option<String>,
     /// The earlier edit `E` raced last (the next press takes the one before).
     pub edit_opponent: Option<u32>,
+    /// The speed-of-light panel in place of Build (`L`).
+    pub light: bool,
 }
 
 impl UiState {
@@ -98,6 +100,7 @@ impl UiState {
             help_scroll: 0,
             notice: None,
             edit_opponent: None,
+            light: false,
         }
     }
 
@@ -121,6 +124,7 @@ impl UiState {
             help_scroll: 0,
             notice: None,
             edit_opponent: None,
+            light: false,
         }
     }
 
@@ -193,6 +197,7 @@ impl UiState {
                 self.help_open = !self.help_open;
                 self.help_scroll = 0;
             }
+            Action::ToggleLight => self.light = !self.light,
             Action::HelpDown => self.help_scroll = self.help_scroll.saturating_add(1),
             Action::HelpUp => self.help_scroll = self.help_scroll.saturating_sub(1),
             Action::HelpPageDown => self.help_scroll = self.help_scroll.saturating_add(10),

@@ -12,6 +12,7 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 
 mod check;
+mod copy_bw;
 mod cudnn_variant;
 mod heads;
 mod pipeline;
@@ -187,6 +188,8 @@ pub struct Engine {
     pub run_spread_error: Option<String>,
     /// Back-to-back batches queued ahead of the one being read.
     pipeline: pipeline::Pipeline,
+    /// The copy bandwidth, once measured (`copy_bandwidth`).
+    copy_bw: Option<crate::session::event::CopyBandwidth>,
 }
 
 impl Engine {
@@ -241,6 +244,7 @@ impl Engine {
             run_spread: None,
             run_spread_error: None,
             pipeline: pipeline::Pipeline::default(),
+            copy_bw: None,
         }
         .with_run_spread())
     }

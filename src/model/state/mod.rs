@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::metrics::gates::{self, GateResult, GateSet};
 use crate::metrics::histogram::LatencyStats;
+use crate::metrics::roofline::{Light, Roofs, place};
 use crate::session::Regime;
 use crate::session::event::*;
 
@@ -360,6 +361,19 @@ impl SessionState {
         if let Some((median, _)) = self.shown_median(key) {
             values.insert("attnscope:median_us".into(), median / 1e3);
         }
+        if let Some(l) = self.speed_of_light(key) {
+            values.insert("attnscope:tflops".into(), l.flops_per_s / 1e12);
+            let pcts = [
+                ("attnscope:peak_pct", l.peak_pct),
+                ("attnscope:bandwidth_pct", l.bandwidth_pct),
+                ("attnscope:roof_pct", l.roof_pct),
+            ];
+            for (name, v) in pcts {
+                if let Some(v) = v {
+                    values.insert(name.into(), v);
+                }
+            }
+        }
         values
     }
 
@@ -615,6 +629,53 @@ impl SessionState {
             Some(s) => s.gpu.as_ref(),
             None => h.gpu.as_ref(),
         }
+    }
+
+    /// The bandwidths measured where `variant` ran.
+    pub fn copy_bandwidth_of(&self, variant: Variant) -> Option<&CopyBandwidth> {
+        let h = self.header.as_ref()?;
+        let source = variant.source();
+        match h.sources.iter().find(|s| s.label == source) {
+            Some(s) => s.copy_bandwidth.as_ref(),
+            None => h.copy_bandwidth.as_ref(),
+        }
+    }
+
+    /// The roofs over `key`'s variant: its GPU's tensor peak at the highest
+    /// SM clock its batches saw (else the last probe's, else the clock the
+    /// session started at) and the memory roof measured there.
+    pub fn roofs(&self, key: &Key) -> Option<Roofs> {
+        let gpu = self.gpu_of(key.variant)?;
+        let clock = self
+            .variants
+            .get(key)
+            .and_then(|s| s.sm_clock_seen)
+            .map(|(_, hi)| hi)
+            .or(self.probe_mhz)
+            .or_else(|| {
+                let h = self.header.as_ref()?;
+                h.clocks_at_start.as_ref().map(|c| c.sm_mhz)
+            })
+            .filter(|m| *m > 0);
+        Some(Roofs::of(
+            gpu.cc(),
+            gpu.sm_count,
+            clock,
+            self.copy_bandwidth_of(key.variant).map(CopyBandwidth::roof),
+        ))
+    }
+
+    /// Where `key`'s shown median puts it under the roofs: FLOPs of the
+    /// pairs it computes, bytes of Q, K, V and O moved once.
+    pub fn speed_of_light(&self, key: &Key) -> Option<Light> {
+        let (median_ns, _) = self.shown_median(key)?;
+        let shape = key.shape;
+        place(
+            shape.flops(),
+            shape.io_bytes(),
+            median_ns * 1e-9,
+            &self.roofs(key)?,
+        )
     }
 
     /// The telemetry reasons of the newest sample that mean real throttling.

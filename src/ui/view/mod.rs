@@ -6,6 +6,7 @@ mod compare;
 mod gates;
 mod help;
 mod histogram;
+mod light;
 mod log;
 mod telemetry;
 mod toggles;
@@ -79,7 +80,11 @@ pub fn render_to(area: Rect, buf: &mut Buffer, state: &UiState) {
         Some(ab) => compare::render(gat, buf, state, ab),
         None => gates::render(gat, buf, state),
     }
-    build::render(bld, buf, state);
+    if state.light {
+        light::render(bld, buf, state);
+    } else {
+        build::render(bld, buf, state);
+    }
     let [tel, lg] =
         Layout::horizontal([Constraint::Length(gates_w), Constraint::Fill(1)]).areas(bottom);
     telemetry::render(tel, buf, state);
