@@ -40,6 +40,7 @@ pub const KERNEL_HEADERS: &[(&str, &str)] = &bundled_parts!(
     "attention/mainloop_stagger.cuh",
     "attention/mainloop_plain.cuh",
     "attention/epilogue.cuh",
+    "attention/decode.cuh",
     "attention/seed_path.cuh",
 );
 
