@@ -57,7 +57,7 @@
 //                 split-KV decoding (attention/decode.cuh, its own kernel
 //                 body): a CTA's rows are the query rows of one K/V head's
 //                 group of query heads, so K/V are read once per group; the
-//                 keys are split over grid.x CTAs whose partial results the
+//                 keys are split over grid.y CTAs whose partial results the
 //                 last to finish merges through a static scratch buffer.
 //   STAGGER       a tile option of two-stage split tiles (issue 21, step 36):
 //                 after the first stage (Q and tile 0, every thread, one

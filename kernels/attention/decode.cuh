@@ -10,9 +10,10 @@
 // read once per group instead of once per query head, and a single query
 // fills G rows of the m16 tile instead of one. Each row has its own causal
 // limit, (r % Sq) + Sk - Sq. Where G·Sq > BLOCK_M the group takes several
-// row blocks (grid.y = row blocks × Hkv), so every shape stays correct.
+// row blocks (grid.x = row blocks × Hkv, which may pass 65535), so every
+// shape stays correct.
 //
-// Keys. grid.x CTAs split the keys of a row block (the [launch] formula
+// Keys. grid.y CTAs split the keys of a row block (the [launch] formula
 // asks for enough to fill the GPU once, with at least DECODE_MIN_KEYS each):
 // split s reads K/V tiles [s·T / n, (s + 1)·T / n) of the T the row block
 // needs. Inside a CTA, the SPLIT groups of warps take BLOCK_N keys each of a
@@ -33,7 +34,8 @@ static_assert(USE_MMA && USE_CP_ASYNC && STAGES >= 2 && !USE_WGMMA && !STAGGER &
 #define DECODE_COUNTERS (1 << 14)
 #define DECODE_SLOT_FLOATS (BLOCK_M * (HEAD_DIM + 2))
 #define DECODE_SLOTS (DECODE_SCRATCH_FLOATS / DECODE_SLOT_FLOATS)
-__device__ float attn_decode_scratch[DECODE_SCRATCH_FLOATS];
+// 16-byte aligned: the merge reads float4s of O.
+__device__ __align__(16) float attn_decode_scratch[DECODE_SCRATCH_FLOATS];
 __device__ unsigned attn_decode_count[DECODE_COUNTERS];
 
 // -inf for keys past Sk, and when causal past each row's own diagonal (rows
@@ -86,9 +88,9 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
     const int G = Hq / Hkv;
     const int rows = G * Sq;
     const int n_rb = (rows + BLOCK_M - 1) / BLOCK_M;
-    const int kvh = blockIdx.y / n_rb;
+    const int kvh = blockIdx.x / n_rb;
     const int b = blockIdx.z;
-    const int q0 = (blockIdx.y % n_rb) * BLOCK_M;
+    const int q0 = (blockIdx.x % n_rb) * BLOCK_M;
     const size_t q_base = ((size_t)b * Hq + (size_t)kvh * G) * Sq * HEAD_DIM;
     const size_t kv_base = (size_t)kv_head(b * Hq + kvh * G, Hq, Hkv) * Sk * HEAD_DIM;
     const attn_t* Kh = K + kv_base;
@@ -104,12 +106,12 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
 
     // Splits: what the grid asks, as many as the scratch and the counters
     // hold and no more than the tiles.
-    const int units = gridDim.y * gridDim.z;
-    const int unit = blockIdx.z * gridDim.y + blockIdx.y;
-    int nsplit = units > DECODE_COUNTERS ? 1 : min((int)gridDim.x, DECODE_SLOTS / units);
+    const int units = gridDim.x * gridDim.z;
+    const int unit = blockIdx.z * gridDim.x + blockIdx.x;
+    int nsplit = units > DECODE_COUNTERS ? 1 : min((int)gridDim.y, DECODE_SLOTS / units);
     nsplit = max(1, min(nsplit, n_tiles));
-    if ((int)blockIdx.x >= nsplit) return;
-    const int split = blockIdx.x;
+    if ((int)blockIdx.y >= nsplit) return;
+    const int split = blockIdx.y;
     const int t_begin = (int)((long long)split * n_tiles / nsplit);
     const int t_end = (int)((long long)(split + 1) * n_tiles / nsplit);
 
