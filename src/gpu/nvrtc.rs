@@ -35,12 +35,12 @@ pub const KERNEL_HEADERS: &[(&str, &str)] = &bundled_parts!(
     "attention/tile_scheduler.cuh",
     "attention/producer.cuh",
     "attention/mainloop_pingpong.cuh",
+    "attention/decode.cuh",
     "attention/mainloop_ws.cuh",
     "attention/mainloop_pipelined.cuh",
     "attention/mainloop_stagger.cuh",
     "attention/mainloop_plain.cuh",
     "attention/epilogue.cuh",
-    "attention/decode.cuh",
     "attention/seed_path.cuh",
 );
 
