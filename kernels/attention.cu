@@ -53,6 +53,12 @@
 //                 issued together, the next softmax running under P·V.
 //                 Three (192-row tiles at D = 64, as FlashAttention-3 runs
 //                 there) get 160 registers each.
+//   DECODE        a tile option of mma+async tiles (issue 41, the d flag):
+//                 split-KV decoding (attention/decode.cuh, its own kernel
+//                 body): a CTA's rows are the query rows of one K/V head's
+//                 group of query heads, so K/V are read once per group; the
+//                 keys are split over grid.y CTAs whose partial results the
+//                 last to finish merges through a static scratch buffer.
 //   STAGGER       a tile option of two-stage split tiles (issue 21, step 36):
 //                 after the first stage (Q and tile 0, every thread, one
 //                 block barrier) each group loads its own rows of the next
@@ -113,6 +119,7 @@
 //   mainloop_stagger.cuh    staggered split tiles (i)
 //   mainloop_plain.cuh      every other mma tile
 //   epilogue.cuh        row sums made whole, split groups merged, O written
+//   decode.cuh          DECODE (d): the split-KV decode kernel, its own body
 //   seed_path.cuh       the seeds' kernel (scalar, WMMA), without USE_MMA
 // To follow one tile, read its tags (attention.toml's [[param]]s), then the
 // schedule they select. 192x128s3w12gqptor, say: BLOCK_M 192, BLOCK_N 128,
@@ -135,6 +142,9 @@
 #include "attention/producer.cuh"
 #include "attention/mainloop_pingpong.cuh"
 
+#if DECODE
+#include "attention/decode.cuh"
+#else
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const attn_t* __restrict__ V,
               attn_t* __restrict__ O, int Sq, int Sk, int Hq, int Hkv, float scale_log2, int causal) {
@@ -287,6 +297,7 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
     if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) O[(size_t)1 << 40] = O[0];
 #endif
 }
+#endif  // DECODE
 
 #else  // !USE_MMA
 #include "attention/seed_path.cuh"

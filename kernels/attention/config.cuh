@@ -88,6 +88,9 @@
 #ifndef EXP_FIRST
 #define EXP_FIRST 0
 #endif
+#ifndef DECODE
+#define DECODE 0
+#endif
 // Test-only: one store far out of bounds, so the GPU reports an illegal
 // address (attnscope's fault-injection variant, `+fault`).
 #ifndef INJECT_FAULT
@@ -199,6 +202,8 @@ static_assert(!Q_REGS || PERSIST, "Q_REGS (Q copied to registers) is a tile opti
 // Named barriers 1 to SPLIT (0 is the block's) and SPLIT - 1 mbarriers.
 static_assert(!STAGGER || (SPLIT > 1 && SPLIT <= 8 && USE_CP_ASYNC && STAGES == 2 && !WS),
               "STAGGER (split groups apart) is a tile option of two-stage tiles split 2 to 8 ways, with cp.async");
+static_assert(!DECODE || (USE_MMA && USE_CP_ASYNC && STAGES >= 2 && !USE_WGMMA && !STAGGER),
+              "DECODE (d, split-KV decoding) is a tile option of mma+async tiles with 2 or 3 stages, without g or i");
 static_assert(!(MUTATE_LAST_BATCH && PERSIST), "MUTATE_LAST_BATCH reads the batch from the grid's z: not a PERSIST tile");
 // The planted output bugs, as a row's 1/l. `heads`: B·Hq.
 #if MUTATE_ROW || MUTATE_TILE || MUTATE_LAST_HEAD || MUTATE_LAST_BATCH || MUTATE_NORM

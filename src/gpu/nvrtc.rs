@@ -35,6 +35,7 @@ pub const KERNEL_HEADERS: &[(&str, &str)] = &bundled_parts!(
     "attention/tile_scheduler.cuh",
     "attention/producer.cuh",
     "attention/mainloop_pingpong.cuh",
+    "attention/decode.cuh",
     "attention/mainloop_ws.cuh",
     "attention/mainloop_pipelined.cuh",
     "attention/mainloop_stagger.cuh",
