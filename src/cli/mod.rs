@@ -18,7 +18,9 @@ mod variants;
 pub use link::{RemoteArgs, WorkerArgs, parse_labelled_dir};
 pub use problem::ProblemArgs;
 pub use sweep::{MergeArgs, SweepArgs};
-pub use variants::{VariantList, VariantNames, VariantSpec, parse_variant_list, parse_variants};
+pub use variants::{
+    VariantList, VariantNames, VariantSpec, names_no_tile, parse_variant_list, parse_variants,
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -59,8 +61,10 @@ pub enum Cmd {
     /// Compile variants for an architecture and print the PTXAS resource report
     /// (no GPU needed: NVRTC only).
     Build(BuildArgs),
-    /// Time every candidate tile of one path on one shape and cache the
-    /// fastest correct one (used by `bench --variants mma+async@tuned`).
+    /// Pick the fastest correct tile of one path on one shape: a cost model
+    /// keeps a few finalists, they are timed and the top two raced
+    /// (`--all`: every candidate); the choice is cached for `…@tuned` (and
+    /// a bare mma+async on Hopper).
     Tune(TuneArgs),
     /// Time variants over many shapes headless and write one session
     /// (`--devices all`: every GPU of the host at once).
@@ -455,9 +459,14 @@ pub struct TuneArgs {
     pub variant: Option<Variant>,
     #[command(flatten)]
     pub problem: ProblemArgs,
-    /// Longest sampling time per candidate, seconds (0.5 to 600).
-    #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
-    pub max_seconds: f64,
+    /// Longest sampling time per candidate, seconds (0.5 to 600; default
+    /// 0.5 for the finalists, 1 with --all).
+    #[arg(long, value_parser = parse_seconds)]
+    pub max_seconds: Option<f64>,
+    /// Time every candidate tile (the exhaustive search, minutes) instead of
+    /// the cost model's few finalists.
+    #[arg(long)]
+    pub all: bool,
     /// Input distributions of the correctness check, comma-separated, each
     /// on the same seed: uniform, normal:σ, rising, outliers, ties, large, or
     /// all (`attnscope selftest --help` lists them). The default's rising
@@ -467,7 +476,8 @@ pub struct TuneArgs {
     /// Seed of the check's inputs (default: a fresh one, printed).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Print JSON instead of a table.
+    /// Print JSON instead of a table (with the mode, the finalists and the
+    /// wall time).
     #[arg(long)]
     pub json: bool,
     /// Also record the run as a session file.

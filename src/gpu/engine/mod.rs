@@ -11,6 +11,7 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 
+mod ahead;
 mod check;
 mod cudnn_variant;
 mod heads;
