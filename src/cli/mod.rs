@@ -93,7 +93,8 @@ pub enum Cmd {
 #[derive(Debug, Args)]
 pub struct GatesArgs {
     /// The variant to judge, e.g. wmma+pv+async or scalar@64x64s2w4 (default:
-    /// the kernel's start variant, wmma+pv+async for the bundled one).
+    /// the kernel's start variant, wmma+pv+async for the bundled one). On
+    /// Hopper a bare mma+async is judged at its tuned tile; @TILE pins one.
     #[arg(long = "variant", id = "variant", value_name = "VARIANT")]
     pub variant_arg: Option<String>,
     /// `variant_arg` checked against the registered kernels (cli/resolve.rs).
@@ -180,7 +181,8 @@ pub struct BenchArgs {
     #[command(flatten)]
     pub problem: ProblemArgs,
     /// `all` (every toggle combination the kernel allows, at its default tile) or a comma-separated list, e.g.
-    /// scalar,wmma+pv+async,mma+async@tuned (`@tuned`: the tile `attnscope tune` chose).
+    /// scalar,wmma+pv+async,mma+async@tuned (`@tuned`: the tile `attnscope tune` chose; on
+    /// Hopper a bare mma+async is tuned too, mma+async@TILE pins a tile).
     #[arg(
         long = "variants",
         id = "variants",
@@ -264,7 +266,8 @@ pub struct AbArgs {
     #[arg(skip)]
     pub a: Option<Variant>,
     /// Variant in slot B, the candidate (default: the kernel's start,
-    /// wmma+pv+async for the bundled one).
+    /// wmma+pv+async for the bundled one). On Hopper a bare mma+async in
+    /// either slot races its tuned tile (`attnscope tune`); @TILE pins one.
     #[arg(long = "b", id = "b", value_name = "B")]
     #[serde(skip)]
     pub b_arg: Option<String>,

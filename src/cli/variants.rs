@@ -72,3 +72,27 @@ pub fn parse_variant_list(text: &str) -> Result<VariantNames, String> {
         .collect::<Result<_, _>>()
         .map(VariantNames)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_without_a_tile_is_bare_a_pinned_tile_is_fixed() {
+        let list = parse_variants("mma+async, mma+async@64x64s2w4,mma+async@tuned").unwrap();
+        let v: Variant = "mma+async".parse().unwrap();
+        assert_eq!(
+            list.0,
+            [
+                VariantSpec::Bare(v),
+                VariantSpec::Fixed(v),
+                VariantSpec::Tuned(v)
+            ]
+        );
+        assert!(list.0.iter().all(|s| s.variant() == v));
+        // `all` names every path at its default tile, as before.
+        let all = parse_variants("all").unwrap();
+        assert!(all.0.iter().all(|s| matches!(s, VariantSpec::Fixed(_))));
+        assert!(names_no_tile("mma+async") && !names_no_tile("mma+async@tuned"));
+    }
+}
