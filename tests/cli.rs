@@ -316,7 +316,15 @@ fn gpu_commands_validate_before_touching_the_gpu() {
         ),
         (&["tune", "--max-seconds", "0.1"], "0.5"),
         (
-            &["sweep", "--variants", "mma+async@tuned"],
+            &[
+                "sweep",
+                "--variants",
+                "mma+async@tuned",
+                "--shapes",
+                "2,8,512,64",
+                "--out",
+                "/nonexistent/x.attnscope",
+            ],
             "sweep takes fixed tiles, one tile over every shape",
         ),
         (&["build", "--arch", "sm_70"], "arch sm_70 is too old"),

@@ -61,10 +61,8 @@ pub enum Cmd {
     /// Compile variants for an architecture and print the PTXAS resource report
     /// (no GPU needed: NVRTC only).
     Build(BuildArgs),
-    /// Pick the fastest correct tile of one path on one shape: a cost model
-    /// keeps a few finalists, they are timed and the top two raced
-    /// (`--all`: every candidate); the choice is cached for `…@tuned` (and
-    /// a bare mma+async on Hopper).
+    /// Pick the fastest correct tile of a path on a shape from a cost model's
+    /// finalists (`--all`: every tile); cached for `…@tuned`.
     Tune(TuneArgs),
     /// Time variants over many shapes headless and write one session
     /// (`--devices all`: every GPU of the host at once).
@@ -93,8 +91,7 @@ pub enum Cmd {
 #[derive(Debug, Args)]
 pub struct GatesArgs {
     /// The variant to judge, e.g. wmma+pv+async or scalar@64x64s2w4 (default:
-    /// the kernel's start variant, wmma+pv+async for the bundled one). On
-    /// Hopper a bare mma+async is judged at its tuned tile; @TILE pins one.
+    /// the kernel's start variant, wmma+pv+async for the bundled one). Hopper: a bare mma+async is tuned.
     #[arg(long = "variant", id = "variant", value_name = "VARIANT")]
     pub variant_arg: Option<String>,
     /// `variant_arg` checked against the registered kernels (cli/resolve.rs).
@@ -266,8 +263,7 @@ pub struct AbArgs {
     #[arg(skip)]
     pub a: Option<Variant>,
     /// Variant in slot B, the candidate (default: the kernel's start,
-    /// wmma+pv+async for the bundled one). On Hopper a bare mma+async in
-    /// either slot races its tuned tile (`attnscope tune`); @TILE pins one.
+    /// wmma+pv+async for the bundled one). Hopper: a bare mma+async is tuned.
     #[arg(long = "b", id = "b", value_name = "B")]
     #[serde(skip)]
     pub b_arg: Option<String>,
@@ -479,8 +475,7 @@ pub struct TuneArgs {
     /// Seed of the check's inputs (default: a fresh one, printed).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Print JSON instead of a table (with the mode, the finalists and the
-    /// wall time).
+    /// Print JSON instead of a table (with mode, finalists, wall_s).
     #[arg(long)]
     pub json: bool,
     /// Also record the run as a session file.
