@@ -12,10 +12,11 @@
 //! tail quantization over the SM count, causal imbalance, and how much of
 //! an SM one CTA's warps fill. The family's rate comes from its flags
 //! (wgmma, TMA with a producer warpgroup, ping-pong, persistent, Q in
-//! registers, exponentials first, split groups apart, 128-key tiles, three
-//! consumer warpgroups at D 64): relative factors read off the archived
-//! tune tables (tune_archive.txt), where they order the families as
-//! measured. The estimate is a ranking, not a time.
+//! registers, exponentials first, split groups apart, 128-key tiles and
+//! 32-key ones, three consumer warpgroups at D 64): relative factors read
+//! off the archived tune tables (tune_archive.txt), where they order the
+//! families as measured (the 32-key penalty is a guess: the archive has no
+//! 32-key tile below D 256). The estimate is a ranking, not a time.
 
 use crate::session::{Shape, Variant};
 
@@ -66,8 +67,12 @@ fn rate(v: &Variant, t: &Tile, d: u32) -> f64 {
     let wgmma = on("USE_WGMMA");
     if wgmma {
         r *= 1.6;
+        // Key tiles of 128 amortize each tile's barriers and row-statistics
+        // updates; tiles of 32 (made for D 256) pay them four times as often.
         if t.bn >= 128 {
             r *= 1.08;
+        } else if t.bn <= 32 {
+            r *= 0.85;
         }
         if t.stages >= 3 && !on("WS") {
             r *= 1.04;
