@@ -217,7 +217,7 @@ fn bundled_real_session_replays() {
 
 #[test]
 fn gpu_commands_validate_before_touching_the_gpu() {
-    let cases: [(&[&str], &str); 54] = [
+    let cases: [(&[&str], &str); 58] = [
         (
             &["bench", "--regime", "interleaved"],
             "interleaved needs two variants",
@@ -305,6 +305,27 @@ fn gpu_commands_validate_before_touching_the_gpu() {
         (
             &["tune", "--variant", "mma+async@64x64s2w8k2"],
             "tune picks the tile: give the toggles only",
+        ),
+        (
+            &["tune", "--all", "--variant", "mma+async@64x64s2w8k2"],
+            "tune picks the tile: give the toggles only",
+        ),
+        (
+            &["tune", "--all", "--variant", "cudnn"],
+            "cudnn has no tiles to tune",
+        ),
+        (&["tune", "--max-seconds", "0.1"], "0.5"),
+        (
+            &[
+                "sweep",
+                "--variants",
+                "mma+async@tuned",
+                "--shapes",
+                "2,8,512,64",
+                "--out",
+                "/nonexistent/x.attnscope",
+            ],
+            "sweep takes fixed tiles, one tile over every shape",
         ),
         (&["build", "--arch", "sm_70"], "arch sm_70 is too old"),
         (&["build", "--d", "96"], "D=96 is not supported"),
@@ -434,7 +455,11 @@ fn gpu_commands_without_a_gpu_say_what_is_missing() {
         &["gates"],
         &["launch"],
         &["tune"],
+        &["tune", "--all", "--json"],
         &["bench", "--variants", "mma+async@tuned"],
+        &["bench", "--variants", "mma+async"],
+        &["ab", "--a", "mma+async", "--b", "mma+async@64x128s2w8k2g"],
+        &["gates", "--variant", "mma+async"],
         &["bench", "--variants", "cudnn"],
         &["ab", "--a", "cudnn", "--b", "mma+async@64x128s2w8k2g"],
         &["ab", "--calibrate", "scalar"],

@@ -18,7 +18,9 @@ mod variants;
 pub use link::{RemoteArgs, WorkerArgs, parse_labelled_dir};
 pub use problem::ProblemArgs;
 pub use sweep::{MergeArgs, SweepArgs};
-pub use variants::{VariantList, VariantNames, VariantSpec, parse_variant_list, parse_variants};
+pub use variants::{
+    VariantList, VariantNames, VariantSpec, names_no_tile, parse_variant_list, parse_variants,
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -59,8 +61,8 @@ pub enum Cmd {
     /// Compile variants for an architecture and print the PTXAS resource report
     /// (no GPU needed: NVRTC only).
     Build(BuildArgs),
-    /// Time every candidate tile of one path on one shape and cache the
-    /// fastest correct one (used by `bench --variants mma+async@tuned`).
+    /// Pick the fastest correct tile of a path on a shape from a cost model's
+    /// finalists (`--all`: every tile); cached for `…@tuned`.
     Tune(TuneArgs),
     /// Time variants over many shapes headless and write one session
     /// (`--devices all`: every GPU of the host at once).
@@ -89,7 +91,7 @@ pub enum Cmd {
 #[derive(Debug, Args)]
 pub struct GatesArgs {
     /// The variant to judge, e.g. wmma+pv+async or scalar@64x64s2w4 (default:
-    /// the kernel's start variant, wmma+pv+async for the bundled one).
+    /// the kernel's start variant, wmma+pv+async for the bundled one). Hopper: a bare mma+async is tuned.
     #[arg(long = "variant", id = "variant", value_name = "VARIANT")]
     pub variant_arg: Option<String>,
     /// `variant_arg` checked against the registered kernels (cli/resolve.rs).
@@ -176,7 +178,8 @@ pub struct BenchArgs {
     #[command(flatten)]
     pub problem: ProblemArgs,
     /// `all` (every toggle combination the kernel allows, at its default tile) or a comma-separated list, e.g.
-    /// scalar,wmma+pv+async,mma+async@tuned (`@tuned`: the tile `attnscope tune` chose).
+    /// scalar,wmma+pv+async,mma+async@tuned (`@tuned`: the tile `attnscope tune` chose; on
+    /// Hopper a bare mma+async is tuned too, mma+async@TILE pins a tile).
     #[arg(
         long = "variants",
         id = "variants",
@@ -260,7 +263,7 @@ pub struct AbArgs {
     #[arg(skip)]
     pub a: Option<Variant>,
     /// Variant in slot B, the candidate (default: the kernel's start,
-    /// wmma+pv+async for the bundled one).
+    /// wmma+pv+async for the bundled one). Hopper: a bare mma+async is tuned.
     #[arg(long = "b", id = "b", value_name = "B")]
     #[serde(skip)]
     pub b_arg: Option<String>,
@@ -455,9 +458,14 @@ pub struct TuneArgs {
     pub variant: Option<Variant>,
     #[command(flatten)]
     pub problem: ProblemArgs,
-    /// Longest sampling time per candidate, seconds (0.5 to 600).
-    #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
-    pub max_seconds: f64,
+    /// Longest sampling time per candidate, seconds (0.5 to 600; default
+    /// 0.5 for the finalists, 1 with --all).
+    #[arg(long, value_parser = parse_seconds)]
+    pub max_seconds: Option<f64>,
+    /// Time every candidate tile (the exhaustive search, minutes) instead of
+    /// the cost model's few finalists.
+    #[arg(long)]
+    pub all: bool,
     /// Input distributions of the correctness check, comma-separated, each
     /// on the same seed: uniform, normal:σ, rising, outliers, ties, large, or
     /// all (`attnscope selftest --help` lists them). The default's rising
@@ -467,7 +475,7 @@ pub struct TuneArgs {
     /// Seed of the check's inputs (default: a fresh one, printed).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Print JSON instead of a table.
+    /// Print JSON instead of a table (with mode, finalists, wall_s).
     #[arg(long)]
     pub json: bool,
     /// Also record the run as a session file.

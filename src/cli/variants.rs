@@ -3,12 +3,30 @@
 
 use crate::session::Variant;
 
-/// A variant as given to `bench`: fixed, or `…@tuned` (the tile comes from
-/// the tuning cache, tuned on the spot when missing).
+/// A variant as given to `bench`: a tile pinned (`…@64x64s2w4`, or `all`'s
+/// paths), named without one (`mma+async`: the manifest's default tile,
+/// except the tuned one where the command says so, mma+async on Hopper), or
+/// `…@tuned` (the tile comes from the tuning cache, tuned on the spot when
+/// missing).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum VariantSpec {
     Fixed(Variant),
     Tuned(Variant),
+    Bare(Variant),
+}
+
+impl VariantSpec {
+    /// The variant as named (a bare or tuned one at its default tile).
+    pub fn variant(self) -> Variant {
+        match self {
+            VariantSpec::Fixed(v) | VariantSpec::Tuned(v) | VariantSpec::Bare(v) => v,
+        }
+    }
+}
+
+/// Whether a variant's name on the command line gives no tile (no `@`).
+pub fn names_no_tile(text: &str) -> bool {
+    !text.contains('@')
 }
 
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -27,6 +45,7 @@ pub fn parse_variants(text: &str) -> Result<VariantList, String> {
         .split(',')
         .map(|t| match t.trim().strip_suffix("@tuned") {
             Some(flags) => flags.parse().map(VariantSpec::Tuned),
+            None if names_no_tile(t) => t.parse().map(VariantSpec::Bare),
             None => t.parse().map(VariantSpec::Fixed),
         })
         .collect::<Result<_, _>>()?;
@@ -52,4 +71,28 @@ pub fn parse_variant_list(text: &str) -> Result<VariantNames, String> {
         })
         .collect::<Result<_, _>>()
         .map(VariantNames)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_without_a_tile_is_bare_a_pinned_tile_is_fixed() {
+        let list = parse_variants("mma+async, mma+async@64x64s2w4,mma+async@tuned").unwrap();
+        let v: Variant = "mma+async".parse().unwrap();
+        assert_eq!(
+            list.0,
+            [
+                VariantSpec::Bare(v),
+                VariantSpec::Fixed(v),
+                VariantSpec::Tuned(v)
+            ]
+        );
+        assert!(list.0.iter().all(|s| s.variant() == v));
+        // `all` names every path at its default tile, as before.
+        let all = parse_variants("all").unwrap();
+        assert!(all.0.iter().all(|s| matches!(s, VariantSpec::Fixed(_))));
+        assert!(names_no_tile("mma+async") && !names_no_tile("mma+async@tuned"));
+    }
 }

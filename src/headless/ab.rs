@@ -24,15 +24,28 @@ pub fn ab(args: AbArgs) -> i32 {
     if let Err(code) = super::runnable(&named, &shape) {
         return code;
     }
+    let mut run = match Run::start(Timer::Cupti, args.telemetry_hz, args.record.as_deref()) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    // A bare mma+async on Hopper races its tuned tile (tune.rs).
+    let (a, b) = {
+        let check = super::bench::Check::new(args.inputs.clone(), args.seed);
+        let plan = crate::gpu::measure::Plan::default();
+        let mut tuned = |v, text: &Option<String>| {
+            super::tune::default_tile(&mut run, v, text.as_deref(), &shape, &plan, &check)
+        };
+        match (tuned(a, &args.a_arg), tuned(b, &args.b_arg)) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(e), _) | (_, Err(e)) => return fail(exit::USAGE, e),
+        }
+    };
     let Run {
         mut engine,
         mut sink,
         sampler,
         ..
-    } = match Run::start(Timer::Cupti, args.telemetry_hz, args.record.as_deref()) {
-        Ok(r) => r,
-        Err(code) => return code,
-    };
+    } = run;
     engine.timing_inputs = args.inputs.first();
     let pair = match args.calibrate {
         Some(v) => (v, v),

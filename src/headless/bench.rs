@@ -18,14 +18,7 @@ pub fn bench(args: BenchArgs) -> i32 {
     } else {
         Timer::Cupti
     };
-    let named: Vec<crate::session::Variant> = args
-        .variants
-        .0
-        .iter()
-        .map(|s| match *s {
-            VariantSpec::Fixed(v) | VariantSpec::Tuned(v) => v,
-        })
-        .collect();
+    let named: Vec<crate::session::Variant> = args.variants.0.iter().map(|s| s.variant()).collect();
     if let Err(code) = super::runnable(&named, &shape) {
         return code;
     }
@@ -103,8 +96,9 @@ pub fn bench(args: BenchArgs) -> i32 {
     if any_fail { exit::CHECK_FAILED } else { 0 }
 }
 
-/// The variants to bench, each `@tuned` one replaced by the tile tuned for
-/// this shape; the exit code when one cannot be tuned.
+/// The variants to bench, each `@tuned` one (and a bare mma+async on
+/// Hopper) replaced by the tile tuned for this shape; the exit code when
+/// one cannot be tuned.
 fn resolve_tuned(
     run: &mut Run,
     specs: &[VariantSpec],
@@ -116,6 +110,13 @@ fn resolve_tuned(
     for spec in specs {
         match *spec {
             VariantSpec::Fixed(v) => variants.push(v),
+            VariantSpec::Bare(v) => {
+                let text = v.name();
+                match tune::default_tile(run, v, Some(&text), shape, plan, check) {
+                    Ok(t) => variants.push(t),
+                    Err(e) => return Err(fail(exit::USAGE, e)),
+                }
+            }
             VariantSpec::Tuned(v) => {
                 let tune_plan = Plan {
                     max_s: plan.max_s.min(1.0),

@@ -13,7 +13,7 @@ pub fn build(args: BuildArgs) -> i32 {
     let mut variants = Vec::new();
     for spec in &args.variants.0 {
         match *spec {
-            VariantSpec::Fixed(v) => variants.push(v),
+            VariantSpec::Fixed(v) | VariantSpec::Bare(v) => variants.push(v),
             VariantSpec::Tuned(v) => {
                 return fail(
                     exit::USAGE,

@@ -38,23 +38,36 @@ pub fn run(args: GatesArgs) -> i32 {
     } else {
         RangeMode::Auto
     };
-    let Run {
-        mut engine,
-        mut sink,
-        ..
-    } = match super::runnable([&args.variant.unwrap_or_else(Variant::start)], &shape)
+    let mut run = match super::runnable([&args.variant.unwrap_or_else(Variant::start)], &shape)
         .and_then(|()| Run::start(Timer::Cupti, 0.0, args.record.as_deref()))
     {
         Ok(r) => r,
         Err(code) => return code,
     };
+    let check = Check::new(args.inputs.clone(), args.seed);
+    // A bare mma+async on Hopper is judged at its tuned tile (tune.rs).
+    let variant = match super::tune::default_tile(
+        &mut run,
+        args.variant.unwrap_or_else(Variant::start),
+        args.variant_arg.as_deref(),
+        &shape,
+        &Plan::default(),
+        &check,
+    ) {
+        Ok(v) => v,
+        Err(e) => return fail(exit::USAGE, e),
+    };
+    let Run {
+        mut engine,
+        mut sink,
+        ..
+    } = run;
     sink.state = Some(SessionState::default());
     let plan = Plan {
         max_s: args.max_seconds,
         min_s: args.max_seconds.min(0.5),
         ..Plan::default()
     };
-    let variant = args.variant.unwrap_or_else(Variant::start);
     let mut timed = vec![variant];
     let needs_scalar = set
         .gates
@@ -64,7 +77,6 @@ pub fn run(args: GatesArgs) -> i32 {
     if needs_scalar && variant != scalar {
         timed.push(scalar);
     }
-    let check = Check::new(args.inputs, args.seed);
     if !args.json {
         eprintln!("attnscope: {}", check.describe());
     }

@@ -17,6 +17,7 @@ mod processes;
 mod selftest;
 mod sweep;
 pub mod tune;
+mod tune_model;
 mod tune_race;
 
 pub use ab::ab;

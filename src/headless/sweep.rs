@@ -24,9 +24,9 @@ pub fn sweep(args: SweepArgs) -> i32 {
         .0
         .iter()
         .map(|s| match *s {
-            VariantSpec::Fixed(v) => Ok(v),
+            VariantSpec::Fixed(v) | VariantSpec::Bare(v) => Ok(v),
             VariantSpec::Tuned(v) => Err(format!(
-                "{v}@tuned: sweep takes fixed tiles (tune each shape, then name its tile)"
+                "{v}@tuned: sweep takes fixed tiles, one tile over every shape (a bare {v} runs its default tile here); tune each shape, then name its tile"
             )),
         })
         .collect::<Result<_, _>>()

@@ -14,6 +14,7 @@ use super::{Run, fail};
 use crate::cli::{TuneArgs, exit};
 use crate::gpu::engine::{Engine, Timer};
 use crate::gpu::measure::Plan;
+use crate::session::event::GpuInfo;
 use crate::session::{Shape, Variant};
 
 /// One cached choice.
@@ -25,6 +26,10 @@ pub struct TunedEntry {
     /// How many candidates were timed, and when (seconds since the epoch).
     pub candidates: usize,
     pub tuned_at: u64,
+    /// "fast" (the cost model's finalists) or "all" (every candidate);
+    /// absent in entries written before issue 41.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -234,23 +239,88 @@ fn choose(run: &mut Run, trials: &[Trial], shape: &Shape, max_s: f64, quiet: boo
     }
 }
 
-/// Times every candidate; returns the trials.
-fn trials(
-    run: &mut Run,
-    path: Variant,
-    shape: &Shape,
-    plan: &Plan,
-    check: &Check,
-    quiet: bool,
-) -> Vec<Trial> {
-    let mut out = Vec::new();
+/// What a tune times: every launchable candidate (`--all`) or the cost
+/// model's finalists, built in parallel first.
+pub struct Pick {
+    pub mode: &'static str,
+    pub tiles: Vec<Variant>,
+    /// The finalists with the model's estimate (None: a tile it cannot
+    /// read); empty with --all.
+    pub finalists: Vec<(Variant, Option<f64>)>,
+    /// How many candidates the path has at this shape on this GPU.
+    pub candidates: usize,
+}
+
+impl Pick {
+    pub fn json(&self) -> serde_json::Value {
+        let fin: Vec<serde_json::Value> = self
+            .finalists
+            .iter()
+            .map(|(v, e)| json!({"variant": v.name(), "estimate": e}))
+            .collect();
+        json!({"mode": self.mode, "candidates": self.candidates, "finalists": fin})
+    }
+}
+
+/// The tiles to time for `path` at `shape`: all launchable candidates, or
+/// the model's finalists (their cubins compiled in parallel now).
+pub(super) fn pick(run: &mut Run, path: Variant, shape: &Shape, all: bool, quiet: bool) -> Pick {
     let (tiles, skipped) = launchable(path, &run.engine.info, shape);
     for why in skipped {
         if !quiet {
             eprintln!("  skipped: {why}");
         }
     }
-    for variant in tiles {
+    let candidates = tiles.len();
+    let (mode, finalists) = if all {
+        ("all", Vec::new())
+    } else {
+        let sms = run.engine.info.sm_count;
+        let n = super::tune_model::FINALISTS;
+        ("fast", super::tune_model::finalists(&tiles, shape, sms, n))
+    };
+    let tiles: Vec<Variant> = if all {
+        tiles
+    } else {
+        finalists.iter().map(|f| f.0).collect()
+    };
+    let started = std::time::Instant::now();
+    let built = run.engine.build_ahead(&tiles, shape);
+    if !quiet {
+        eprintln!(
+            "  {} {} of {candidates}, built in parallel in {:.1} s{}",
+            if all {
+                "every candidate,"
+            } else {
+                "the cost model's finalists,"
+            },
+            tiles.len(),
+            started.elapsed().as_secs_f64(),
+            match built.iter().filter(|b| b.is_some()).count() {
+                0 => String::new(),
+                n => format!(" ({n} failed; their errors follow)"),
+            }
+        );
+    }
+    Pick {
+        mode,
+        tiles,
+        finalists,
+        candidates,
+    }
+}
+
+/// Times each tile; returns the trials.
+fn trials(
+    run: &mut Run,
+    tiles: &[Variant],
+    shape: &Shape,
+    plan: &Plan,
+    check: &Check,
+    quiet: bool,
+) -> Vec<Trial> {
+    let mut out = Vec::new();
+    for &variant in tiles {
         let trial = match bench_one(
             &mut run.engine,
             &mut run.sink,
@@ -290,7 +360,7 @@ fn trials(
 }
 
 /// The cache entry for trial `best`, the tuned one.
-fn winner(trials: &[Trial], best: usize) -> TunedEntry {
+fn winner(trials: &[Trial], best: usize, mode: &str) -> TunedEntry {
     TunedEntry {
         tile: trials[best].variant.tile_text(),
         p50_us: trials[best].median_us.unwrap_or(f64::NAN),
@@ -298,6 +368,7 @@ fn winner(trials: &[Trial], best: usize) -> TunedEntry {
         tuned_at: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
+        mode: Some(mode.to_string()),
     }
 }
 
@@ -336,8 +407,12 @@ pub(super) fn resolve(
         );
         return Ok(v);
     }
-    eprintln!("attnscope: no tuned tile for {path} on {shape} yet; tuning now");
-    let trials = trials(run, path, shape, plan, check, false);
+    eprintln!(
+        "attnscope: no tuned tile for {path} on {shape} yet; tuning now (the cost model's finalists; attnscope tune --all times every tile)"
+    );
+    let started = std::time::Instant::now();
+    let pick = pick(run, path, shape, false, false);
+    let trials = trials(run, &pick.tiles, shape, plan, check, false);
     let choice = choose(run, &trials, shape, plan.max_s, false);
     if !choice.line.is_empty() {
         eprintln!("attnscope: {}", choice.line);
@@ -345,11 +420,51 @@ pub(super) fn resolve(
     let best = choice
         .best
         .ok_or_else(|| "no candidate tile was correct".to_string())?;
-    cache.entries.insert(key, winner(&trials, best));
+    eprintln!(
+        "attnscope: {} on {shape}: tuned tile {} in {:.1} s",
+        path.name(),
+        trials[best].variant.tile_text(),
+        started.elapsed().as_secs_f64()
+    );
+    cache.entries.insert(key, winner(&trials, best, pick.mode));
     if let Some(p) = &cache_path {
         cache.save(p)?;
     }
     Ok(trials[best].variant)
+}
+
+/// Whether `v`, named `text` on the command line (None: a command's own
+/// default), takes the tuned tile: the bundled kernel's tuned path
+/// (`default_path`, mma+async) named without a tile, on Hopper, where the
+/// manifest's default tile is far from the best (perf-log). An explicit
+/// `@TILE` pins the tile; other GPUs keep the manifest's default.
+pub fn tunes_by_default(v: &Variant, text: Option<&str>, info: &GpuInfo) -> bool {
+    info.has_wgmma()
+        && text.is_some_and(crate::cli::names_no_tile)
+        && v.kernel == crate::session::KernelId::BUNDLED
+        && *v == default_path()
+}
+
+/// `v` at its tuned tile when `tunes_by_default` says so (from the cache, or
+/// tuned now on the finalists), else `v`. Err is a message for the user.
+pub(super) fn default_tile(
+    run: &mut Run,
+    v: Variant,
+    text: Option<&str>,
+    shape: &Shape,
+    plan: &Plan,
+    check: &Check,
+) -> Result<Variant, String> {
+    if !tunes_by_default(&v, text, &run.engine.info) {
+        return Ok(v);
+    }
+    let plan = Plan {
+        max_s: plan.max_s.min(0.5),
+        ..*plan
+    };
+    resolve(run, v, shape, &plan, check).map_err(|e| {
+        format!("{v} on Hopper runs its tuned tile, and tuning failed ({e}); name a tile with @ to skip tuning")
+    })
 }
 
 pub fn run(args: TuneArgs) -> i32 {
@@ -374,51 +489,69 @@ pub fn run(args: TuneArgs) -> i32 {
     if let Err(code) = super::runnable([&path], &shape) {
         return code;
     }
+    let started = std::time::Instant::now();
     let mut run = match Run::start(Timer::Cupti, 0.0, args.record.as_deref()) {
         Ok(r) => r,
         Err(code) => return code,
     };
+    let max_s = args.max_seconds.unwrap_or(if args.all { 1.0 } else { 0.5 });
     let plan = Plan {
-        max_s: args.max_seconds,
+        max_s,
         ..Plan::default()
     };
     let check = Check::new(args.inputs, args.seed);
+    let pick = pick(&mut run, path, &shape, args.all, args.json);
     if !args.json {
         eprintln!(
-            "tuning {} on {shape}: {} candidate tiles, up to {} s each; {}",
+            "tuning {} on {shape}: {} of {} candidate tiles ({}), up to {max_s} s each; {}",
             path.name(),
-            launchable(path, &run.engine.info, &shape).0.len(),
-            args.max_seconds,
+            pick.tiles.len(),
+            pick.candidates,
+            if args.all {
+                "--all"
+            } else {
+                "the cost model's finalists; --all times every one"
+            },
             check.describe()
         );
     }
-    let trials = trials(&mut run, path, &shape, &plan, &check, args.json);
-    let choice = choose(&mut run, &trials, &shape, args.max_seconds, args.json);
+    let trials = trials(&mut run, &pick.tiles, &shape, &plan, &check, args.json);
+    let choice = choose(&mut run, &trials, &shape, max_s, args.json);
     let best = choice.best;
     run.sink.drain();
     let key = key_for(&run.engine, path, &shape);
     if let Some(b) = best {
-        cache.entries.insert(key.clone(), winner(&trials, b));
+        cache
+            .entries
+            .insert(key.clone(), winner(&trials, b, pick.mode));
         if let Some(Err(e)) = cache_path.as_deref().map(|p| cache.save(p)) {
             eprintln!("attnscope: {e}");
         }
     }
+    let wall_s = started.elapsed().as_secs_f64();
     if args.json {
         let rows: Vec<&serde_json::Value> = trials.iter().map(|t| &t.row).collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json!({
-                "gpu": run.engine.info, "shape": shape, "results": rows,
-                "best": best.map(|b| trials[b].variant.name()), "cache_key": key,
-                "cache": cache_path, "ranked_by": "median_us", "race": choice.race,
-            }))
-            .unwrap_or_default()
-        );
+        let mut out = json!({
+            "gpu": run.engine.info, "shape": shape, "results": rows,
+            "best": best.map(|b| trials[b].variant.name()), "cache_key": key,
+            "cache": cache_path, "ranked_by": "median_us", "race": choice.race,
+            "wall_s": wall_s,
+        });
+        if let (Some(o), serde_json::Value::Object(p)) = (out.as_object_mut(), pick.json()) {
+            o.extend(p);
+        }
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
     } else {
         print_trials(&run.engine, &shape, &trials, best, cache_path.as_deref());
         if !choice.line.is_empty() {
             println!("{}", choice.line);
         }
+        println!(
+            "{} of {} candidates timed ({}) in {wall_s:.1} s",
+            trials.len(),
+            pick.candidates,
+            pick.mode
+        );
     }
     if best.is_some() {
         0
@@ -497,103 +630,4 @@ fn print_trials(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn trials_rank_by_median_and_wrong_or_failed_ones_never_rank() {
-        let tiles = candidates("mma+async".parse().unwrap(), Some(90));
-        let trial = |i: usize, median_us: Option<f64>, correct| Trial {
-            variant: tiles[i],
-            row: json!({}),
-            median_us,
-            correct,
-        };
-        let trials = [
-            trial(0, Some(7.0), true),
-            trial(1, Some(5.0), false),
-            trial(2, Some(6.5), true),
-            trial(3, None, false),
-            trial(4, Some(f64::NAN), true),
-            trial(5, Some(6.9), true),
-        ];
-        // The top two (2 then 5) are what the race settles.
-        assert_eq!(ranked(&trials), [2, 5, 0]);
-        assert_eq!(ranked(&trials[..2]), [0]);
-        assert!(ranked(&trials[1..2]).is_empty());
-    }
-
-    #[test]
-    fn tune_tunes_the_full_path_by_default() {
-        // mma and mma+async offer the same tiles; the later path wins the tie.
-        assert_eq!(default_path().name(), "mma+async");
-    }
-
-    #[test]
-    fn candidates_are_valid_for_their_path() {
-        let mma: Variant = "mma+async".parse().unwrap();
-        let all = candidates(mma, Some(90));
-        assert_eq!(all.len(), 49);
-        let without = candidates(mma, Some(89));
-        assert!(without.len() < all.len());
-        assert!(without.iter().all(|t| !t.tile_text().contains('g')));
-        let full = Variant::start_of(crate::session::KernelId::BUNDLED);
-        let texts: Vec<String> = candidates(full, Some(90))
-            .iter()
-            .map(Variant::tile_text)
-            .collect();
-        assert_eq!(texts, ["64x64s2w4", "128x64s2w8", "64x32s2w4", "64x64s1w4"]);
-        for t in all {
-            assert!(t.check().is_ok());
-            assert_eq!(t.name().parse::<Variant>().unwrap(), t);
-        }
-    }
-
-    #[test]
-    fn keys_separate_everything_a_choice_depends_on() {
-        let mma: Variant = "mma+async".parse().unwrap();
-        let causal = Shape::MISSION.with_causal(true);
-        let keys = [
-            cache_key("H100", "sm_90", "abc", mma, &Shape::MISSION),
-            cache_key("H200", "sm_90", "abc", mma, &Shape::MISSION),
-            cache_key("H100", "sm_90", "abd", mma, &Shape::MISSION),
-            cache_key("H100", "sm_90", "abc", mma, &causal),
-            cache_key(
-                "H100",
-                "sm_90",
-                "abc",
-                Variant::start_of(crate::session::KernelId::BUNDLED),
-                &Shape::MISSION,
-            ),
-        ];
-        let unique: std::collections::BTreeSet<_> = keys.iter().collect();
-        assert_eq!(unique.len(), keys.len(), "{keys:?}");
-        assert!(keys[0].contains("mma+async") && keys[3].contains("causal"));
-    }
-
-    #[test]
-    fn cache_round_trips_and_refuses_corrupt_files() {
-        let dir = std::env::temp_dir().join(format!("attnscope-tune-{}", std::process::id()));
-        let path = dir.join("sub/tuned.json");
-        assert_eq!(TuneCache::load(&path).unwrap(), TuneCache::default());
-        let mut c = TuneCache::default();
-        c.entries.insert(
-            "k".into(),
-            TunedEntry {
-                tile: "64x64s2w8k2".into(),
-                p50_us: 6.5,
-                candidates: 10,
-                tuned_at: 1,
-            },
-        );
-        c.save(&path).unwrap();
-        let back = TuneCache::load(&path).unwrap();
-        assert_eq!(back.entries, c.entries);
-        std::fs::write(&path, "{\"version\": 1, \"entr").unwrap();
-        let e = TuneCache::load(&path).unwrap_err();
-        assert!(e.contains("corrupt") && e.contains("tuned.json"), "{e}");
-        std::fs::write(&path, "{\"version\": 7, \"entries\": {}}").unwrap();
-        assert!(TuneCache::load(&path).unwrap_err().contains("version 7"));
-        std::fs::remove_dir_all(&dir).ok();
-    }
-}
+mod tests;

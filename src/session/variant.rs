@@ -202,6 +202,13 @@ impl Variant {
             .unwrap_or(0)
     }
 
+    /// The value its kernel gives a toggle or parameter define (`BLOCK_M`);
+    /// None for cuDNN or a kernel without that define.
+    pub fn param(&self, define: &str) -> Option<i64> {
+        self.manifest()
+            .and_then(|m| m.value(self.toggles.0, self.tile, define))
+    }
+
     /// This variant with another tile (`64x64s2w8k2`); panics on a bad tile,
     /// so only for tiles written in the source or tests.
     pub fn with_tile(self, tile: &str) -> Variant {

@@ -11,6 +11,7 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 
+mod ahead;
 mod check;
 mod copy_bw;
 mod cudnn_variant;

@@ -311,6 +311,12 @@ impl Manifest {
         env
     }
 
+    /// The value of one toggle or parameter define (`BLOCK_M`, `PERSIST`) in
+    /// this variant; None when the kernel has no such define.
+    pub fn value(&self, bits: u64, tile: Tile, define: &str) -> Option<i64> {
+        self.values(bits, tile).get(define).copied()
+    }
+
     /// Whether the kernel accepts this combination: parameters in range,
     /// every rule kept, no two excluding toggles on, implied toggles on.
     pub fn check(&self, bits: u64, tile: Tile) -> Result<(), String> {
