@@ -18,6 +18,7 @@
 //! families as measured (the 32-key penalty is a guess: the archive has no
 //! 32-key tile below D 256). The estimate is a ranking, not a time.
 
+use crate::session::manifest::LaunchShape;
 use crate::session::{Shape, Variant};
 
 /// Shared memory one SM holds (H100, sm_90: 228 KiB) and its threads.
@@ -114,19 +115,94 @@ fn keys(shape: &Shape, j: u64, bm: u32, kv: u32) -> f64 {
     (tiles * u64::from(kv)).min(u64::from(shape.kv_len)) as f64
 }
 
+/// The keys one of `splits` CTAs of packed row block `j` reads (a split-KV
+/// decode tile, `DECODE`): packed row r is query r % S of its group's head
+/// r / S, so a block that spans two heads reads up to the last query's keys
+/// (kernels/attention/decode.cuh); its K/V tiles are split evenly.
+fn packed_keys(shape: &Shape, j: u64, bm: u32, kv: u32, splits: u64) -> f64 {
+    let s = u64::from(shape.s.max(1));
+    let rows = u64::from(shape.group().max(1)) * s;
+    let q0 = j * u64::from(bm);
+    let r_last = (q0 + u64::from(bm)).min(rows).max(1) - 1;
+    let i_max = if q0 / s != r_last / s {
+        s - 1
+    } else {
+        r_last % s
+    };
+    let seen = u64::from(shape.keys_seen(i_max as u32));
+    let kv = u64::from(kv.max(1));
+    let tiles = seen.div_ceil(kv).div_ceil(splits.max(1));
+    (tiles * kv).min(u64::from(shape.kv_len)) as f64
+}
+
+/// Model units per byte of DRAM traffic. The compute side's units run at
+/// 3,160 to 3,480 per µs at the archived D 128 tables (the fastest tile's
+/// estimate over its p50; 4,600 to 5,100 at D 64), say 3,300, and the H100
+/// copies 3.0 TB/s, 3.0e6 bytes per µs: 3,300 / 3.0e6 = 1.1e-3. Then at
+/// every archived prefill shape the fastest tile's bytes cost under a fifth
+/// of its compute (its rank is unchanged), while a split-KV decode tile at
+/// B8 H32/8 S1/32768 (1.07 GB of K/V read once: 358 µs of copy, measured
+/// 368 to 381 µs, cuDNN 352) is memory-bound in the model as on the GPU.
+/// 64x64s2w4gq there reads K/V once per query head and is estimated 4× the
+/// d tiles; it measured 1.65× (the L2 absorbs part of the re-reads, which
+/// the model does not count: an upper bound, the ranking is what matters).
+const UNITS_PER_BYTE: f64 = 1.1e-3;
+
+/// The time to move what the launch reads and writes, in model units: Q
+/// and O once, K and V once per K/V head for a decode tile (`DECODE` packs
+/// a group's query heads into its rows) and once per query head otherwise,
+/// at a bandwidth in proportion to the SMs its grid occupies.
+fn memory(v: &Variant, shape: &Shape, grid: (u32, u32, u32), sms: u32) -> f64 {
+    let reads = if flag(v, "DECODE") {
+        1.0
+    } else {
+        f64::from(shape.group().max(1))
+    };
+    let bytes =
+        2.0 * (2 * shape.q_elements()) as f64 + 2.0 * (2 * shape.kv_elements()) as f64 * reads;
+    let ctas = u64::from(grid.0) * u64::from(grid.1) * u64::from(grid.2);
+    let occupied = ctas.clamp(1, u64::from(sms)) as f64 / f64::from(sms);
+    bytes * UNITS_PER_BYTE / occupied
+}
+
 /// The estimated time of `v` at `shape` on `sms` multiprocessors, in
-/// arbitrary units (lower is faster); None when the model cannot read the
-/// tile (another kernel's parameters) or its launch.
+/// arbitrary units (lower is faster): its compute, and at least the time
+/// to move its bytes; None when the model cannot read the tile (another
+/// kernel's parameters) or its launch.
 pub fn estimate(v: &Variant, shape: &Shape, sms: u32) -> Option<f64> {
     let t = tile_of(v)?;
     let launch = v.launch_shape(shape, sms).ok()?;
     let sms = sms.max(1);
-    let r = rate(v, &t, shape.d);
-    let n_m = u64::from(shape.s.div_ceil(t.bm));
-    let heads = u64::from(shape.b) * u64::from(shape.h);
+    let work = compute(v, &t, shape, launch, sms)?;
+    Some(work.max(memory(v, shape, launch.grid, sms)))
+}
+
+fn compute(v: &Variant, t: &Tile, shape: &Shape, launch: LaunchShape, sms: u32) -> Option<f64> {
+    let r = rate(v, t, shape.d);
     let kv = t.bn * t.split;
+    // Decode tiles: a K/V head's packed row blocks, each split over grid.y.
+    let decode = flag(v, "DECODE");
+    let (n_m, heads, splits) = if decode {
+        let hkv = shape.kv_heads.max(1);
+        let rb = u64::from(launch.grid.0 / hkv).max(1);
+        (
+            rb,
+            u64::from(shape.b) * u64::from(hkv),
+            u64::from(launch.grid.1.max(1)),
+        )
+    } else {
+        let heads = u64::from(shape.b) * u64::from(shape.h);
+        (u64::from(shape.s.div_ceil(t.bm)), heads, 1)
+    };
     let prologue = PROLOGUE * f64::from(t.bm + t.stages * kv);
-    let cost = |j: u64| f64::from(t.bm) * keys(shape, j, t.bm, kv) / r + prologue;
+    let cost = |j: u64| {
+        let n = if decode {
+            packed_keys(shape, j, t.bm, kv, splits)
+        } else {
+            keys(shape, j, t.bm, kv)
+        };
+        f64::from(t.bm) * n / r + prologue
+    };
     // How much of an SM the resident CTAs' warps fill (two warpgroups do).
     let fill = |ctas: u32| (f64::from(ctas * t.warps) / 8.0).min(1.0);
     if flag(v, "PERSIST") {
@@ -140,9 +216,9 @@ pub fn estimate(v: &Variant, shape: &Shape, sms: u32) -> Option<f64> {
     // Each resident CTA runs at its share of the SM.
     let slow = f64::from(ctas) / fill(ctas);
     let heavy_first = shape.causal && flag(v, "WS");
-    let blocks = n_m * heads;
+    let blocks = n_m * heads * splits;
     if blocks > SIMULATED_BLOCKS {
-        let total: f64 = (0..n_m).map(&cost).sum::<f64>() * heads as f64;
+        let total: f64 = (0..n_m).map(&cost).sum::<f64>() * (heads * splits) as f64;
         return Some(total * slow / slots as f64 + (0..n_m).map(&cost).fold(0.0, f64::max));
     }
     let mut free = std::collections::BinaryHeap::new();
@@ -152,7 +228,8 @@ pub fn estimate(v: &Variant, shape: &Shape, sms: u32) -> Option<f64> {
     let mut end = 0.0f64;
     // Times kept as integers (ns-like units) so the heap orders them.
     for _ in 0..heads {
-        for x in 0..n_m {
+        for x in 0..n_m * splits {
+            let x = x / splits;
             let j = if heavy_first { n_m - 1 - x } else { x };
             let std::cmp::Reverse(at) = free.pop()?;
             let done = at + (cost(j) * slow * 1e3) as u64;

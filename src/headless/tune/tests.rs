@@ -61,7 +61,7 @@ fn tune_tunes_the_full_path_by_default() {
 fn candidates_are_valid_for_their_path() {
     let mma: Variant = "mma+async".parse().unwrap();
     let all = candidates(mma, Some(90));
-    assert_eq!(all.len(), 49);
+    assert_eq!(all.len(), 54);
     let without = candidates(mma, Some(89));
     assert!(without.len() < all.len());
     assert!(without.iter().all(|t| !t.tile_text().contains('g')));

@@ -82,10 +82,14 @@ fn every_listed_tile_is_read_by_the_model_at_every_head_dim_it_takes() {
 #[test]
 fn the_model_sees_waves_causal_work_and_the_sm_count() {
     let v: Variant = "mma+async@128x128s3w8gqpt".parse().unwrap();
-    let shape = Shape::new(1, 132, 128, 128);
-    let one_wave = estimate(&v, &shape, 132).unwrap();
+    // Its compute: at 128 queries a head the bytes (17 MB) bind instead.
+    let work = |s: &Shape| {
+        let launch = v.launch_shape(s, 132).unwrap();
+        compute(&v, &tile_of(&v).unwrap(), s, launch, 132).unwrap()
+    };
+    let one_wave = work(&Shape::new(1, 132, 128, 128));
     // One more block than SMs: a second wave for one block.
-    let two = estimate(&v, &Shape::new(1, 133, 128, 128), 132).unwrap();
+    let two = work(&Shape::new(1, 133, 128, 128));
     assert!(two > 1.9 * one_wave, "{one_wave} {two}");
     let big = Shape::new(2, 16, 4096, 128);
     let full = estimate(&v, &big, 132).unwrap();
@@ -116,4 +120,72 @@ fn finalists_take_the_other_row_class_and_keep_what_the_model_cannot_read() {
     with_cudnn.push(Variant::cudnn_on("bundled"));
     let fin = finalists(&with_cudnn, &Shape::MISSION, 132, 5);
     assert!(fin.iter().any(|f| f.0.is_cudnn() && f.1.is_none()));
+}
+
+fn ranked(shape: &Shape) -> Vec<(Variant, f64)> {
+    let path: Variant = "mma+async".parse().unwrap();
+    let mut r: Vec<(Variant, f64)> = path
+        .tune_tiles(Some(90))
+        .into_iter()
+        .filter(|v| v.runs(shape).is_ok())
+        .map(|v| (v, estimate(&v, shape, 132).unwrap()))
+        .collect();
+    r.sort_by(|a, b| a.1.total_cmp(&b.1));
+    r
+}
+
+fn is_decode(v: &Variant) -> bool {
+    v.param("DECODE").is_some_and(|x| x != 0)
+}
+
+/// At decode shapes (a few queries over long keys, grouped K/V heads) the
+/// d tiles read K/V once per K/V head and fill the GPU with key splits;
+/// the others read it once per query head (run129: 64x64s2w4gq 616 µs, the
+/// d tiles 368 to 381 at B8 H32/8 S1/32768).
+#[test]
+fn at_decode_shapes_a_split_kv_tile_is_the_first_pick() {
+    use crate::session::Dtype;
+    for shape in [
+        Shape::new(8, 32, 1, 128).with_kv(8, 32_768),
+        Shape::new(8, 32, 1, 128).with_kv(8, 16_384),
+        Shape::new(1, 32, 1, 128).with_kv(8, 4096),
+        Shape::new(8, 64, 16, 128).with_kv(8, 16_384),
+        Shape::new(8, 64, 1, 128).with_kv(8, 32_768),
+    ] {
+        let shape = shape.with_dtype(Dtype::Bf16).with_causal(true);
+        let r = ranked(&shape);
+        assert!(is_decode(&r[0].0), "{shape}: {}", r[0].0.tile_text());
+        let gq: Variant = "mma+async@64x64s2w4gq".parse().unwrap();
+        let e = estimate(&gq, &shape, 132).unwrap();
+        assert!(e > 1.5 * r[0].1, "{shape}: 64x64s2w4gq {e} vs {}", r[0].1);
+        let tiles: Vec<Variant> = r.iter().map(|x| x.0).collect();
+        let fin = finalists(&tiles, &shape, 132, FINALISTS);
+        assert!(is_decode(&fin[0].0), "{shape}: {fin:?}");
+    }
+}
+
+/// At long prefill the d tiles (16 to 64 rows, mma.sync) rank far down:
+/// never a finalist, at least 1.5× the model's best and outside its first
+/// quarter.
+#[test]
+fn at_long_prefill_split_kv_tiles_rank_far_down() {
+    use crate::session::Dtype;
+    let mut shapes: Vec<Shape> = archive().iter().map(|t| t.shape).collect();
+    shapes.extend(Shape::PRESETS.iter().filter(|s| s.s >= 1024));
+    shapes.push(
+        Shape::new(1, 32, 8192, 128)
+            .with_kv(8, 8192)
+            .with_dtype(Dtype::Bf16),
+    );
+    for shape in shapes.into_iter().filter(|s| s.s >= 1024) {
+        let r = ranked(&shape);
+        let tiles: Vec<Variant> = r.iter().map(|x| x.0).collect();
+        let fin = finalists(&tiles, &shape, 132, FINALISTS);
+        assert!(fin.iter().all(|f| !is_decode(&f.0)), "{shape}: {fin:?}");
+        for (at, (v, e)) in r.iter().enumerate().filter(|x| is_decode(&x.1.0)) {
+            let v = v.tile_text();
+            assert!(*e > 1.5 * r[0].1, "{shape}: {v} {e} vs {}", r[0].1);
+            assert!(at >= r.len() / 4, "{shape}: {v} ranks {at} of {}", r.len());
+        }
+    }
 }
