@@ -94,7 +94,7 @@ pub struct Light {
 
 /// Places a run of `flops` over `bytes` that took `seconds`.
 pub fn place(flops: f64, bytes: f64, seconds: f64, roofs: &Roofs) -> Option<Light> {
-    if !(flops > 0.0 && bytes > 0.0 && seconds > 0.0) || !seconds.is_finite() {
+    if !(flops > 0.0 && bytes > 0.0 && seconds > 0.0 && seconds.is_finite()) {
         return None;
     }
     let flops_per_s = flops / seconds;
