@@ -587,7 +587,8 @@ pub(super) const ROOF_NOTE: &str = "roof: the time against the lower roof over t
 
 /// Whether any row was placed under a roof.
 pub(super) fn any_roof(rows: &[serde_json::Value]) -> bool {
-    rows.iter().any(|r| r["speed_of_light"]["roof_pct"].is_f64())
+    rows.iter()
+        .any(|r| r["speed_of_light"]["roof_pct"].is_f64())
 }
 
 /// A row's "% of the roof" cell: "71% C" under the compute roof, "85% M"
@@ -606,9 +607,7 @@ mod tests {
 
     #[test]
     fn roof_cells_name_the_binding_roof() {
-        let row = |pct: f64, bound: &str| {
-            serde_json::json!({"speed_of_light": {"roof_pct": pct, "bound": bound}})
-        };
+        let row = |pct: f64, bound: &str| serde_json::json!({"speed_of_light": {"roof_pct": pct, "bound": bound}});
         assert_eq!(roof_cell(&row(70.6, "compute")), "71% C");
         assert_eq!(roof_cell(&row(85.2, "memory")), "85% M");
         assert_eq!(roof_cell(&serde_json::json!({"speed_of_light": null})), "—");

@@ -103,7 +103,10 @@ fn header_line(width: u16) -> Line<'static> {
             "variant", "TFLOP/s", "peak", "TB/s", "copy", "roof"
         )
     } else {
-        format!("{:<w$} {:>7} {:>6} {:>6}", "variant", "TFLOP/s", "TB/s", "roof")
+        format!(
+            "{:<w$} {:>7} {:>6} {:>6}",
+            "variant", "TFLOP/s", "TB/s", "roof"
+        )
     };
     Line::styled(text, theme::label())
 }
