@@ -638,3 +638,81 @@ fn an_undecided_gate_is_a_yellow_question_mark_with_its_interval() {
         "{screen}"
     );
 }
+
+/// `L` swaps Build for the speed-of-light panel: the roofs, the shape's intensity and every
+/// variant timed there with its share of the roof, at both screen sizes.
+#[test]
+fn speed_of_light_panel_places_every_timed_variant_under_its_roof() {
+    use attnscope::session::event::{
+        CopyBandwidth, Event, GpuInfo, LatencyBatch, SessionHeader, VariantSelected,
+    };
+    use attnscope::session::{Dtype, Shape, Variant};
+    let shape = Shape::new(8, 32, 1, 128)
+        .with_kv(8, 32768)
+        .with_dtype(Dtype::Bf16)
+        .with_causal(true);
+    let tile: Variant = "mma+async@16x32s3w4k4d".parse().unwrap();
+    let mut state = UiState::live(GateSet::default_set());
+    state.apply(&Stamped {
+        t_us: 0,
+        event: Event::Header(SessionHeader {
+            gpu: Some(GpuInfo {
+                name: "NVIDIA H100 80GB HBM3".into(),
+                cc_major: 9,
+                sm_count: 132,
+                ..GpuInfo::default()
+            }),
+            copy_bandwidth: Some(CopyBandwidth {
+                bytes_per_s: 2.75e12,
+                read_bytes_per_s: Some(2.99e12),
+                ..CopyBandwidth::default()
+            }),
+            ..SessionHeader::default()
+        }),
+    });
+    // run131's medians at this shape: cuDNN 352 µs, the d tile 370 µs.
+    for (t, (variant, ns)) in [
+        ("cudnn".parse::<Variant>().unwrap(), 352_000u64),
+        (tile, 370_000),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        state.apply(&Stamped {
+            t_us: 10 + t as u64,
+            event: Event::VariantSelected(VariantSelected { variant, shape }),
+        });
+        state.apply(&Stamped {
+            t_us: 20 + t as u64,
+            event: Event::Latency(LatencyBatch {
+                variant,
+                shape,
+                samples_ns: vec![ns; 64],
+                sm_clock_mhz: Some(1980),
+                ..LatencyBatch::default()
+            }),
+        });
+    }
+    let before = text(&draw(&state, 120, 40));
+    assert!(!before.contains("Speed of light"), "{before}");
+    state.handle(Action::ToggleLight);
+    for (w, h) in [(120, 40), (80, 24)] {
+        let screen = text(&draw(&state, w, h));
+        for want in [
+            "Speed of light",
+            "memory 2.99 TB/s",
+            "1071 TFLOP/s",
+            "cudnn",
+            "M",
+        ] {
+            assert!(screen.contains(want), "{w}×{h}: {want}:\n{screen}");
+        }
+        // 1.07 GB over 352 µs is 3.05 TB/s: 102% of the read roof; the tile 97%.
+        assert!(
+            screen.contains("102% M") && screen.contains("97% M"),
+            "{w}×{h}:\n{screen}"
+        );
+    }
+    state.handle(Action::ToggleLight);
+    assert!(text(&draw(&state, 120, 40)).contains("Build"));
+}

@@ -1,4 +1,4 @@
-//! The four pictures, each drawn once per backend (PNG, SVG) by one generic
+//! The five pictures, each drawn once per backend (PNG, SVG) by one generic
 //! function, so the two formats cannot disagree.
 
 use std::path::{Path, PathBuf};
@@ -63,10 +63,17 @@ enum Chart {
     OverTime,
     Gates,
     P50,
+    Roofline,
 }
 
 impl Chart {
-    const ALL: [Chart; 4] = [Chart::Histogram, Chart::OverTime, Chart::Gates, Chart::P50];
+    const ALL: [Chart; 5] = [
+        Chart::Histogram,
+        Chart::OverTime,
+        Chart::Gates,
+        Chart::P50,
+        Chart::Roofline,
+    ];
 
     fn file_stem(self) -> &'static str {
         match self {
@@ -74,6 +81,7 @@ impl Chart {
             Chart::OverTime => "latency_over_time",
             Chart::Gates => "gates",
             Chart::P50 => "p50_per_variant",
+            Chart::Roofline => "roofline",
         }
     }
 
@@ -109,7 +117,7 @@ pub fn draw_all(g: &Gathered, gates: &GateSet, out: &Path) -> Result<Vec<PathBuf
     Ok(files)
 }
 
-/// The four charts drawn without files: their SVG text, and with `png`
+/// The five charts drawn without files: their SVG text, and with `png`
 /// each drawn into a bitmap too (thrown away), so every backend's drawing
 /// runs. For tests and the fuzz targets.
 pub fn draw_in_memory(
@@ -184,6 +192,7 @@ where
         Chart::OverTime => super::time_chart::over_time(root, g),
         Chart::Gates => gate_bars(root, g, gates),
         Chart::P50 => super::p50_chart::draw(root, g),
+        Chart::Roofline => super::roofline_chart::draw(root, g),
     }
 }
 

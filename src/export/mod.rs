@@ -5,6 +5,7 @@
 pub mod across;
 mod charts;
 mod p50_chart;
+mod roofline_chart;
 pub mod summary;
 mod tables;
 mod time_chart;

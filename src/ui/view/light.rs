@@ -1,5 +1,6 @@
 //! The speed-of-light panel (`L`, in place of Build): the two roofs of
-//! this GPU, the shape's FLOPs per byte and which roof is over it, then
+//! this GPU (the tensor peak at the clock, and the memory roof: the faster of
+//! the copy and read-only streams measured at start), the shape's FLOPs per byte and which roof is over it, then
 //! every variant timed at the shape with its TFLOP/s, bytes/s and share of
 //! the roof, fastest first.
 
@@ -72,7 +73,7 @@ fn roof_lines(roofs: &Roofs, key: &Key, width: u16) -> Vec<Line<'static>> {
     let intensity = key.shape.flops() / key.shape.io_bytes();
     let mut groups = vec![
         kv("tensor", tensor),
-        kv("copy", copy),
+        kv("memory", copy),
         kv("FLOP/B", sig3(intensity)),
     ];
     if let Some(r) = roofs.ridge() {
@@ -100,7 +101,7 @@ fn header_line(width: u16) -> Line<'static> {
     let text = if wide(width) {
         format!(
             "{:<w$} {:>7} {:>6} {:>6} {:>6} {:>6}",
-            "variant", "TFLOP/s", "peak", "TB/s", "copy", "roof"
+            "variant", "TFLOP/s", "peak", "TB/s", "mem", "roof"
         )
     } else {
         format!(
