@@ -576,7 +576,7 @@ fn export_errors_are_named() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(stdout.lines().count(), 11, "{stdout}");
+    assert_eq!(stdout.lines().count(), 13, "{stdout}");
 }
 
 #[test]

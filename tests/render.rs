@@ -715,4 +715,24 @@ fn speed_of_light_panel_places_every_timed_variant_under_its_roof() {
     }
     state.handle(Action::ToggleLight);
     assert!(text(&draw(&state, 120, 40)).contains("Build"));
+    // A gate reads the share of the roof: within 5% of it passes cuDNN (102%) and fails the
+    // tile (97%) at 98; at 95 both pass.
+    for (threshold, tile_passes) in [(98.0, false), (95.0, true)] {
+        let gates = GateSet::from_toml(&format!(
+            "[[gate]]\nid = \"roof\"\nname = \"Speed of light\"\nvalue = [\"attnscope:roof_pct\"]\nop = \">=\"\nthreshold = {threshold}\nunit = \"%\"\n"
+        ))
+        .unwrap();
+        for (variant, passes) in [("cudnn", true), ("mma+async@16x32s3w4k4d", tile_passes)] {
+            let key = attnscope::model::state::Key {
+                variant: variant.parse().unwrap(),
+                shape,
+            };
+            let r = &state.session.gates(&gates, &key)[0];
+            assert_eq!(
+                r.status == attnscope::metrics::gates::Status::Pass,
+                passes,
+                "{variant} at {threshold}: {r:?}"
+            );
+        }
+    }
 }

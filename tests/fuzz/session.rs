@@ -276,7 +276,7 @@ fn exported(events: &[Stamped], index: u64) {
     for row in rows {
         assert_eq!(row.split(',').count(), columns, "a samples row: {row}");
     }
-    assert_eq!(out.svgs.len(), 4);
+    assert_eq!(out.svgs.len(), 5);
     for svg in &out.svgs {
         no_endless_number(svg);
     }

@@ -25,7 +25,7 @@ fn the_bundled_manifest_loads() {
     assert_eq!(m.name, "attention");
     assert_eq!(m.entry, "attention_fwd");
     assert_eq!(m.toggles.len(), 17);
-    assert_eq!(m.params.len(), 14);
+    assert_eq!(m.params.len(), 15);
     assert_eq!(m.tile_text(m.default_tile()), "64x64s2w4");
     assert_eq!(m.variant_text(m.start.0, m.start.1), "wmma+pv+async");
     let keys: Vec<char> = m.toggles.iter().filter_map(|t| t.key).collect();
@@ -284,7 +284,7 @@ fn formulas_and_rules_are_checked_at_load() {
     ));
     assert!(e.message.contains("'=='"), "{e}");
     let e = refusal(&edited(
-        "\"PERSIST ? 1 : H\",\n    \"PERSIST ? 1 : B\",\n]",
+        "\"DECODE ? DEC_SPLITS : PERSIST ? 1 : H\",\n    \"PERSIST ? 1 : B\",\n]",
         "]",
     ));
     assert!(e.message.contains("three expressions"), "{e}");
