@@ -32,7 +32,7 @@ fn the_bundled_manifest_loads() {
     assert_eq!(keys, ['w', 'p', 'M', 'c', 'F']);
     assert_eq!(
         m.tile_form(),
-        "64x64s2w4 (BLOCK_M x BLOCK_N s stages w warps; optional: k K/V split, g wgmma, q Q in smem, p producer, t TMA loads, o ping-pong, r persistent, a Q in registers, i groups apart, e exp first)"
+        "64x64s2w4 (BLOCK_M x BLOCK_N s stages w warps; optional: k K/V split, g wgmma, q Q in smem, p producer, t TMA loads, o ping-pong, r persistent, a Q in registers, i groups apart, e exp first, d split-KV decode)"
     );
 }
 
