@@ -19,6 +19,15 @@
 // NT threads load (tid: this one's index among them); a swizzled tile's
 // column blocks hold TILE_ROWS rows (a split group fills its BLOCK_N rows of
 // a stage's KV_ROWS, from the stage's row key_off on).
+// Decode tiles stream K/V once and nothing else: each 16-byte copy also asks
+// L2 to fetch the 256-byte block around it, so DRAM serves whole bursts
+// rather than the sectors of four threads' requests (step 44).
+#if DECODE
+#define ATTN_CP_ASYNC "cp.async.cg.shared.global.L2::256B"
+#else
+#define ATTN_CP_ASYNC "cp.async.cg.shared.global"
+#endif
+
 template <int ROWS, bool SWZ = false, int NT = CONSUMER_THREADS, int TILE_ROWS = ROWS>
 __device__ __forceinline__ void load_rows(attn_t* tile, const attn_t* __restrict__ src, int row0, int n_rows,
                                           unsigned tid = threadIdx.x) {
@@ -45,7 +54,7 @@ __device__ __forceinline__ void load_rows(attn_t* tile, const attn_t* __restrict
             const attn_t* g = base + j * ROW_STEP * HEAD_DIM;
             attn_t* s = dst(j);
             if constexpr (cfg::cp_async)
-                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(s)), "l"(g));
+                asm volatile(ATTN_CP_ASYNC " [%0], [%1], 16;\n" ::"r"(smem_addr(s)), "l"(g));
             else
                 *reinterpret_cast<uint4*>(s) = *reinterpret_cast<const uint4*>(g);
         }
@@ -60,7 +69,7 @@ __device__ __forceinline__ void load_rows(attn_t* tile, const attn_t* __restrict
         attn_t* s = dst(j);
         if constexpr (cfg::cp_async)
             // src-size 0 makes cp.async write 16 zero bytes and read nothing.
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(s)), "l"(g),
+            asm volatile(ATTN_CP_ASYNC " [%0], [%1], 16, %2;\n" ::"r"(smem_addr(s)), "l"(g),
                          "r"(valid ? 16 : 0));
         else
             *reinterpret_cast<uint4*>(s) = valid ? *reinterpret_cast<const uint4*>(g) : make_uint4(0, 0, 0, 0);
