@@ -123,7 +123,7 @@ pub const KEYS: &[Binding] = &[
         Char('L'),
         "L",
         ToggleLight,
-        "speed of light: the roofline panel (tensor peak, copy bandwidth, every variant's share) in place of Build; L again: back",
+        "speed of light: variants against the roofs, in place of Build",
         false,
     ),
     bind(
