@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 pub use super::variant::{Shape, Toggles, Variant};
 pub use bandwidth::CopyBandwidth;
 pub use edit::{EditOutcome, EditRecord, EditVerdict};
+pub use source::SourceInfo;
 
 /// Bumped when a change would make an old reader misread a new file.
 /// Additive changes (new optional fields, new event kinds) keep the version:
@@ -116,27 +117,6 @@ pub struct SessionHeader {
     pub copy_bandwidth: Option<CopyBandwidth>,
 }
 
-/// One session of a merged one: where it ran, under which label.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct SourceInfo {
-    pub label: String,
-    /// The file it came from.
-    pub file: String,
-    pub host: String,
-    pub gpu: Option<GpuInfo>,
-    pub started_unix_ms: u64,
-    pub nvidia_driver: Option<String>,
-    pub timer: Option<String>,
-    pub timer_resolution_ns: Option<f64>,
-    pub command_line: Vec<String>,
-    /// The primary kernel's source hash there (the same variant name on
-    /// another source may be other code).
-    pub kernel_source_hash: Option<String>,
-    /// That GPU's copy bandwidth (added after schema 3; may be absent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub copy_bandwidth: Option<CopyBandwidth>,
-}
-
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GpuInfo {
     pub name: String,
@@ -155,6 +135,10 @@ pub struct GpuInfo {
     /// schema 2 (older sessions: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pci_bus_id: Option<String>,
+    /// The SM clock CUDA rates the device at, MHz: what caps the tensor
+    /// roof's clock. Added after schema 3 (older sessions: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_sm_mhz: Option<u32>,
 }
 
 impl GpuInfo {
@@ -745,6 +729,7 @@ impl Event {
 mod bandwidth;
 pub mod edit;
 pub(crate) mod schema1;
+mod source;
 
 #[cfg(test)]
 mod tests;

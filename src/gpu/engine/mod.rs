@@ -215,9 +215,14 @@ impl Engine {
             )? as u32,
             uuid: device.uuid,
             pci_bus_id: device.pci_bus_id,
+            max_sm_mhz: None,
         };
         let expected_mhz =
             (attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? / 1000) as u32;
+        let info = GpuInfo {
+            max_sm_mhz: Some(expected_mhz).filter(|m| *m > 0),
+            ..info
+        };
         let max_smem_optin =
             attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as u32;
         Ok(Engine {

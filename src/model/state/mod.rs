@@ -643,8 +643,8 @@ impl SessionState {
 
     /// The roofs over `key`'s variant: its GPU's tensor peak at the highest
     /// SM clock its batches saw (else the last probe's, else the clock the
-    /// session started at), never above the maximum NVML named at start,
-    /// and the memory roof measured there.
+    /// session started at), never above the device's rated clock (else
+    /// NVML's maximum), and the memory roof measured there.
     pub fn roofs(&self, key: &Key) -> Option<Roofs> {
         let gpu = self.gpu_of(key.variant)?;
         let clock = self
@@ -658,13 +658,14 @@ impl SessionState {
                 h.clocks_at_start.as_ref().map(|c| c.sm_mhz)
             })
             .filter(|m| *m > 0);
-        // A probe reading past the clock NVML names as the maximum is the
-        // probe's error, not a faster tensor core.
-        let max = self
-            .header
-            .as_ref()
-            .and_then(|h| h.clocks_at_start.as_ref())
-            .map(|c| c.sm_max_mhz)
+        // A probe reading past the device's rated clock (or NVML's maximum)
+        // is the probe's error, not a faster tensor core.
+        let max = gpu
+            .max_sm_mhz
+            .or_else(|| {
+                let h = self.header.as_ref()?;
+                h.clocks_at_start.as_ref().map(|c| c.sm_max_mhz)
+            })
             .filter(|m| *m > 0);
         let clock = match (clock, max) {
             (Some(c), Some(m)) => Some(c.min(m)),
