@@ -33,8 +33,9 @@ fn points(g: &Gathered) -> Vec<(Key, Light)> {
     out
 }
 
-/// The roofs drawn: the first placed variant's (one GPU per session, or
-/// per source of a merged one: the first source's).
+/// The roofs drawn: those of the placed variant with the lowest intensity
+/// (one GPU in most sessions; in a merged session of several GPU models the
+/// others' points sit under this GPU's roofs).
 fn roofs(g: &Gathered, pts: &[(Key, Light)]) -> Roofs {
     pts.iter()
         .find_map(|(k, _)| g.state.roofs(k))

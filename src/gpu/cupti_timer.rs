@@ -190,8 +190,8 @@ unsafe extern "C" fn buffer_completed(
             Some(b"clock_probe") => Kind::Probe,
             // The scrub empties L2 between launches; it is never a sample.
             Some(b"l2_scrub") => continue,
-            // The copy-bandwidth probe runs before any batch; never a sample either.
-            Some(b"copy_bw") => continue,
+            // The memory-roof probes (copy and read) are never samples either.
+            Some(b"copy_bw" | b"read_bw") => continue,
             _ => Kind::Other,
         };
         found.push(Span {

@@ -105,7 +105,10 @@ impl Worker {
             globaltimer_vs_host: engine.calibrate_clock_probe().ok(),
             sources: Vec::new(),
             run_spread: engine.run_spread.clone(),
-            copy_bandwidth: engine.copy_bandwidth().ok(),
+            copy_bandwidth: engine
+                .copy_bandwidth()
+                .map_err(|e| eprintln!("attnscope: {e}; the speed of light shows no memory roof"))
+                .ok(),
         }
     }
 

@@ -28,6 +28,8 @@ pub fn ab(args: AbArgs) -> i32 {
         Ok(r) => r,
         Err(code) => return code,
     };
+    // The tune below times on the race's inputs.
+    run.engine.timing_inputs = args.inputs.first();
     // A bare mma+async on Hopper races its tuned tile (tune.rs).
     let (a, b) = {
         let check = super::bench::Check::new(args.inputs.clone(), args.seed);
@@ -46,7 +48,6 @@ pub fn ab(args: AbArgs) -> i32 {
         sampler,
         ..
     } = run;
-    engine.timing_inputs = args.inputs.first();
     let pair = match args.calibrate {
         Some(v) => (v, v),
         None => (a, b),

@@ -600,7 +600,14 @@ pub(super) fn any_roof(rows: &[serde_json::Value]) -> bool {
 pub(super) fn roof_cell(r: &serde_json::Value) -> String {
     let l = &r["speed_of_light"];
     match (l["roof_pct"].as_f64(), l["bound"].as_str()) {
-        (Some(p), Some(b)) => format!("{p:.0}% {}", if b == "memory" { 'M' } else { 'C' }),
+        (Some(p), Some(b)) => {
+            let bound = if b == "memory" {
+                crate::metrics::roofline::Bound::Memory
+            } else {
+                crate::metrics::roofline::Bound::Compute
+            };
+            format!("{p:.0}% {}", bound.letter())
+        }
         _ => "—".into(),
     }
 }

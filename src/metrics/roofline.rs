@@ -1,7 +1,8 @@
 //! The speed of light: where a variant's time sits under the two roofs no
-//! kernel passes. One is the tensor cores' dense fp16/bf16 peak at the SM clock
-//! measured while it ran. The other is the DRAM bandwidth a copy kernel reached on
-//! this GPU (`CopyBandwidth`, measured when the session started). A variant
+//! kernel should pass. One is the tensor cores' dense fp16/bf16 peak at the SM
+//! clock measured while it ran. The other is the memory roof measured on this
+//! GPU when the session started (`CopyBandwidth::roof`: the faster of a copy
+//! kernel and a read-only stream; a kernel may stream a little faster). A variant
 //! is placed by its FLOPs (the (query, key) pairs it computes) and its bytes
 //! (Q, K, V and O moved once each: the least any kernel moves), so its
 //! intensity is the problem's, and the roof over it is
@@ -28,8 +29,8 @@ pub struct Roofs {
     /// is not known or no clock was.
     pub peak_flops: Option<f64>,
     pub clock_mhz: Option<u32>,
-    /// Bytes read plus written per second by the copy kernel; None when the
-    /// session recorded none.
+    /// The memory roof, bytes per second (`CopyBandwidth::roof`); None when
+    /// the session recorded none.
     pub bandwidth: Option<f64>,
 }
 
@@ -46,6 +47,16 @@ impl Roofs {
             clock_mhz,
             bandwidth: bandwidth.filter(|b| b.is_finite() && *b > 0.0),
         }
+    }
+
+    /// Which roof is lower over `intensity`; None unless both are known.
+    pub fn bound(&self, intensity: f64) -> Option<Bound> {
+        let r = self.ridge()?;
+        intensity.is_finite().then_some(if intensity < r {
+            Bound::Memory
+        } else {
+            Bound::Compute
+        })
     }
 
     /// FLOPs per byte where the two roofs meet.
@@ -73,6 +84,14 @@ impl Bound {
             Bound::Memory => "memory",
         }
     }
+
+    /// The letter tables print after a share of the roof: C or M.
+    pub fn letter(self) -> char {
+        match self {
+            Bound::Compute => 'C',
+            Bound::Memory => 'M',
+        }
+    }
 }
 
 /// One variant placed under the roofs.
@@ -84,8 +103,9 @@ pub struct Light {
     pub intensity: f64,
     /// Of the tensor peak, percent.
     pub peak_pct: Option<f64>,
-    /// Of the copy bandwidth, percent: over 100 when the inputs came from L2
-    /// (a hot L2 that holds them), not DRAM.
+    /// Of the memory roof, percent: over 100 when the inputs came from L2
+    /// (a hot L2 that holds them), not DRAM, or a kernel streamed faster than
+    /// the probes.
     pub bandwidth_pct: Option<f64>,
     pub bound: Option<Bound>,
     /// Of the roof over its intensity, percent.
@@ -100,13 +120,7 @@ pub fn place(flops: f64, bytes: f64, seconds: f64, roofs: &Roofs) -> Option<Ligh
     let flops_per_s = flops / seconds;
     let bytes_per_s = bytes / seconds;
     let intensity = flops / bytes;
-    let bound = roofs.ridge().map(|r| {
-        if intensity < r {
-            Bound::Memory
-        } else {
-            Bound::Compute
-        }
-    });
+    let bound = roofs.bound(intensity);
     Some(Light {
         flops_per_s,
         bytes_per_s,

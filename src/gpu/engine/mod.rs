@@ -189,8 +189,8 @@ pub struct Engine {
     pub run_spread_error: Option<String>,
     /// Back-to-back batches queued ahead of the one being read.
     pipeline: pipeline::Pipeline,
-    /// The copy bandwidth, once measured (`copy_bandwidth`).
-    copy_bw: Option<crate::session::event::CopyBandwidth>,
+    /// The copy bandwidth once measured, or why it could not be (`copy_bandwidth`).
+    copy_bw: Option<Result<crate::session::event::CopyBandwidth, String>>,
 }
 
 impl Engine {

@@ -360,9 +360,12 @@ impl SessionState {
         }
         if let Some((median, _)) = self.shown_median(key) {
             values.insert("attnscope:median_us".into(), median / 1e3);
+            if median > 0.0 {
+                let tflops = key.shape.flops() / (median * 1e-9) / 1e12;
+                values.insert("attnscope:tflops".into(), tflops);
+            }
         }
         if let Some(l) = self.speed_of_light(key) {
-            values.insert("attnscope:tflops".into(), l.flops_per_s / 1e12);
             let pcts = [
                 ("attnscope:peak_pct", l.peak_pct),
                 ("attnscope:bandwidth_pct", l.bandwidth_pct),

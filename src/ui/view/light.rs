@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use crate::metrics::format::{fit_middle, sig3};
-use crate::metrics::roofline::{Bound, Light, Roofs};
+use crate::metrics::roofline::{Light, Roofs};
 use crate::model::state::{Key, SessionState};
 use crate::ui::{state::UiState, theme};
 
@@ -67,21 +67,21 @@ fn roof_lines(roofs: &Roofs, key: &Key, width: u16) -> Vec<Line<'static>> {
         _ => "unknown for this GPU".into(),
     };
     let copy = roofs.bandwidth.map_or_else(
-        || "not measured (older session)".into(),
+        || "not recorded in this session".into(),
         |b| format!("{} TB/s", sig3(b / 1e12)),
     );
-    let intensity = key.shape.flops() / key.shape.io_bytes();
+    let bytes = key.shape.io_bytes();
+    let intensity = if bytes > 0.0 {
+        key.shape.flops() / bytes
+    } else {
+        f64::NAN
+    };
     let mut groups = vec![
         kv("tensor", tensor),
         kv("memory", copy),
         kv("FLOP/B", sig3(intensity)),
     ];
-    if let Some(r) = roofs.ridge() {
-        let bound = if intensity < r {
-            Bound::Memory
-        } else {
-            Bound::Compute
-        };
+    if let (Some(r), Some(bound)) = (roofs.ridge(), roofs.bound(intensity)) {
         groups.push(kv("ridge", format!("{}: {}-bound", sig3(r), bound.word())));
     }
     super::flow(groups, width)
@@ -119,10 +119,7 @@ fn pct(v: Option<f64>) -> String {
 /// The roof cell: its share and the binding roof's letter (C tensor, M memory).
 fn roof(l: &Light) -> String {
     match (l.roof_pct, l.bound) {
-        (Some(p), Some(b)) => {
-            let letter = if b == Bound::Memory { 'M' } else { 'C' };
-            format!("{p:.0}% {letter}")
-        }
+        (Some(p), Some(b)) => format!("{p:.0}% {}", b.letter()),
         _ => "—".into(),
     }
 }
