@@ -39,9 +39,11 @@ impl Engine {
     }
 
     fn measure_copy_bandwidth(&mut self) -> Result<CopyBandwidth, EngineError> {
-        let code = include_str!("../../../kernels/copy_bw.cu");
-        let copy = self.load_helper(code, "copy_bw", "copy bandwidth kernel")?;
-        let read = self.load_helper(code, "read_bw", "read bandwidth kernel")?;
+        let [copy, read] = self.load_helpers(
+            include_str!("../../../kernels/copy_bw.cu"),
+            ["copy_bw", "read_bw"],
+            "bandwidth kernels",
+        )?;
         let bytes = buffer_bytes(self.info.l2_bytes, self.info.memory_bytes);
         let src = cuda(self.stream.alloc_zeros::<u8>(bytes), "allocate copy source")?;
         let mut dst = cuda(self.stream.alloc_zeros::<u8>(bytes), "allocate copy target")?;

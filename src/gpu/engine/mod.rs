@@ -273,11 +273,30 @@ impl Engine {
         entry: &str,
         name: &str,
     ) -> Result<CudaFunction, EngineError> {
-        let program = Program::helper(source, &format!("{entry}.cu"), entry);
+        let [func] = self.load_helpers(source, [entry], name)?;
+        Ok(func)
+    }
+
+    /// Several kernels of one helper source from a single compile (the
+    /// first entry names the PTXAS report).
+    fn load_helpers<const N: usize>(
+        &self,
+        source: &str,
+        entries: [&str; N],
+        name: &str,
+    ) -> Result<[CudaFunction; N], EngineError> {
+        let first = entries.first().copied().unwrap_or_default();
+        let program = Program::helper(source, &format!("{first}.cu"), first);
         let build = crate::gpu::nvrtc::compile(&program, &[], &self.arch)?;
         let what = format!("load {name}");
         let module = cuda(self.ctx.load_module(Ptx::from_binary(build.cubin)), &what)?;
-        cuda(module.load_function(entry), &what)
+        let mut funcs = Vec::with_capacity(N);
+        for entry in entries {
+            funcs.push(cuda(module.load_function(entry), &what)?);
+        }
+        Ok(funcs
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("one function per entry")))
     }
 
     /// Builds `kernel` from `program` from now on; returns what to restore
