@@ -563,11 +563,8 @@ fn light_json(
 ) -> serde_json::Value {
     use crate::metrics::roofline::{Roofs, place};
     let bw = engine.copy_bandwidth().ok().map(|c| c.roof());
-    // Capped at the rated clock: a probe reading above it is the probe's error.
-    let clock = clock_mhz
-        .filter(|m| *m > 0)
-        .map_or(engine.expected_mhz, |c| c.min(engine.expected_mhz));
-    let clock = Some(clock).filter(|m| *m > 0);
+    let rated = Some(engine.expected_mhz);
+    let clock = crate::metrics::roofline::roof_clock(clock_mhz, rated, rated);
     let roofs = Roofs::of(engine.info.cc(), engine.info.sm_count, clock, bw);
     let Some(l) = place(shape.flops(), shape.io_bytes(), median_ns * 1e-9, &roofs) else {
         return serde_json::Value::Null;

@@ -22,6 +22,16 @@ pub fn dense_flops_per_sm_clock(cc: u32) -> Option<f64> {
     }
 }
 
+/// The SM clock the tensor roof is drawn at, MHz: the fastest a run's
+/// batches saw, else `fallback`, never above `rated` (a probe reading past
+/// the rated clock is the probe's error, not a faster tensor core). Zero
+/// means unknown throughout.
+pub fn roof_clock(seen: Option<u32>, fallback: Option<u32>, rated: Option<u32>) -> Option<u32> {
+    let known = |m: Option<u32>| m.filter(|m| *m > 0);
+    let clock = known(seen).or(known(fallback))?;
+    Some(known(rated).map_or(clock, |r| clock.min(r)))
+}
+
 /// The two roofs of one GPU at one clock.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Roofs {
@@ -152,6 +162,17 @@ mod tests {
         assert!((r.peak_flops.unwrap() / 1e12 - 1070.5).abs() < 0.1);
         assert_eq!(Roofs::of(89, 128, Some(2520), None).peak_flops, None);
         assert_eq!(Roofs::of(90, 132, None, None).peak_flops, None);
+    }
+
+    #[test]
+    fn the_roof_clock_is_the_fastest_seen_capped_at_the_rated_one() {
+        // run131: the probe read 2093 MHz on a 1980 MHz H100.
+        assert_eq!(roof_clock(Some(2093), Some(1755), Some(1980)), Some(1980));
+        assert_eq!(roof_clock(Some(1755), Some(1980), Some(1980)), Some(1755));
+        assert_eq!(roof_clock(None, Some(1800), Some(1980)), Some(1800));
+        assert_eq!(roof_clock(Some(0), Some(1800), None), Some(1800));
+        assert_eq!(roof_clock(Some(2093), None, Some(0)), Some(2093));
+        assert_eq!(roof_clock(None, None, Some(1980)), None);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::metrics::gates::{self, GateResult, GateSet};
 use crate::metrics::histogram::LatencyStats;
-use crate::metrics::roofline::{Light, Roofs, place};
+use crate::metrics::roofline::{Light, Roofs, place, roof_clock};
 use crate::session::Regime;
 use crate::session::event::*;
 
@@ -650,30 +650,16 @@ impl SessionState {
     /// NVML's maximum), and the memory roof measured there.
     pub fn roofs(&self, key: &Key) -> Option<Roofs> {
         let gpu = self.gpu_of(key.variant)?;
-        let clock = self
-            .variants
-            .get(key)
-            .and_then(|s| s.sm_clock_seen)
-            .map(|(_, hi)| hi)
-            .or(self.probe_mhz)
-            .or_else(|| {
-                let h = self.header.as_ref()?;
-                h.clocks_at_start.as_ref().map(|c| c.sm_mhz)
-            })
-            .filter(|m| *m > 0);
-        // A probe reading past the device's rated clock (or NVML's maximum)
-        // is the probe's error, not a faster tensor core.
-        let max = gpu
-            .max_sm_mhz
-            .or_else(|| {
-                let h = self.header.as_ref()?;
-                h.clocks_at_start.as_ref().map(|c| c.sm_max_mhz)
-            })
-            .filter(|m| *m > 0);
-        let clock = match (clock, max) {
-            (Some(c), Some(m)) => Some(c.min(m)),
-            (c, _) => c,
-        };
+        let seen = self.variants.get(key).and_then(|s| s.sm_clock_seen);
+        let at_start = self
+            .header
+            .as_ref()
+            .and_then(|h| h.clocks_at_start.as_ref());
+        let clock = roof_clock(
+            seen.map(|(_, hi)| hi),
+            self.probe_mhz.or(at_start.map(|c| c.sm_mhz)),
+            gpu.max_sm_mhz.or(at_start.map(|c| c.sm_max_mhz)),
+        );
         Some(Roofs::of(
             gpu.cc(),
             gpu.sm_count,
