@@ -273,12 +273,15 @@ fn persistent(shape: &Shape, n_m: u64, heads: u64, grid: u32, cost: &dyn Fn(u64)
 /// two at every shape); five leave room at shapes the archive never tuned.
 pub const FINALISTS: usize = 5;
 
-/// The finalists among `tiles` at `shape`: the `n - 1` the model ranks
-/// fastest, then the fastest of the other row class (at most 64 rows, or
-/// more) if it is not among them, since where the small split tiles and the
-/// large persistent ones cross over is the model's least certain call;
-/// then the next fastest up to `n`. Tiles the model cannot read are
-/// finalists too (it cannot rule them out). Fastest first, with estimates.
+/// The finalists among `tiles` at `shape`: the `n - 2` the model ranks
+/// fastest (`n - 1` when `n` < 4), then, if those are all of one row class
+/// (at most 64 rows, or more), the two fastest of the other class, since
+/// where the small split tiles and the large persistent ones cross over is
+/// the model's least certain call (at B4 H12 S777 D64 the model ties
+/// 64x64s2w4g and 64x64s2w4gq, which measured 1.106 and 1.000 of the best:
+/// run130); then the next fastest up to `n`. Tiles the model cannot read
+/// are finalists too (it cannot rule them out). Fastest first, with
+/// estimates.
 pub fn finalists(
     tiles: &[Variant],
     shape: &Shape,
@@ -299,13 +302,29 @@ pub fn finalists(
         return ranked;
     }
     let small = |v: &Variant| v.param("BLOCK_M").is_some_and(|m| m <= 64);
-    let mut out: Vec<(Variant, Option<f64>)> = ranked[..n - 1].to_vec();
+    let reserved = if n >= 4 { 2 } else { 1 };
+    let mut out: Vec<(Variant, Option<f64>)> = ranked[..n - reserved].to_vec();
     let first_small = out.first().map(|r| small(&r.0));
-    let other = ranked[n - 1..]
-        .iter()
-        .find(|r| r.1.is_some() && Some(small(&r.0)) != first_small)
-        .filter(|_| out.iter().all(|r| Some(small(&r.0)) == first_small));
-    out.push(*other.unwrap_or(&ranked[n - 1]));
+    if out.iter().all(|r| Some(small(&r.0)) == first_small) {
+        out.extend(
+            ranked[n - reserved..]
+                .iter()
+                .filter(|r| r.1.is_some() && Some(small(&r.0)) != first_small)
+                .take(reserved),
+        );
+    }
+    for r in &ranked[n - reserved..] {
+        if out.len() == n {
+            break;
+        }
+        if !out.iter().any(|o| o.0 == r.0) {
+            out.push(*r);
+        }
+    }
+    out.sort_by(|a, b| {
+        let key = |e: Option<f64>| e.unwrap_or(f64::NEG_INFINITY);
+        key(a.1).total_cmp(&key(b.1))
+    });
     out
 }
 

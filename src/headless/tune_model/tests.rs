@@ -16,10 +16,17 @@ fn archive() -> Vec<Table> {
             [] => {}
             [w, ..] if w.starts_with('#') => {}
             ["table", run, file, dims, rest @ ..] => {
-                let n: Vec<u32> = dims.split(',').map(|x| x.parse().unwrap()).collect();
+                let mut shape: Shape = dims.parse().unwrap();
+                for flag in rest {
+                    shape = match *flag {
+                        "causal" => shape.with_causal(true),
+                        "bf16" => shape.with_dtype(crate::session::Dtype::Bf16),
+                        _ => panic!("tune_archive.txt: unknown flag {flag} in {line}"),
+                    };
+                }
                 out.push(Table {
                     source: format!("{run} {file}"),
-                    shape: Shape::new(n[0], n[1], n[2], n[3]).with_causal(rest == ["causal"]),
+                    shape,
                     p50: Vec::new(),
                 });
             }
@@ -34,32 +41,38 @@ fn archive() -> Vec<Table> {
 }
 
 /// The check issue 41 asks for: at every archived shape, among the tiles
-/// measured there, the finalists hold one within 2% of the fastest. It
-/// also holds for the model's first two alone (FINALISTS' margin).
+/// measured there, the finalists hold one within 2% of the fastest. The
+/// model's first two alone do at all but one (run130's B4 H12 S777 D64,
+/// where the model ties the best small tile with one 11% slower): the
+/// other row class's two reserved places are what covers it.
 #[test]
 fn finalists_hold_a_tile_within_two_percent_of_the_best_at_every_archived_shape() {
     let tables = archive();
-    assert_eq!(tables.len(), 14);
+    assert_eq!(tables.len(), 19);
+    let mut first_two_miss = Vec::new();
     for t in &tables {
         let best = t.p50.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
         let tiles: Vec<Variant> = t.p50.iter().map(|p| p.0).collect();
         let p50 = |v: &Variant| t.p50.iter().find(|p| p.0 == *v).unwrap().1;
         let all = finalists(&tiles, &t.shape, 132, FINALISTS);
         assert_eq!(all.len(), FINALISTS);
-        // The first n - 1 finalists are the model's own ranking.
-        for n in [2, FINALISTS] {
-            let fin = &all[..n];
-            let got = fin.iter().map(|f| p50(&f.0)).fold(f64::INFINITY, f64::min);
-            assert!(
-                got <= best * 1.02,
-                "{} at {}: the {n} finalists {:?} are {:.3}× the best",
-                t.source,
-                t.shape,
-                fin.iter().map(|f| f.0.tile_text()).collect::<Vec<_>>(),
-                got / best
-            );
+        let within = |fin: &[(Variant, Option<f64>)]| {
+            fin.iter().map(|f| p50(&f.0)).fold(f64::INFINITY, f64::min) / best
+        };
+        assert!(
+            within(&all) <= 1.02,
+            "{} at {}: the finalists {:?} are {:.3}× the best",
+            t.source,
+            t.shape,
+            all.iter().map(|f| f.0.tile_text()).collect::<Vec<_>>(),
+            within(&all)
+        );
+        // Sorted by estimate, the first two are the model's own first two.
+        if within(&all[..2]) > 1.02 {
+            first_two_miss.push(format!("{} {}", t.source, t.shape));
         }
     }
+    assert_eq!(first_two_miss, ["run130 s777-all.json B4 H12 S777 D64"]);
 }
 
 #[test]
@@ -189,3 +202,4 @@ fn at_long_prefill_split_kv_tiles_rank_far_down() {
         }
     }
 }
+
