@@ -376,6 +376,15 @@ def flex(q, k, v, causal=False):
         if causal and sq > 1:
             kw["block_mask"] = create_block_mask(
                 _end_aligned_causal(sk - sq), None, None, sq, sk, device=q.device)
+        else:
+            # Without a block mask flex_attention builds a one-block "empty"
+            # mask from torch.ones/zeros on every call, which inside the
+            # compiled graph are fill kernels of their own; build it once.
+            import torch.nn.attention.flex_attention as fa
+
+            empty = getattr(fa, "_create_empty_block_mask", None)
+            if empty is not None:
+                kw["block_mask"] = empty(q, k)
         entry = (_flex_compiled(), kw)
         _FLEX[key] = entry
     fn, kw = entry
@@ -579,6 +588,8 @@ def triton_tutorial(q, k, v, causal=False):
         entry = (_triton_kernel(), grid, scalars, dict(HEAD_DIM=d, CAUSAL=bool(causal and sq > 1)))
         _TRITON[key] = entry
     kern, grid, (scale, hq, group, sq, sk, off), consts = entry
+    if q.stride(-1) != 1 or k.stride(-1) != 1 or v.stride(-1) != 1:
+        raise ValueError("triton_tutorial reads rows of D contiguous elements (stride(-1) == 1)")
     o = torch.empty_like(q)  # caching allocator: no kernel
     kern[grid](q, k, v, o, scale,
                q.stride(0), q.stride(1), q.stride(2),
