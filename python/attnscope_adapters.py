@@ -635,8 +635,10 @@ def _triton_status():
 # (FA2 since 2.1). Some versions return (out, softmax_lse); newer FA3 returns
 # out unless return_attn_probs=True.
 #
-# FA3's flash_attn_func defaults to num_splits=1 (no split-KV), so decode
-# problems run without a KV split unless the library's defaults change.
+# FA3's flash_attn_func defaults to num_splits=1 (no split-KV); where it takes
+# num_splits we pass 0 so its own heuristic splits the KV of decode problems.
+# With causal (and no split) FA3 zeroes a tile semaphore each call: a memset
+# of the library's own, counted with its kernels.
 # FA2 with Sq == 1 and GQA swaps the head groups into the sequence dim and
 # copies its output back (one extra kernel of the library's own).
 
@@ -644,20 +646,35 @@ _FA = {}
 
 
 def _fa_func(which):
-    fn = _FA.get(which)
-    if fn is None:
+    """(flash_attn_func, extra kwargs), looked up once."""
+    entry = _FA.get(which)
+    if entry is None:
+        extra = {}
         if which == "fa3":
             fn = importlib.import_module("flash_attn_interface").flash_attn_func
+            import inspect
+
+            try:
+                params = inspect.signature(fn).parameters
+            except (TypeError, ValueError):
+                params = {}
+            if "num_splits" in params:
+                # flash_attn_func defaults to num_splits=1; 0 lets mha_fwd pick
+                # (hopper/flash_api.cpp: num_splits <= 0 ? get_num_splits(params)),
+                # as flash_attn_with_kvcache does by default: decode gets a KV split.
+                extra["num_splits"] = 0
         else:
             fn = importlib.import_module("flash_attn").flash_attn_func
-        _FA[which] = fn
-    return fn
+        entry = (fn, extra)
+        _FA[which] = entry
+    return entry
 
 
 def _fa_call(which, q, k, v, causal):
     d = q.shape[-1]
-    out = _fa_func(which)(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
-                          softmax_scale=1.0 / math.sqrt(d), causal=bool(causal and q.shape[2] > 1))
+    fn, extra = _fa_func(which)
+    out = fn(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+             softmax_scale=1.0 / math.sqrt(d), causal=bool(causal and q.shape[2] > 1), **extra)
     if isinstance(out, (tuple, list)):
         out = out[0]
     return out.transpose(1, 2)
@@ -723,8 +740,9 @@ def _fa3_supports(p):
     ok, detail = _fa3_status()
     if not ok:
         return detail
-    # FA3 targets sm90; recent builds also carry sm80 kernels (the call
-    # raises on a GPU its build lacks rather than computing wrong).
+    # hopper/flash_api.cpp mha_fwd: sm80 or newer, D a multiple of 8 up to
+    # the build's max (256 unless hdim256 is disabled); a GPU or D the build
+    # lacks raises rather than computing wrong.
     return _fa_shape_reason("FlashAttention 3", p)
 
 
