@@ -383,8 +383,11 @@ def flex(q, k, v, causal=False):
             import torch.nn.attention.flex_attention as fa
 
             empty = getattr(fa, "_create_empty_block_mask", None)
-            if empty is not None:
-                kw["block_mask"] = empty(q, k)
+            try:
+                if empty is not None:
+                    kw["block_mask"] = empty(q, k)
+            except TypeError:  # another private signature: let flex build it
+                pass
         entry = (_flex_compiled(), kw)
         _FLEX[key] = entry
     fn, kw = entry

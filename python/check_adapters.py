@@ -75,10 +75,32 @@ def time_ms(fn, q, k, v, causal, iters, stream):
     return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
 
 
+def kernels(fn, q, k, v, causal, stream):
+    """Names of the GPU kernels (and memsets/copies) one warm call launches."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    with torch.cuda.stream(stream):
+        call(fn, q, k, v, causal)
+    stream.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        with torch.cuda.stream(stream):
+            call(fn, q, k, v, causal)
+        stream.synchronize()
+    names = []
+    for ev in prof.events():
+        dev = getattr(ev, "device_type", None)
+        if dev is not None and "CUDA" in str(dev) and ev.name and not ev.name.startswith("cuda"):
+            names.append(ev.name)
+    return names
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--only", help="comma-separated adapter names")
     ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--no-kernels", action="store_true",
+                    help="skip listing the kernels of one warm call (torch.profiler)")
     args = ap.parse_args()
 
     print("attnscope_adapters doctor:")
@@ -142,6 +164,13 @@ def main():
                 fails += 0 if ok else 1
                 print("%-16s %-38s %-6s max|err| %.2e (tol %.0e), %.4f ms median, first call %.1f s" % (
                     name, label, "PASS" if ok else "FAIL", err, TOL[dt], ms, first_s))
+                if not args.no_kernels:
+                    try:
+                        ks = kernels(fn, q, k, v, causal, stream)
+                        print("%-16s %-38s %-6s %d kernel(s): %s" % (
+                            "", "", "", len(ks), "; ".join(n[:70] for n in ks)))
+                    except Exception as e:  # noqa: BLE001 - informational only
+                        print("%-16s %-38s %-6s kernel list unavailable: %s" % ("", "", "", e))
             except Exception as e:  # noqa: BLE001
                 fails += 1
                 print("%-16s %-38s %-6s %s: %s" % (name, label, "FAIL", type(e).__name__,
