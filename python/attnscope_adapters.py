@@ -191,7 +191,8 @@ def _sdpa_backend(which):
 
 
 def _sdpa_plan(p):
-    """(kwargs for scaled_dot_product_attention, reason-or-None) for a problem."""
+    """(kwargs for scaled_dot_product_attention, whether causal needs the
+    lower-right bias) for a problem; the bias itself is added by _sdpa_call."""
     kw = {}
     gqa = p["hq"] != p["hkv"]
     if gqa:
