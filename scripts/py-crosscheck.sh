@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Issue 42's fidelity check: each py: variant's time per call over cuDNN's, from attnscope (CUPTI, every
+# kernel of a call summed) and from Nsight Compute (gpu__time_duration of every kernel of the same kind of
+# launches, summed per call), side by side. Run on a GPU machine from the repo root:
+#   bash scripts/py-crosscheck.sh            (issue 21's six fp16 shapes)
+# Environment: BIN (attnscope binary, default .carry/attnscope or target/release/attnscope),
+#   VARIANTS (default py:sdpa_flash,py:flex,py:triton_tutorial), SHAPES ("B,H,S,D[:causal];..."),
+#   COUNT (launches under ncu, default 8), OUT (folder for the raw files).
+# Like for like: attnscope's isolated regime (an idle gap and an emptied L2 before every launch) against
+# ncu's defaults for caches (--cache-control all: L2 flushed before every kernel) with the clocks left
+# alone (--clock-control none); attnscope's back-to-back ratio (hot L2, launches queued) is printed beside.
+# Target (issue 42): attnscope's ratio within 3% of Nsight Compute's.
+set -u
+BIN=${BIN:-$( [ -x .carry/attnscope ] && echo .carry/attnscope || echo target/release/attnscope )}
+VARIANTS=${VARIANTS:-py:sdpa_flash,py:flex,py:triton_tutorial}
+SHAPES=${SHAPES:-"2,8,512,64;2,8,512,64:causal;4,16,4096,64;4,16,4096,64:causal;2,16,2048,128;1,32,8192,128:causal"}
+COUNT=${COUNT:-8}
+OUT=${OUT:-/tmp/attnscope-py-crosscheck}; mkdir -p "$OUT"
+export PATH="/usr/local/cuda/bin:$PATH"
+command -v ncu >/dev/null || { echo "ncu not found (install Nsight Compute or put it on PATH)"; exit 4; }
+IFS=';' read -ra shapes <<<"$SHAPES"
+for entry in "${shapes[@]}"; do
+  shape=${entry%%:*}; flags=(); [ "$entry" != "$shape" ] && flags=(--causal)
+  tag="${shape//,/x}${flags[*]:+-causal}"
+  for regime in isolated back-to-back; do
+    "$BIN" bench --shape "$shape" "${flags[@]}" --variants "cudnn,$VARIANTS" --regime $regime --max-seconds 1 \
+      --telemetry-hz 0 --seed 7 --json >"$OUT/bench-$tag-$regime.json" 2>"$OUT/bench-$tag-$regime.err"
+  done
+  for v in cudnn ${VARIANTS//,/ }; do
+    ncu --clock-control none --cache-control all --metrics gpu__time_duration.sum --csv --page raw \
+      --print-units base "$BIN" launch --variant "$v" --shape "$shape" "${flags[@]}" --count "$COUNT" \
+      >"$OUT/ncu-$tag-${v//[:@+]/_}.csv" 2>"$OUT/ncu-$tag-${v//[:@+]/_}.err" \
+      || echo "ncu failed for $v at $shape: $(tail -2 "$OUT/ncu-$tag-${v//[:@+]/_}.err")"
+  done
+  python3 - "$OUT" "$tag" "$shape ${flags[*]}" "$COUNT" cudnn ${VARIANTS//,/ } <<'PY'
+import csv, json, statistics, sys
+out, tag, title, count, *variants = sys.argv[1:]
+count = int(count)
+def ncu_per_call(v):
+    """Median over the last `count` calls of the summed kernel times (ns). A call's kernels are found as
+    the shortest period k that the last count*k kernel names repeat with (the launches are identical)."""
+    path = f"{out}/ncu-{tag}-{v.replace(':', '_').replace('@', '_').replace('+', '_')}.csv"
+    try:
+        rows = [r for r in csv.reader(open(path)) if r]
+    except OSError as e:
+        return None, f"no ncu file ({e})"
+    head = next((i for i, r in enumerate(rows) if "Kernel Name" in r), None)
+    if head is None:
+        return None, "ncu profiled no kernel"
+    names = rows[head]
+    ki, ti = names.index("Kernel Name"), names.index("gpu__time_duration.sum")
+    kern = [(r[ki], float(r[ti].replace(",", ""))) for r in rows[head + 2:] if len(r) > ti]
+    for k in range(1, 9):
+        tail = kern[-count * k:]
+        if len(tail) == count * k and all(tail[i][0] == tail[i % k][0] for i in range(len(tail))):
+            calls = [sum(t for _, t in tail[c * k:(c + 1) * k]) for c in range(count)]
+            return statistics.median(calls), f"{k} kernel(s) a call"
+    return None, "the last launches' kernels do not repeat: not one call per launch"
+def bench(regime):
+    try:
+        d = json.load(open(f"{out}/bench-{tag}-{regime}.json"))
+    except (OSError, ValueError) as e:
+        return {}, f"bench failed ({e})"
+    return {r["variant"]: r["median_us"] for r in d.get("results", []) if r.get("correct")}, ""
+iso, e1 = bench("isolated")
+b2b, e2 = bench("back-to-back")
+base, why = ncu_per_call("cudnn")
+print(f"\n== {title}: ÷ cuDNN (attnscope isolated | back to back | Nsight Compute, {count} launches)")
+if base is None or "cudnn" not in iso:
+    print(f"  cuDNN: {why} {e1}".rstrip()); sys.exit(0)
+print(f"  {'variant':<22} {'isolated':>9} {'b2b':>7} {'ncu':>7} {'Δ':>7}  ok  (ncu: cuDNN {base/1e3:.2f} µs)")
+for v in variants[1:]:
+    t, why = ncu_per_call(v)
+    a = iso.get(v, 0) / iso["cudnn"] if v in iso else None
+    b = b2b.get(v, 0) / b2b["cudnn"] if v in b2b and "cudnn" in b2b else None
+    n = t / base if t is not None else None
+    fmt = lambda x: "—" if x is None else f"{x:.3f}"
+    if a is None or n is None:
+        print(f"  {v:<22} {fmt(a):>9} {fmt(b):>7} {fmt(n):>7} {'':>7}  --  {why if n is None else 'not in bench ' + e1}")
+        continue
+    d = (a - n) / n
+    print(f"  {v:<22} {fmt(a):>9} {fmt(b):>7} {fmt(n):>7} {d*100:+6.2f}%  {'ok' if abs(d) <= 0.03 else 'OFF'}  ({why})")
+PY
+done
