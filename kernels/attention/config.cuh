@@ -278,7 +278,17 @@ static_assert(!WS || CONSUMER_THREADS * CONSUMER_REGS + 128 * PRODUCER_REGS <= 6
 // Padding keeps 16-byte row alignment (cp.async, uint4, ldmatrix) and 32-byte
 // WMMA fragment alignment, and shifts consecutive rows by 4 banks, so eight
 // 16-byte row reads (ldmatrix, a quarter warp of uint4) hit 32 distinct banks.
+#if DECODE
+// Decode tiles: unpadded rows, the 16-byte chunk c of row r stored at chunk
+// c ^ (r % 8), so a 128-byte line of K or V lands in one aligned 128-byte line
+// of shared memory (one L2 request; a padded row straddles two) and eight
+// ldmatrix rows still hit 32 distinct banks (docs/perf-log.md, step 48).
+#define LDH HEAD_DIM
+#define ROW_AT(base, row, col) ((base) + (row) * HEAD_DIM + ((((col) >> 3) ^ ((row) & 7)) << 3) + ((col) & 7))
+#else
 #define LDH (HEAD_DIM + 8)   // half row stride of Q, K, V tiles
+#define ROW_AT(base, row, col) ((base) + (row) * LDH + (col))
+#endif
 #define LDS (BLOCK_N + 4)    // float row stride of the score tile
 #define LDP (BLOCK_N + 8)    // half row stride of the P tile
 #define LDO (HEAD_DIM + 4)   // float row stride of the O tile

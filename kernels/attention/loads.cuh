@@ -20,10 +20,11 @@
 // column blocks hold TILE_ROWS rows (a split group fills its BLOCK_N rows of
 // a stage's KV_ROWS, from the stage's row key_off on).
 // Decode tiles stream K/V once and nothing else: each 16-byte copy also asks
-// L2 to fetch the 256-byte block around it, so DRAM serves whole bursts
-// rather than the sectors of four threads' requests (step 44).
+// L2 to fetch the 128-byte line around it (step 44 asked for 256 bytes, which
+// won on an H100; on an H200 128 bytes is 2.5-3.4% faster and 256 no better
+// than none: step 47).
 #if DECODE
-#define ATTN_CP_ASYNC "cp.async.cg.shared.global.L2::256B"
+#define ATTN_CP_ASYNC "cp.async.cg.shared.global.L2::128B"
 #else
 #define ATTN_CP_ASYNC "cp.async.cg.shared.global"
 #endif
@@ -41,10 +42,12 @@ __device__ __forceinline__ void load_rows(attn_t* tile, const attn_t* __restrict
     const int cv = tid % VEC_PER_ROW;
     const int c = cv * 8;
     const attn_t* base = src + ((size_t)row0 + r0) * HEAD_DIM + c;
-    attn_t* sbase = SWZ ? swizzled<TILE_ROWS>(tile, r0, cv) : tile + r0 * LDH + c;
+    attn_t* sbase = SWZ ? swizzled<TILE_ROWS>(tile, r0, cv) : ROW_AT(tile, r0, c);
     // Where the thread's j-th row of the pass lands.
     const auto dst = [&](int j) {
         if constexpr (SWZ && ROW_STEP % 8 != 0) return swizzled<TILE_ROWS>(tile, r0 + j * ROW_STEP, cv);
+        // A decode tile's rows are swizzled by row % 8 (config.cuh, ROW_AT).
+        if constexpr (DECODE && ROW_STEP % 8 != 0) return ROW_AT(tile, r0 + j * ROW_STEP, c);
         return sbase + j * ROW_STEP * LD;
     };
     if (row0 + ROWS <= n_rows) {

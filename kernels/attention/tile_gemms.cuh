@@ -14,7 +14,7 @@ __device__ __forceinline__ void load_q_fragments(unsigned (&qf)[MI][HEAD_DIM / 1
             if constexpr (cfg::q_smem)
                 ldmatrix_x4(qf[mi][k], swizzled<BLOCK_M>(sQ, wrow + mi * 16 + lane % 16, 2 * k + lane / 16));
             else
-                ldmatrix_x4(qf[mi][k], sQ + (wrow + mi * 16 + (lane % 16)) * LDH + k * 16 + (lane / 16) * 8);
+                ldmatrix_x4(qf[mi][k], ROW_AT(sQ, wrow + mi * 16 + (lane % 16), k * 16 + (lane / 16) * 8));
 }
 
 // S = Q·Kᵀ for BLOCK_N keys at tK: one ldmatrix.x4 gives an 8-key block's B
@@ -57,7 +57,7 @@ __device__ __forceinline__ void mma_qk(float (&s)[MI][NB][4], const unsigned (&q
 #pragma unroll
         for (int k2 = 0; k2 < HEAD_DIM / 32; ++k2) {
             unsigned b[4];
-            ldmatrix_x4(b, tK + (n * 8 + (lane % 8)) * LDH + k2 * 32 + (lane / 8) * 8);
+            ldmatrix_x4(b, ROW_AT(tK, n * 8 + (lane % 8), k2 * 32 + (lane / 8) * 8));
 #pragma unroll
             for (int mi = 0; mi < MI; ++mi) {
                 mma_16816(s[mi][n], qf[mi][2 * k2], b[0], b[1]);
@@ -154,8 +154,7 @@ __device__ __forceinline__ void softmax_pv(float (&s)[MI][NB][4], float (&o)[MI]
 #pragma unroll
             for (int d2 = 0; d2 < HEAD_DIM / 16; ++d2) {
                 unsigned b[4];
-                ldmatrix_x4_trans(b, tV + (kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8) * LDH + d2 * 16 +
-                                         (lane / 16) * 8);
+                ldmatrix_x4_trans(b, ROW_AT(tV, kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8, d2 * 16 + (lane / 16) * 8));
 #pragma unroll
                 for (int mi = 0; mi < MI; ++mi) {
                     mma_16816(o[mi][2 * d2], pa[mi], b[0], b[1]);
