@@ -532,6 +532,30 @@ fn build_compiles_without_a_gpu() {
         out.contains("FAILED") && err.contains("wgmma needs sm_90a (sm_90 only)"),
         "{out}{err}"
     );
+    // A manifest whose shared-memory formula no longer says what the kernel
+    // does (a decode tile's rows padded again in the formula only).
+    let edited = dir.join("edited");
+    copy_dir(std::path::Path::new("kernels"), &edited);
+    let toml = edited.join("attention.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    let formula = "\"LDH = HEAD_DIM + (DECODE ? 0 : 8)\"";
+    assert!(text.contains(formula), "the manifest's LDH formula moved");
+    std::fs::write(&toml, text.replace(formula, "\"LDH = HEAD_DIM + 8\"")).unwrap();
+    let (code, out, err) = run(&[
+        "build",
+        "--variants",
+        "mma+async@16x32s3w4k4d,mma+async@64x64s2w8k2",
+        "--kernels",
+        edited.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains(
+            "the kernel states attn_smem_bytes = 100352, its manifest's smem_bytes gives 112896"
+        ),
+        "{out}{err}"
+    );
+    assert_eq!(out.matches("the kernel states").count(), 1, "{out}");
     let broken = dir.join("k");
     std::fs::create_dir_all(&broken).unwrap();
     std::fs::write(broken.join("attention.cu"), "this is not C++;").unwrap();
@@ -948,4 +972,17 @@ fn kernel_folders_count_wherever_they_stand_on_the_line() {
         err.contains("--kernels: ") && err.contains("not a folder"),
         "{err}"
     );
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
 }

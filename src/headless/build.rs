@@ -96,6 +96,18 @@ pub fn build(args: BuildArgs) -> i32 {
                     b.compile_ms,
                     b.families.join(" ")
                 );
+                // What every launch checks (gpu/engine): an edited kernel
+                // whose manifest disagrees with it is refused here, not on the GPU.
+                if let Some(stated) =
+                    crate::gpu::cubin::read_u32_symbol(&b.cubin, "attn_smem_bytes")
+                    && stated != v.smem_bytes(args.d)
+                {
+                    failed += 1;
+                    println!(
+                        "    the kernel states attn_smem_bytes = {stated}, its manifest's smem_bytes gives {}: fix the manifest's [launch] formula (a launch would refuse it)",
+                        v.smem_bytes(args.d)
+                    );
+                }
                 if let Some((gpus, max)) = limit.filter(|(_, max)| smem > *max) {
                     println!(
                         "    over the limit: {} of shared memory per block; {} ({gpus}) allows {} KiB, so it cannot launch there",

@@ -202,4 +202,3 @@ fn at_long_prefill_split_kv_tiles_rank_far_down() {
         }
     }
 }
-
