@@ -5,7 +5,8 @@
 #   bash scripts/py-crosscheck.sh            (issue 21's six fp16 shapes)
 # Environment: BIN (attnscope binary, default .carry/attnscope or target/release/attnscope),
 #   VARIANTS (default py:sdpa_flash,py:flex,py:triton_tutorial), SHAPES ("B,H,S,D[:causal];..."),
-#   COUNT (launches under ncu, default 8), OUT (folder for the raw files).
+#   COUNT (launches under ncu, default 8), REGIMES (attnscope's, default "isolated back-to-back"),
+#   OUT (folder for the raw files).
 # Like for like: attnscope's isolated regime (an idle gap and an emptied L2 before every launch) against
 # ncu's defaults for caches (--cache-control all: L2 flushed before every kernel) with the clocks left
 # alone (--clock-control none); attnscope's back-to-back ratio (hot L2, launches queued) is printed beside.
@@ -15,6 +16,7 @@ BIN=${BIN:-$( [ -x .carry/attnscope ] && echo .carry/attnscope || echo target/re
 VARIANTS=${VARIANTS:-py:sdpa_flash,py:flex,py:triton_tutorial}
 SHAPES=${SHAPES:-"2,8,512,64;2,8,512,64:causal;4,16,4096,64;4,16,4096,64:causal;2,16,2048,128;1,32,8192,128:causal"}
 COUNT=${COUNT:-8}
+REGIMES=${REGIMES:-"isolated back-to-back"}
 OUT=${OUT:-/tmp/attnscope-py-crosscheck}; mkdir -p "$OUT"
 export PATH="/usr/local/cuda/bin:$PATH"
 command -v ncu >/dev/null || { echo "ncu not found (install Nsight Compute or put it on PATH)"; exit 4; }
@@ -22,7 +24,7 @@ IFS=';' read -ra shapes <<<"$SHAPES"
 for entry in "${shapes[@]}"; do
   shape=${entry%%:*}; flags=(); [ "$entry" != "$shape" ] && flags=(--causal)
   tag="${shape//,/x}${flags[*]:+-causal}"
-  for regime in isolated back-to-back; do
+  for regime in $REGIMES; do
     "$BIN" bench --shape "$shape" "${flags[@]}" --variants "cudnn,$VARIANTS" --regime $regime --max-seconds 1 \
       --telemetry-hz 0 --seed 7 --json >"$OUT/bench-$tag-$regime.json" 2>"$OUT/bench-$tag-$regime.err"
   done
