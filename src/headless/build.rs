@@ -84,52 +84,8 @@ pub fn build(args: BuildArgs) -> i32 {
             });
         match built {
             Ok(b) => {
-                // Dynamic (the manifest's formula) plus static.
-                let smem = v.smem_bytes(args.d) + b.smem_static_bytes;
-                println!(
-                    "{:<w$} {:>5} {:>12} {:>9} {:>6} {:>8.0}  {}",
-                    v.name(),
-                    b.registers,
-                    crate::metrics::format::bytes(smem as f64),
-                    b.spill_store_bytes + b.spill_load_bytes,
-                    b.stack_bytes,
-                    b.compile_ms,
-                    b.families.join(" ")
-                );
-                // What every launch checks (gpu/engine): an edited kernel
-                // whose manifest disagrees with it is refused here, not on the GPU.
-                if let Some(stated) =
-                    crate::gpu::cubin::read_u32_symbol(&b.cubin, "attn_smem_bytes")
-                    && stated != v.smem_bytes(args.d)
-                {
+                if !report(&v, &b, &args, limit, w) {
                     failed += 1;
-                    println!(
-                        "    the kernel states attn_smem_bytes = {stated}, its manifest's smem_bytes gives {}: fix the manifest's [launch] formula (a launch would refuse it)",
-                        v.smem_bytes(args.d)
-                    );
-                }
-                if let Some((gpus, max)) = limit.filter(|(_, max)| smem > *max) {
-                    println!(
-                        "    over the limit: {} of shared memory per block; {} ({gpus}) allows {} KiB, so it cannot launch there",
-                        crate::metrics::format::bytes(smem as f64),
-                        args.arch,
-                        max / 1024
-                    );
-                }
-                // ptxas's advice (wgmma serialized, and the like) is part of the report.
-                for line in b
-                    .log
-                    .lines()
-                    .filter(|l| l.contains("warning") || l.contains("Performance Loss"))
-                {
-                    println!("    {}", line.trim());
-                }
-                if let Some(dir) = &args.out {
-                    let path = dir.join(format!("{}.cubin", v.name().replace([':', '/'], "_")));
-                    if let Err(e) = std::fs::write(&path, &b.cubin) {
-                        failed += 1;
-                        eprintln!("attnscope: cannot write {}: {e}", path.display());
-                    }
                 }
             }
             Err(e) => {
@@ -140,6 +96,67 @@ pub fn build(args: BuildArgs) -> i32 {
         }
     }
     if failed > 0 { exit::CHECK_FAILED } else { 0 }
+}
+
+/// One built variant's line, and what the build says against it: the
+/// manifest's shared memory against the kernel's own, the architecture's
+/// limit, ptxas's advice; the cubin written with `--out`. False when the
+/// variant must count as failed.
+fn report(
+    v: &crate::session::Variant,
+    b: &nvrtc::Build,
+    args: &BuildArgs,
+    limit: Option<(&'static str, u32)>,
+    w: usize,
+) -> bool {
+    let mut ok = true;
+    // Dynamic (the manifest's formula) plus static.
+    let smem = v.smem_bytes(args.d) + b.smem_static_bytes;
+    println!(
+        "{:<w$} {:>5} {:>12} {:>9} {:>6} {:>8.0}  {}",
+        v.name(),
+        b.registers,
+        crate::metrics::format::bytes(smem as f64),
+        b.spill_store_bytes + b.spill_load_bytes,
+        b.stack_bytes,
+        b.compile_ms,
+        b.families.join(" ")
+    );
+    // What every launch checks (gpu/engine): an edited kernel
+    // whose manifest disagrees with it is refused here, not on the GPU.
+    if let Some(stated) = crate::gpu::cubin::read_u32_symbol(&b.cubin, "attn_smem_bytes")
+        && stated != v.smem_bytes(args.d)
+    {
+        ok = false;
+        println!(
+            "    the kernel states attn_smem_bytes = {stated}, its manifest's smem_bytes gives {}: fix the manifest's [launch] formula (a launch would refuse it)",
+            v.smem_bytes(args.d)
+        );
+    }
+    if let Some((gpus, max)) = limit.filter(|(_, max)| smem > *max) {
+        println!(
+            "    over the limit: {} of shared memory per block; {} ({gpus}) allows {} KiB, so it cannot launch there",
+            crate::metrics::format::bytes(smem as f64),
+            args.arch,
+            max / 1024
+        );
+    }
+    // ptxas's advice (wgmma serialized, and the like) is part of the report.
+    for line in b
+        .log
+        .lines()
+        .filter(|l| l.contains("warning") || l.contains("Performance Loss"))
+    {
+        println!("    {}", line.trim());
+    }
+    if let Some(dir) = &args.out {
+        let path = dir.join(format!("{}.cubin", v.name().replace([':', '/'], "_")));
+        if let Err(e) = std::fs::write(&path, &b.cubin) {
+            ok = false;
+            eprintln!("attnscope: cannot write {}: {e}", path.display());
+        }
+    }
+    ok
 }
 
 /// The most dynamic shared memory a block may opt into, by architecture, and
