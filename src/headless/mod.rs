@@ -10,6 +10,7 @@ mod bench_runs;
 mod build;
 mod clocks;
 mod doctor;
+mod doctor_python;
 pub mod gates;
 mod mutations;
 mod new;
