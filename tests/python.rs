@@ -156,3 +156,77 @@ fn torch_missing_is_one_line_naming_the_interpreter() {
         }
     }
 }
+
+fn attnscope(args: &[&str]) -> (i32, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_attnscope"))
+        .args(args)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn a_py_variant_without_a_gpu_is_refused_by_name() {
+    if attnscope::gpu::probe().is_ok() {
+        eprintln!("SKIPPED: a GPU is here");
+        return;
+    }
+    let out = "/tmp/attnscope-py-sweep.jsonl";
+    for args in [
+        &["bench", "--variants", "cudnn,py:sdpa_flash"][..],
+        &["ab", "--a", "cudnn", "--b", "py:tests.fake:attention"],
+        &[
+            "sweep",
+            "--shapes",
+            "2,8,512,64",
+            "--out",
+            out,
+            "--variants",
+            "py:flex",
+        ],
+    ] {
+        let (code, text) = attnscope(args);
+        assert_eq!(code, attnscope::exit::NO_GPU, "{args:?}: {text}");
+        assert!(
+            text.contains(": a Python variant runs next to the GPU"),
+            "{text}"
+        );
+        assert!(text.contains("py:"), "{text}");
+        assert_eq!(text.trim().lines().count(), 1, "{text}");
+    }
+    // A malformed name is a usage error before anything else.
+    let (code, text) = attnscope(&["bench", "--variants", "py:not a name"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("py:MODULE:FUNCTION"), "{text}");
+}
+
+#[test]
+fn a_py_variants_build_round_trips_through_a_session_line() {
+    use attnscope::session::Variant;
+    use attnscope::session::event::{BuildReport, Event, PythonBuild, Stamped};
+    let v: Variant = "py:mymod:attn".parse().unwrap();
+    let line = Stamped {
+        t_us: 7,
+        event: Event::BuildFinished(BuildReport {
+            variant: v,
+            source_hash: "ab".repeat(32),
+            python: Some(PythonBuild {
+                file: "/w/mymod.py".into(),
+                source_hash: "ab".repeat(32),
+                python: "3.11.7".into(),
+                torch: "2.11.0".into(),
+                triton: Some("3.5.0".into()),
+                kernels_per_call: 2,
+            }),
+            ..BuildReport::default()
+        }),
+    };
+    let text = serde_json::to_string(&line).unwrap();
+    assert!(text.contains("\"py:mymod:attn\"") && text.contains("\"torch\":\"2.11.0\""));
+    assert_eq!(serde_json::from_str::<Stamped>(&text).unwrap(), line);
+    // A build of attnscope's own kernel writes no python field, so older readers see nothing new.
+    let plain = serde_json::to_string(&BuildReport::default()).unwrap();
+    assert!(!plain.contains("python"), "{plain}");
+}

@@ -25,10 +25,15 @@ pub fn build(args: BuildArgs) -> i32 {
             }
         }
     }
-    if let Some(v) = variants.iter().find(|v| v.is_cudnn()) {
+    if let Some(v) = variants.iter().find(|v| v.is_library()) {
+        let what = if v.is_cudnn() {
+            "cuDNN ships compiled"
+        } else {
+            "a Python function is not compiled by attnscope"
+        };
         return fail(
             exit::USAGE,
-            format!("{v}: cuDNN ships compiled; build compiles attnscope's kernels only"),
+            format!("{v}: {what}; build compiles attnscope's kernels only"),
         );
     }
     if let Err(e) = nvrtc::nvrtc_version() {

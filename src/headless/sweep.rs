@@ -56,6 +56,9 @@ pub fn sweep(args: SweepArgs) -> i32 {
     if points.is_empty() {
         return fail(exit::USAGE, "this slice holds no shapes: nothing to run");
     }
+    if let Err(code) = super::python_needs_gpu(variants.iter().copied()) {
+        return code;
+    }
     let mut run = match Run::start(Timer::Cupti, args.telemetry_hz, Some(&args.out)) {
         Ok(r) => r,
         Err(code) => return code,
