@@ -158,7 +158,7 @@ impl UiState {
     /// shown one, or on cuDNN the one `d` left.
     pub fn kernel_variant(&self) -> Option<Variant> {
         let v = self.shown_key()?.variant;
-        if !v.is_cudnn() {
+        if !v.is_library() {
             return Some(v);
         }
         match &self.mode {
@@ -439,7 +439,7 @@ impl UiState {
             return None;
         };
         // A kernel key pressed on cuDNN goes back to that kernel first.
-        let mut v = if base.variant.is_cudnn() {
+        let mut v = if base.variant.is_library() {
             before_cudnn.take().unwrap_or_else(Variant::base)
         } else {
             base.variant
@@ -469,7 +469,7 @@ impl UiState {
                 Some("one kernel only: start with --kernels DIR (and --also DIR) to switch".into());
             return None;
         }
-        let from = if base.variant.is_cudnn() {
+        let from = if base.variant.is_library() {
             before_cudnn.take().unwrap_or_else(Variant::base)
         } else {
             base.variant
