@@ -96,6 +96,18 @@ impl Variant {
         })
     }
 
+    /// Every Python variant named so far (`--py`, the command line, a
+    /// session), in that order: what live's P cycles.
+    pub fn pythons() -> Vec<Variant> {
+        (0..registry::python_specs().len() as u64)
+            .map(|i| Variant {
+                kernel: KernelId::PYTHON,
+                toggles: Toggles(i),
+                tile: Tile::ZERO,
+            })
+            .collect()
+    }
+
     pub fn is_python(&self) -> bool {
         self.kernel == KernelId::PYTHON
     }

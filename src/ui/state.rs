@@ -253,6 +253,7 @@ impl UiState {
             Action::ToggleCudnn
             | Action::Toggle(_)
             | Action::NextKernel
+            | Action::NextPython
             | Action::NextTile
             | Action::NextShape
             | Action::ToggleCausal => self.next_selection(action, base),
@@ -397,6 +398,7 @@ impl UiState {
         let mut next = base;
         match action {
             Action::NextKernel => next.variant = self.next_kernel(base)?,
+            Action::NextPython => next.variant = self.next_python(base)?,
             Action::NextTile => next.variant = self.next_tile(base)?,
             Action::NextShape => {
                 // The mask is the user's (c) on the seeds' shapes; the LLM
@@ -430,6 +432,32 @@ impl UiState {
         } else {
             *before_cudnn = Some(base.variant);
             Some(Variant::CUDNN)
+        }
+    }
+
+    /// The next Python variant (`--py`, in the order given); after the
+    /// last, back to the kernel variant left for the first.
+    fn next_python(&mut self, base: Key) -> Option<Variant> {
+        let Mode::Live { before_cudnn, .. } = &mut self.mode else {
+            return None;
+        };
+        let all = Variant::pythons();
+        if all.is_empty() {
+            self.notice = Some(
+                "no Python variants: start with --py py:sdpa_flash,py:MODULE:FUNCTION to cycle them"
+                    .into(),
+            );
+            return None;
+        }
+        match all.iter().position(|v| *v == base.variant) {
+            Some(i) if i + 1 < all.len() => Some(all[i + 1]),
+            Some(_) => Some(before_cudnn.take().unwrap_or_else(Variant::start)),
+            None => {
+                if !base.variant.is_library() {
+                    *before_cudnn = Some(base.variant);
+                }
+                Some(all[0])
+            }
         }
     }
 

@@ -39,6 +39,11 @@ pub fn python_index(spec: &str) -> u64 {
     i as u64
 }
 
+/// Every Python function's spec, in order of first use.
+pub fn python_specs() -> Vec<String> {
+    PYTHON.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
 /// The spec numbered `i`.
 pub fn python_spec(i: u64) -> Option<String> {
     let all = PYTHON.read().unwrap_or_else(|e| e.into_inner());
