@@ -57,6 +57,9 @@ def setup(info_json):
         sys.path[:] = [p for p in info.get("path", []) if p] or sys.path
         if info.get("executable"):
             sys.executable = info["executable"]
+        # An embedded interpreter may have no argv; some libraries read it.
+        if not getattr(sys, "argv", None):
+            sys.argv = [sys.executable]
         return sys.version.split()[0]
 
     return _answer(work)

@@ -101,6 +101,10 @@ pub fn sweep(args: SweepArgs) -> i32 {
                     any_fail |= !pass;
                     rows.push(row);
                 }
+                Err(crate::gpu::engine::EngineError::NotTaken(why)) => {
+                    let why = why.strip_prefix(&format!("{v}: ")).unwrap_or(&why);
+                    rows.push(serde_json::json!({"variant": v.name(), "not_taken": why}));
+                }
                 Err(e) => {
                     any_fail = true;
                     rows.push(serde_json::json!({"variant": v.name(), "error": e.to_string()}));

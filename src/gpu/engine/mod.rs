@@ -100,6 +100,10 @@ pub enum EngineError {
     Cuda(String),
     #[error("{0}")]
     Invalid(String),
+    /// A library variant does not take the shape (a Python function's
+    /// `attnscope_supports`): sweep's "not run", not a failure.
+    #[error("{0}")]
+    NotTaken(String),
 }
 
 fn cuda<T>(r: Result<T, cudarc::driver::DriverError>, what: &str) -> Result<T, EngineError> {

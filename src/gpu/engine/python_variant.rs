@@ -69,7 +69,7 @@ impl Engine {
         let rt = python::runtime().map_err(fail)?;
         let resolved = rt.resolve(&spec, &problem(shape)).map_err(fail)?;
         if let Some(why) = resolved.refused {
-            return Err(fail(format!("does not take {shape}: {why}")));
+            return Err(EngineError::NotTaken(format!("{variant}: {why}")));
         }
         let versions = rt.versions().map_err(fail)?;
         let info = PythonBuild {
