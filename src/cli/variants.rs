@@ -77,7 +77,9 @@ pub fn parse_variant_list(text: &str) -> Result<VariantNames, String> {
 pub fn parse_python_list(text: &str) -> Result<VariantNames, String> {
     let names = parse_variant_list(text)?;
     match names.0.iter().find(|v| !v.is_python()) {
-        Some(v) => Err(format!("{v} is not a Python variant (py:NAME or py:MODULE:FUNCTION)")),
+        Some(v) => Err(format!(
+            "{v} is not a Python variant (py:NAME or py:MODULE:FUNCTION)"
+        )),
         None => Ok(names),
     }
 }

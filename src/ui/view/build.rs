@@ -98,7 +98,11 @@ fn cudnn_groups(b: &BuildReport) -> Vec<Vec<Span<'static>>> {
     groups.push(vec![Span::styled(
         format!(
             "{} in {} ms{}",
-            if b.python.is_some() { "imported and warmed" } else { "graph built" },
+            if b.python.is_some() {
+                "imported and warmed"
+            } else {
+                "graph built"
+            },
             fixed(b.compile_ms, 0),
             if b.cached { " (cached)" } else { "" }
         ),
