@@ -149,7 +149,7 @@ pub const KEYS: &[Binding] = &[
         Char('P'),
         "P",
         NextPython,
-        "next Python variant (--py); after the last, back to the kernel left",
+        "next Python variant (--py); after the last, back to the kernel",
         false,
     ),
     bind(Live, Char('s'), "s", NextShape, "next problem shape", false),
