@@ -162,6 +162,8 @@ def resolve(spec, problem_json):
         try:
             module = _import(module_name)
         except ModuleNotFoundError as e:
+            if e.name == "torch":
+                raise RuntimeError(_no_torch(e)) from None
             if e.name and module_name.startswith(e.name):
                 raise RuntimeError(
                     f"no module '{module_name}' on {sys.executable}'s sys.path "
@@ -198,6 +200,13 @@ def resolve(spec, problem_json):
     return _answer(work)
 
 
+def _no_torch(e):
+    return (
+        f"torch is not importable by {sys.executable} ({e}): "
+        "install torch there, or point ATTNSCOPE_PYTHON at a Python that has it"
+    )
+
+
 def versions():
     """python, torch, triton versions and whether torch sees CUDA."""
 
@@ -206,10 +215,7 @@ def versions():
         try:
             import torch
         except ImportError as e:
-            raise RuntimeError(
-                f"torch is not importable by {sys.executable} ({e}): "
-                "install torch there, or point ATTNSCOPE_PYTHON at a Python that has it"
-            ) from None
+            raise RuntimeError(_no_torch(e)) from None
         out["torch"] = torch.__version__
         try:
             import triton

@@ -153,6 +153,13 @@ fn torch_missing_is_one_line_naming_the_interpreter() {
         Err(e) => {
             assert!(e.contains("torch is not importable by"), "{e}");
             assert!(e.contains(&rt.interpreter.executable), "{e}");
+            // A module importing torch at its top says the same.
+            let spec = format!(
+                "{}/tests/py/needs_torch.py:attention",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            let e = rt.resolve(&spec, &problem(false, 64)).unwrap_err();
+            assert!(e.contains("torch is not importable by"), "{e}");
         }
     }
 }
