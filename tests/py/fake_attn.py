@@ -36,3 +36,19 @@ def _boom(problem):
 
 
 raising_supports.attnscope_supports = _boom
+
+
+def checked(q, k, v, causal=False):
+    """Asserts what the bridge hands over (with tests/py/fake_torch)."""
+    import torch
+
+    assert q.shape == (1, 8, 16, 64) and k.shape == v.shape == (1, 2, 64, 64), (q.shape, k.shape)
+    assert q.dtype == k.dtype == torch.bfloat16, q.dtype
+    assert (q.ptr, k.ptr, v.ptr) == (0x1000, 0x2000, 0x3000)
+    assert torch.cuda.current == ("stream", 0x77), torch.cuda.current
+    assert causal, "causal=True on a causal shape"
+    return torch.Tensor(q.shape, q.dtype, 0x9000)
+
+
+def wrong_shape(q, k, v, causal=False):
+    return k
