@@ -671,3 +671,30 @@ fn no_gate_reads_a_race_still_running() {
     assert_eq!((g.value, g.interval), (Some(1.3), Some((1.25, 1.35))));
     assert_eq!(g.status, Status::Pass);
 }
+
+fn shown(ui: &mut UiState, name: &str) {
+    ui.apply(&Stamped {
+        t_us: 1,
+        event: Event::VariantSelected(VariantSelected {
+            variant: name.parse().unwrap(),
+            shape: Shape::MISSION,
+        }),
+    });
+}
+
+#[test]
+fn p_cycles_the_python_variants_then_goes_back() {
+    let mut ui = UiState::live(GateSet::default_set());
+    shown(&mut ui, "wmma");
+    // None named yet: nothing to select (a notice says how to name some).
+    assert!(ui.handle(Action::NextPython).is_empty());
+    for name in ["py:sdpa_flash", "py:mymod:attn"] {
+        name.parse::<Variant>().unwrap();
+    }
+    assert_eq!(selected(&ui.handle(Action::NextPython)), "py:sdpa_flash");
+    shown(&mut ui, "py:sdpa_flash");
+    assert_eq!(selected(&ui.handle(Action::NextPython)), "py:mymod:attn");
+    shown(&mut ui, "py:mymod:attn");
+    // After the last, back to the kernel variant left for the first.
+    assert_eq!(selected(&ui.handle(Action::NextPython)), "wmma");
+}

@@ -125,7 +125,7 @@ fn help_lists_every_key() {
     let mut state = replay_state(&fixture_events());
     state.handle(Action::ToggleHelp);
     // Taller than 40 rows: at 120×40 the last keys are a scroll away (j).
-    let screen = text(&draw(&state, 120, 48));
+    let screen = text(&draw(&state, 120, 50));
     for b in state
         .key_table()
         .iter()
@@ -137,7 +137,7 @@ fn help_lists_every_key() {
             b.help
         );
     }
-    insta::assert_snapshot!("help_120x48", screen);
+    insta::assert_snapshot!("help_120x50", screen);
 }
 
 #[test]

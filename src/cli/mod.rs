@@ -549,6 +549,9 @@ pub struct LiveArgs {
     /// `variant_arg` checked against the registered kernels (cli/resolve.rs).
     #[arg(skip)]
     pub variant: Option<Variant>,
+    /// Python variants for P to cycle: py:NAME (bundled adapters), py:MODULE:FUNCTION, comma-separated.
+    #[arg(long, value_name = "LIST", value_parser = variants::parse_python_list)]
+    pub py: Option<variants::VariantNames>,
     /// Longest A/B race, seconds (0.5 to 600).
     #[arg(long, default_value_t = 10.0, value_parser = parse_seconds)]
     pub ab_seconds: f64,
@@ -579,23 +582,6 @@ pub struct LiveArgs {
     pub gpu: DeviceArg,
 }
 
-impl LiveArgs {
-    /// The shape live opens at: `--shape`, else the mission shape at the
-    /// kernel's first head dimension when it does not run D=64; then
-    /// `--dtype`, `--kv-heads`, `--kv-len` and `--causal` (checked in
-    /// resolve.rs).
-    pub fn start_shape(&self, variant: &Variant) -> Shape {
-        let shape = self.shape.unwrap_or_else(|| {
-            let d = variant
-                .manifest()
-                .filter(|m| !m.head_dims.contains(&Shape::MISSION.d))
-                .map_or(Shape::MISSION.d, |m| m.head_dims[0]);
-            Shape::new(2, 8, 512, d)
-        });
-        problem::with_flags(shape, (self.kv_heads, self.kv_len), self.dtype, self.causal)
-    }
-}
-
 impl Default for LiveArgs {
     /// What `attnscope` with no subcommand runs: the same as `attnscope live`.
     fn default() -> Self {
@@ -609,6 +595,7 @@ impl Default for LiveArgs {
             causal: false,
             variant_arg: None,
             variant: None,
+            py: None,
             ab_seconds: 10.0,
             regime: None,
             inputs: None,

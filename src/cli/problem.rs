@@ -72,6 +72,23 @@ pub fn with_flags(
         .with_causal(causal || shape.causal)
 }
 
+impl super::LiveArgs {
+    /// The shape live opens at: `--shape`, else the mission shape at the
+    /// kernel's first head dimension when it does not run D=64; then
+    /// `--dtype`, `--kv-heads`, `--kv-len` and `--causal` (checked in
+    /// resolve.rs).
+    pub fn start_shape(&self, variant: &crate::session::Variant) -> Shape {
+        let shape = self.shape.unwrap_or_else(|| {
+            let d = variant
+                .manifest()
+                .filter(|m| !m.head_dims.contains(&Shape::MISSION.d))
+                .map_or(Shape::MISSION.d, |m| m.head_dims[0]);
+            Shape::new(2, 8, 512, d)
+        });
+        with_flags(shape, (self.kv_heads, self.kv_len), self.dtype, self.causal)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

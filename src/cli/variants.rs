@@ -73,6 +73,17 @@ pub fn parse_variant_list(text: &str) -> Result<VariantNames, String> {
         .map(VariantNames)
 }
 
+/// `--py`: Python variants only, comma-separated.
+pub fn parse_python_list(text: &str) -> Result<VariantNames, String> {
+    let names = parse_variant_list(text)?;
+    match names.0.iter().find(|v| !v.is_python()) {
+        Some(v) => Err(format!(
+            "{v} is not a Python variant (py:NAME or py:MODULE:FUNCTION)"
+        )),
+        None => Ok(names),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -32,8 +32,11 @@ pub(super) const FAMILY_COLORS: [RGBColor; 4] = [
 ];
 
 /// A bar's colour and legend: the code path its variant runs, as its
-/// kernel's manifest groups toggles (`family`); cuDNN grey.
+/// kernel's manifest groups toggles (`family`); cuDNN and Python grey.
 pub(super) fn family(v: &Variant) -> (RGBColor, String) {
+    if v.is_python() {
+        return (VENDOR_COLOR, v.name());
+    }
     let Some(m) = v.manifest() else {
         return (VENDOR_COLOR, "cuDNN".into());
     };

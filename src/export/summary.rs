@@ -338,7 +338,7 @@ fn variant_rows(
         return;
     }
     let (regs, smem, spill) = match v.build.as_ref() {
-        Some(_) if key.variant.is_cudnn() => ("—".into(), "—".into(), "—".into()),
+        Some(_) if key.variant.is_library() => ("—".into(), "—".into(), "—".into()),
         Some(b) => (
             b.registers.to_string(),
             bytes(f64::from(b.smem_static_bytes) + f64::from(b.smem_dynamic_bytes)),

@@ -375,7 +375,11 @@ impl Worker {
             cached: b.cached,
             families: b.families.clone(),
             ptxas_log: b.log.clone(),
-            source_hash: engine.source_hash(variant.kernel),
+            source_hash: match &b.python {
+                Some(p) => p.source_hash.clone(),
+                None => engine.source_hash(variant.kernel),
+            },
+            python: b.python.clone(),
         }
     }
 

@@ -16,6 +16,7 @@ pub mod measure;
 pub mod nvrtc;
 pub mod profiler;
 pub mod ptxas;
+pub mod python;
 pub mod race;
 pub mod telemetry;
 

@@ -145,6 +145,9 @@ pub struct Build {
     /// NVRTC printed no PTXAS report; resources come from the driver.
     #[serde(default)]
     pub report_missing: bool,
+    /// A Python variant's file and versions (none for a cubin).
+    #[serde(default)]
+    pub python: Option<crate::session::event::PythonBuild>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -382,6 +385,7 @@ pub fn compile(program: &Program, defines: &[String], arch: &str) -> Result<Buil
         compile_ms: started.elapsed().as_secs_f64() * 1e3,
         cached: false,
         report_missing: report.is_none(),
+        python: None,
     })
 }
 

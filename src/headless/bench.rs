@@ -543,9 +543,9 @@ fn time_one(
         "checked": crate::metrics::reference::coverage_text(&check),
         "check": check,
         // cuDNN's kernel has no PTXAS report: its resources are unknown, not 0.
-        "registers": (!variant.is_cudnn()).then_some(build.registers),
+        "registers": (!variant.is_library()).then_some(build.registers),
         "smem_bytes": engine.smem_bytes(variant, shape).unwrap_or(0) + build.smem_static_bytes,
-        "spill_bytes": (!variant.is_cudnn())
+        "spill_bytes": (!variant.is_library())
             .then_some(build.spill_store_bytes + build.spill_load_bytes),
     });
     Ok((row, pass))

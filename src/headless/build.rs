@@ -25,11 +25,8 @@ pub fn build(args: BuildArgs) -> i32 {
             }
         }
     }
-    if let Some(v) = variants.iter().find(|v| v.is_cudnn()) {
-        return fail(
-            exit::USAGE,
-            format!("{v}: cuDNN ships compiled; build compiles attnscope's kernels only"),
-        );
+    if let Some(v) = variants.iter().find(|v| v.is_library()) {
+        return fail(exit::USAGE, not_built(v));
     }
     if let Err(e) = nvrtc::nvrtc_version() {
         return fail(exit::NO_GPU, e);
@@ -168,4 +165,14 @@ pub fn smem_limit(arch: &str) -> Option<(&'static str, u32)> {
         "sm_90" => Some(("H100/H200", 227 * 1024)),
         _ => None,
     }
+}
+
+/// Why `build` refuses cuDNN and Python variants.
+fn not_built(v: &crate::session::Variant) -> String {
+    let what = if v.is_cudnn() {
+        "cuDNN ships compiled"
+    } else {
+        "a Python function is not compiled by attnscope"
+    };
+    format!("{v}: {what}; build compiles attnscope's kernels only")
 }

@@ -101,6 +101,7 @@ pub fn doctor() -> i32 {
         ),
         Err(e) => println!("  --   no hardware counters: {}", again(&missing, e)),
     }
+    super::doctor_python::report();
     if problems == 0 {
         println!("live mode is available");
         0

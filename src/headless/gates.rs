@@ -185,7 +185,7 @@ impl Outcome<'_> {
 /// scalar path cannot take the tile (K/V splits, 32 rows per warp).
 fn scalar_beside(variant: Variant) -> Variant {
     // scalar path cannot take the tile (K/V splits, 32 rows per warp).
-    let base = if variant.is_cudnn() {
+    let base = if variant.is_library() {
         Variant::base()
     } else {
         Variant::base_of(variant.kernel)

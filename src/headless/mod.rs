@@ -10,6 +10,7 @@ mod bench_runs;
 mod build;
 mod clocks;
 mod doctor;
+mod doctor_python;
 pub mod gates;
 mod mutations;
 mod new;
@@ -233,12 +234,29 @@ fn runnable<'a>(
     variants: impl IntoIterator<Item = &'a crate::session::Variant>,
     shape: &crate::session::Shape,
 ) -> Result<(), i32> {
-    for v in variants {
+    let variants: Vec<_> = variants.into_iter().collect();
+    for v in &variants {
         if let Err(e) = v.runs(shape) {
             return Err(fail(exit::USAGE, format!("{v} at {shape}: {e}")));
         }
     }
-    Ok(())
+    python_needs_gpu(variants.into_iter().copied())
+}
+
+/// A `py:` variant is called in the GPU worker on the engine's buffers:
+/// with no GPU it is refused by name, before Python is looked for.
+fn python_needs_gpu(
+    variants: impl IntoIterator<Item = crate::session::Variant>,
+) -> Result<(), i32> {
+    let Some(v) = variants.into_iter().find(|v| v.is_python()) else {
+        return Ok(());
+    };
+    crate::gpu::probe().map_err(|e| {
+        fail(
+            exit::NO_GPU,
+            format!("{v}: a Python variant runs next to the GPU, on the GPU worker's own buffers, and there is none here: {e}"),
+        )
+    })
 }
 
 fn fail(code: i32, message: impl std::fmt::Display) -> i32 {

@@ -56,6 +56,9 @@ pub fn sweep(args: SweepArgs) -> i32 {
     if points.is_empty() {
         return fail(exit::USAGE, "this slice holds no shapes: nothing to run");
     }
+    if let Err(code) = super::python_needs_gpu(variants.iter().copied()) {
+        return code;
+    }
     let mut run = match Run::start(Timer::Cupti, args.telemetry_hz, Some(&args.out)) {
         Ok(r) => r,
         Err(code) => return code,
@@ -97,6 +100,10 @@ pub fn sweep(args: SweepArgs) -> i32 {
                 Ok((row, pass)) => {
                     any_fail |= !pass;
                     rows.push(row);
+                }
+                Err(crate::gpu::engine::EngineError::NotTaken(why)) => {
+                    let why = why.strip_prefix(&format!("{v}: ")).unwrap_or(&why);
+                    rows.push(serde_json::json!({"variant": v.name(), "not_taken": why}));
                 }
                 Err(e) => {
                     any_fail = true;

@@ -470,10 +470,10 @@ pub(super) fn default_tile(
 pub fn run(args: TuneArgs) -> i32 {
     let shape = args.problem.shape;
     let path = args.variant.unwrap_or_else(default_path);
-    if path.is_cudnn() {
+    if path.is_library() {
         return fail(
             exit::USAGE,
-            "cudnn has no tiles to tune: give a kernel path (e.g. --variant mma+async)",
+            format!("{path} has no tiles to tune: give a kernel path (e.g. --variant mma+async)"),
         );
     }
     if !path.default_tile() {

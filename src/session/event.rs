@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 pub use super::variant::{Shape, Toggles, Variant};
 pub use bandwidth::CopyBandwidth;
 pub use edit::{EditOutcome, EditRecord, EditVerdict};
+pub use python::PythonBuild;
 pub use source::SourceInfo;
 
 /// Bumped when a change would make an old reader misread a new file.
@@ -209,6 +210,9 @@ pub struct BuildReport {
     pub ptxas_log: String,
     /// Hash of the kernel source it was built from (changes with `--kernels` edits).
     pub source_hash: String,
+    /// A Python variant's file and versions (added after schema 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<PythonBuild>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -728,6 +732,7 @@ impl Event {
 
 mod bandwidth;
 pub mod edit;
+mod python;
 pub(crate) mod schema1;
 mod source;
 

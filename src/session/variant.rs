@@ -85,11 +85,54 @@ impl Variant {
         self.kernel == KernelId::CUDNN
     }
 
+    /// A Python function's variant (`py:sdpa_flash`, `py:mymod:attn`,
+    /// `py:/path/file.py:attn`): `spec` is what follows `py:`.
+    pub fn python(spec: &str) -> Result<Variant, String> {
+        python_spec_ok(spec)?;
+        Ok(Variant {
+            kernel: KernelId::PYTHON,
+            toggles: Toggles(registry::python_index(spec)),
+            tile: Tile::ZERO,
+        })
+    }
+
+    /// Every Python variant named so far (`--py`, the command line, a
+    /// session), in that order: what live's P cycles.
+    pub fn pythons() -> Vec<Variant> {
+        (0..registry::python_specs().len() as u64)
+            .map(|i| Variant {
+                kernel: KernelId::PYTHON,
+                toggles: Toggles(i),
+                tile: Tile::ZERO,
+            })
+            .collect()
+    }
+
+    pub fn is_python(&self) -> bool {
+        self.kernel == KernelId::PYTHON
+    }
+
+    /// What follows `py:` in a Python variant's name.
+    pub fn python_spec(&self) -> Option<String> {
+        self.is_python()
+            .then(|| registry::python_spec(self.toggles.0))
+            .flatten()
+    }
+
+    /// Someone else's kernels, called through a library: cuDNN or a Python
+    /// function. No manifest, no build report, any number of kernels a call.
+    pub fn is_library(&self) -> bool {
+        self.is_cudnn() || self.is_python()
+    }
+
     /// cuDNN on the GPU this variant ran on (in a merged session, its
     /// source's; else plain `cudnn`): what "÷ cuDNN" divides by.
     pub fn cudnn_beside(&self) -> Variant {
         if self.is_cudnn() {
             return *self;
+        }
+        if self.is_python() {
+            return Variant::CUDNN;
         }
         let source = registry::get(self.kernel).source.clone();
         Variant {
@@ -109,20 +152,26 @@ impl Variant {
     /// The merged session's source it ran on (`gpu0`); empty in a session
     /// of one GPU.
     pub fn source(&self) -> String {
+        if self.is_python() {
+            return String::new();
+        }
         if self.is_cudnn() {
             return registry::source_tag(self.toggles.0).unwrap_or_default();
         }
         registry::get(self.kernel).source.clone()
     }
 
-    /// Its kernel's manifest; None for cuDNN.
+    /// Its kernel's manifest; None for cuDNN and Python functions.
     pub fn manifest(&self) -> Option<Arc<Manifest>> {
-        (!self.is_cudnn()).then(|| registry::manifest(self.kernel))
+        (!self.is_library()).then(|| registry::manifest(self.kernel))
     }
 
     /// `wmma+pv+async@128x64s2w8`; `label:…` for a kernel other than the
-    /// primary one; `cudnn`.
+    /// primary one; `cudnn`; `py:MODULE:FUNCTION`.
     pub fn name(&self) -> String {
+        if self.is_python() {
+            return format!("py:{}", self.python_spec().unwrap_or_default());
+        }
         let Some(m) = self.manifest() else {
             return match registry::source_tag(self.toggles.0) {
                 Some(tag) if !tag.is_empty() => format!("{tag}:cudnn"),
@@ -138,6 +187,9 @@ impl Variant {
 
     /// The name without the kernel's label.
     pub fn short_name(&self) -> String {
+        if self.is_python() {
+            return self.name();
+        }
         match self.manifest() {
             Some(m) => m.variant_text(self.toggles.0, self.tile),
             None => "cudnn".into(),
@@ -163,6 +215,14 @@ impl Variant {
     /// Whether its kernel accepts it (the manifest's ranges and rules, said
     /// before a build so the CLI and the screen can name the rule).
     pub fn check(&self) -> Result<(), String> {
+        if self.is_python() {
+            return match self.python_spec() {
+                Some(_) if self.tile == Tile::ZERO => Ok(()),
+                _ => Err(
+                    "a py: variant names a Python function: it takes no toggles and no tile".into(),
+                ),
+            };
+        }
         match self.manifest() {
             None if self.tile != Tile::ZERO || registry::source_tag(self.toggles.0).is_none() => {
                 Err("cudnn is cuDNN's own kernel: it takes no toggles and no tile".into())
@@ -315,6 +375,9 @@ impl FromStr for Variant {
         if text == "cudnn" {
             return Ok(Variant::CUDNN);
         }
+        if let Some(spec) = text.strip_prefix("py:") {
+            return Variant::python(spec).map_err(|e| format!("variant '{text}': {e}"));
+        }
         // cuDNN on one source of a merged session: `h200:cudnn`.
         if let Some((tag, "cudnn")) = text.split_once(':')
             && let Some(i) = registry::find_source(tag).filter(|&i| i > 0)
@@ -341,6 +404,27 @@ impl FromStr for Variant {
             tile,
         })
     }
+}
+
+/// Whether `spec` names a function: `NAME` (a bundled adapter),
+/// `MODULE:FUNCTION` (dotted module) or `/path/file.py:FUNCTION`.
+fn python_spec_ok(spec: &str) -> Result<(), String> {
+    let ident = |w: &str| {
+        w.chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && w.chars().all(|c| c.is_alphanumeric() || c == '_')
+    };
+    let (module, function) = match spec.rsplit_once(':') {
+        Some((m, f)) => (Some(m), f),
+        None => (None, spec),
+    };
+    let module_ok =
+        module.is_none_or(|m| m.ends_with(".py") && !m.contains(',') || m.split('.').all(ident));
+    if ident(function) && module_ok {
+        return Ok(());
+    }
+    Err("a Python variant is py:NAME (a bundled adapter: sdpa_flash, sdpa_efficient, flex, triton_tutorial, fa3, flashinfer), py:MODULE:FUNCTION or py:/path/file.py:FUNCTION".into())
 }
 
 /// A kernel by label, or by folder (a path, loaded on first use).

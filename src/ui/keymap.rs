@@ -18,6 +18,8 @@ pub enum Action {
     Toggle(usize),
     /// The next kernel folder (K).
     NextKernel,
+    /// The next Python variant given with `--py` (P).
+    NextPython,
     NextTile,
     NextShape,
     ToggleCausal,
@@ -140,6 +142,14 @@ pub const KEYS: &[Binding] = &[
         "K",
         NextKernel,
         "next kernel folder (--kernels, --also, bundled)",
+        false,
+    ),
+    bind(
+        Live,
+        Char('P'),
+        "P",
+        NextPython,
+        "next Python variant (--py); after the last, back to the kernel",
         false,
     ),
     bind(Live, Char('s'), "s", NextShape, "next problem shape", false),
@@ -488,6 +498,7 @@ mod tests {
             Toggle(3),
             Toggle(4),
             NextKernel,
+            NextPython,
             NextTile,
             NextShape,
             ToggleCausal,

@@ -158,7 +158,7 @@ impl UiState {
     /// shown one, or on cuDNN the one `d` left.
     pub fn kernel_variant(&self) -> Option<Variant> {
         let v = self.shown_key()?.variant;
-        if !v.is_cudnn() {
+        if !v.is_library() {
             return Some(v);
         }
         match &self.mode {
@@ -253,6 +253,7 @@ impl UiState {
             Action::ToggleCudnn
             | Action::Toggle(_)
             | Action::NextKernel
+            | Action::NextPython
             | Action::NextTile
             | Action::NextShape
             | Action::ToggleCausal => self.next_selection(action, base),
@@ -397,6 +398,7 @@ impl UiState {
         let mut next = base;
         match action {
             Action::NextKernel => next.variant = self.next_kernel(base)?,
+            Action::NextPython => next.variant = self.next_python(base)?,
             Action::NextTile => next.variant = self.next_tile(base)?,
             Action::NextShape => {
                 // The mask is the user's (c) on the seeds' shapes; the LLM
@@ -433,13 +435,39 @@ impl UiState {
         }
     }
 
+    /// The next Python variant (`--py`, in the order given); after the
+    /// last, back to the kernel variant left for the first.
+    fn next_python(&mut self, base: Key) -> Option<Variant> {
+        let Mode::Live { before_cudnn, .. } = &mut self.mode else {
+            return None;
+        };
+        let all = Variant::pythons();
+        if all.is_empty() {
+            self.notice = Some(
+                "no Python variants: start with --py py:sdpa_flash,py:MODULE:FUNCTION to cycle them"
+                    .into(),
+            );
+            return None;
+        }
+        match all.iter().position(|v| *v == base.variant) {
+            Some(i) if i + 1 < all.len() => Some(all[i + 1]),
+            Some(_) => Some(before_cudnn.take().unwrap_or_else(Variant::start)),
+            None => {
+                if !base.variant.is_library() {
+                    *before_cudnn = Some(base.variant);
+                }
+                Some(all[0])
+            }
+        }
+    }
+
     /// The shown variant with kernel toggle `i` pressed.
     fn toggled(&mut self, base: Key, i: usize) -> Option<Variant> {
         let Mode::Live { before_cudnn, .. } = &mut self.mode else {
             return None;
         };
         // A kernel key pressed on cuDNN goes back to that kernel first.
-        let mut v = if base.variant.is_cudnn() {
+        let mut v = if base.variant.is_library() {
             before_cudnn.take().unwrap_or_else(Variant::base)
         } else {
             base.variant
@@ -469,7 +497,7 @@ impl UiState {
                 Some("one kernel only: start with --kernels DIR (and --also DIR) to switch".into());
             return None;
         }
-        let from = if base.variant.is_cudnn() {
+        let from = if base.variant.is_library() {
             before_cudnn.take().unwrap_or_else(Variant::base)
         } else {
             base.variant

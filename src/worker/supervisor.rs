@@ -389,7 +389,7 @@ impl Supervision<'_> {
         let (current, last_good) = self.running();
         let back = match (last_good, current) {
             (Some(good), Some(cur)) if good != cur || signalled => Some(good),
-            (_, Some((cur, shape))) if cur.is_cudnn() => Some((Variant::base(), shape)),
+            (_, Some((cur, shape))) if cur.is_library() => Some((Variant::base(), shape)),
             (_, Some((cur, shape))) => Some((Variant::base_of(cur.kernel), shape)),
             (good, None) => good,
         };

@@ -13,7 +13,7 @@ impl Engine {
     pub fn build_ahead(&mut self, variants: &[Variant], shape: &Shape) -> Vec<Option<String>> {
         let mut early: Vec<Option<String>> = vec![None; variants.len()];
         for (i, v) in variants.iter().enumerate() {
-            if v.is_cudnn() {
+            if v.is_library() {
                 continue;
             }
             if let Err(e) = self.builder(v.kernel) {
@@ -27,7 +27,7 @@ impl Engine {
                 .iter()
                 .zip(&early)
                 .map(|(v, e)| {
-                    let skip = v.is_cudnn() || e.is_some();
+                    let skip = v.is_library() || e.is_some();
                     let arch = &arch;
                     (!skip).then(|| {
                         scope.spawn(move || {

@@ -210,7 +210,11 @@ impl Engine {
             let poison = vec![shape.dtype.poison(); shape.q_elements()];
             cuda(self.stream.memcpy_htod(&poison, &mut b.o), "poison O")?;
         }
-        self.launch(variant, shape)?;
+        if variant.is_python() {
+            self.launch_python(variant, shape, true)?;
+        } else {
+            self.launch(variant, shape)?;
+        }
         cuda(self.stream.synchronize(), "kernel execution")?;
         let b = self.bufs.as_ref().expect("set above");
         let out: Vec<u16> = cuda(self.stream.clone_dtoh(&b.o), "download O")?;

@@ -17,10 +17,12 @@ mod copy_bw;
 mod cudnn_variant;
 mod heads;
 mod pipeline;
+mod python_variant;
 mod timing;
 mod tma;
 
 pub use pipeline::{Collected, Queued};
+pub use timing::Timer;
 
 use crate::gpu::nvrtc::{Build, BuildError, Builder, Program};
 use crate::session::event::{GpuInfo, L2Mode};
@@ -98,6 +100,10 @@ pub enum EngineError {
     Cuda(String),
     #[error("{0}")]
     Invalid(String),
+    /// A library variant does not take the shape (a Python function's
+    /// `attnscope_supports`): sweep's "not run", not a failure.
+    #[error("{0}")]
+    NotTaken(String),
 }
 
 fn cuda<T>(r: Result<T, cudarc::driver::DriverError>, what: &str) -> Result<T, EngineError> {
@@ -129,25 +135,6 @@ struct Buffers {
     o: CudaSlice<u16>,
 }
 
-/// Where per-launch GPU time comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Timer {
-    /// CUPTI kernel activity records (what Nsight Systems shows).
-    Cupti,
-    /// A CUDA event pair around each launch.
-    CudaEvents,
-}
-
-impl Timer {
-    pub fn name(self) -> &'static str {
-        match self {
-            Timer::Cupti => "cupti",
-            Timer::CudaEvents => "cuda_events",
-        }
-    }
-}
-
 pub struct Engine {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
@@ -175,6 +162,8 @@ pub struct Engine {
     pub timing_inputs: crate::session::Inputs,
     /// cuDNN's handle and plans, once the `cudnn` variant was prepared.
     cudnn: Option<cudnn_variant::Cudnn>,
+    /// The `py:` functions prepared, by variant and shape.
+    python: python_variant::PythonVariants,
     /// What the isolated regime does before each launch.
     pub isolation: Isolation,
     /// Host ns per globaltimer ns (`calibrate_clock_probe`), once measured.
@@ -244,6 +233,7 @@ impl Engine {
             telemetry: None,
             timing_inputs: crate::session::Inputs::Uniform,
             cudnn: None,
+            python: Default::default(),
             isolation: Isolation::from_env(),
             globaltimer_vs_host: None,
             oracle: check::OracleCache::default(),
@@ -442,7 +432,7 @@ impl Engine {
         self.prepare(variant, shape)?;
         // One range per kernel holds one kernel: a cuDNN call of several
         // kernels is counted in one user range around the call instead.
-        let mode = if variant.is_cudnn() && self.cudnn_kernels(shape) > 1 {
+        let mode = if variant.is_library() && self.kernels_per_call(variant, shape) > 1 {
             RangeMode::User
         } else {
             mode
@@ -585,6 +575,9 @@ impl Engine {
         if variant.is_cudnn() {
             return self.prepare_cudnn(shape);
         }
+        if variant.is_python() {
+            return self.prepare_python(variant, shape);
+        }
         variant.check().map_err(EngineError::Invalid)?;
         variant.runs(shape).map_err(EngineError::Invalid)?;
         let key = load_key(variant, shape);
@@ -680,6 +673,9 @@ impl Engine {
     fn launch(&mut self, variant: &Variant, shape: &Shape) -> Result<(), EngineError> {
         if variant.is_cudnn() {
             return self.launch_cudnn(shape);
+        }
+        if variant.is_python() {
+            return self.launch_python(variant, shape, false);
         }
         let l = self
             .loaded

@@ -87,11 +87,7 @@ impl Engine {
             "event",
         )?;
         cuda(end.record(&self.stream), "record")?;
-        let kernels = if variant.is_cudnn() {
-            self.cudnn_kernels(shape)
-        } else {
-            1
-        };
+        let kernels = self.kernels_per_call(variant, shape);
         Ok(Queued {
             variant: *variant,
             n,

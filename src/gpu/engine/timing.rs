@@ -6,7 +6,7 @@ use std::time::Instant;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, LaunchConfig, PushKernelArg};
 
-use super::{Engine, EngineError, PROBE_CYCLES, Timer, cuda};
+use super::{Engine, EngineError, PROBE_CYCLES, cuda};
 use crate::gpu::cupti_timer::{Kind, Span};
 use crate::session::event::{L2Mode, Regime};
 use crate::session::{Shape, Variant};
@@ -242,13 +242,7 @@ impl Engine {
                 .collect();
             let per_call: Vec<usize> = order
                 .iter()
-                .map(|v| {
-                    if v.is_cudnn() {
-                        self.cudnn_kernels(shape)
-                    } else {
-                        1
-                    }
-                })
+                .map(|v| self.kernels_per_call(v, shape))
                 .collect();
             group_calls(&spans, order, &per_call).map_err(|e| {
                 EngineError::Cuda(format!(
@@ -281,8 +275,16 @@ pub fn group_calls(
 ) -> Result<Vec<u64>, String> {
     let want: usize = per_call.iter().sum();
     if spans.len() != want {
+        // A Python function may launch a different set of kernels from call
+        // to call (a recompile, another backend): the calls cannot be told apart.
+        let py = order
+            .iter()
+            .find(|v| v.is_python())
+            .map_or(String::new(), |v| {
+                format!("; {v} launched another number of kernels than the one call counted when it was prepared, so its calls cannot be summed")
+            });
         return Err(format!(
-            "CUPTI delivered {} kernel records for {} launches ({want} expected)",
+            "CUPTI delivered {} kernel records for {} launches ({want} expected){py}",
             spans.len(),
             order.len()
         ));
@@ -291,7 +293,7 @@ pub fn group_calls(
     let mut at = 0;
     for (v, &k) in order.iter().zip(per_call) {
         let call = &spans[at..at + k];
-        let kind = if v.is_cudnn() {
+        let kind = if v.is_library() {
             Kind::Other
         } else {
             Kind::Attention
@@ -344,5 +346,24 @@ mod tests {
         // A missing record or a kernel of the wrong kind is an error, never a shifted sample.
         assert!(group_calls(&spans[..3], &order, &[1, 2, 1]).is_err());
         assert!(group_calls(&spans, &[ours, ours, ours, ours], &[1, 1, 1, 1]).is_err());
+    }
+}
+
+/// Where per-launch GPU time comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Timer {
+    /// CUPTI kernel activity records (what Nsight Systems shows).
+    Cupti,
+    /// A CUDA event pair around each launch.
+    CudaEvents,
+}
+
+impl Timer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Timer::Cupti => "cupti",
+            Timer::CudaEvents => "cuda_events",
+        }
     }
 }

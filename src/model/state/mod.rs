@@ -338,7 +338,7 @@ impl SessionState {
             .map(|c| c.values.clone())
             .unwrap_or_default();
         // cuDNN's kernel has no PTXAS report: its resources stay unknown.
-        if let Some(b) = s.build.as_ref().filter(|_| !key.variant.is_cudnn()) {
+        if let Some(b) = s.build.as_ref().filter(|_| !key.variant.is_library()) {
             values.insert("attnscope:registers".into(), b.registers as f64);
             values.insert(
                 "attnscope:smem_bytes".into(),
@@ -509,7 +509,7 @@ impl SessionState {
     /// one) at the same shape, the same tile where the base has it; cuDNN
     /// against the primary kernel's base.
     pub fn speedup_vs_scalar(&self, key: &Key) -> Option<Speedup> {
-        let base = if key.variant.is_cudnn() {
+        let base = if key.variant.is_library() {
             Variant::base()
         } else {
             Variant::base_of(key.variant.kernel)
@@ -558,7 +558,7 @@ impl SessionState {
                 *why = w.clone();
                 continue;
             }
-            if key.variant.is_cudnn()
+            if key.variant.is_library()
                 && spec.value.iter().any(|v| {
                     matches!(
                         v.as_str(),
@@ -566,7 +566,11 @@ impl SessionState {
                     )
                 })
             {
-                *why = "not applicable: cuDNN's kernel has no PTXAS report".into();
+                *why = if key.variant.is_cudnn() {
+                    "not applicable: cuDNN's kernel has no PTXAS report".into()
+                } else {
+                    format!("not applicable: {} has no PTXAS report", key.variant)
+                };
                 continue;
             }
             let Some(counter) = why.strip_prefix("not collected: ") else {

@@ -32,7 +32,7 @@ pub const MAX_PARAMS: usize = 16;
 /// (`ui::keymap`'s test keeps this list equal to its table.)
 pub const RESERVED_KEYS: &[char] = &[
     'q', '?', 't', 's', 'z', 'o', 'g', 'l', 'R', 'I', 'd', 'K', 'a', 'b', 'x', 'E', 'r', 'm', 'j',
-    'k', ' ', '+', '-', 'L',
+    'k', ' ', '+', '-', 'L', 'P',
 ];
 
 /// A GPU architecture a toggle or parameter needs.

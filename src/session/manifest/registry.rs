@@ -20,6 +20,34 @@ impl KernelId {
     pub const BUNDLED: KernelId = KernelId(0);
     /// cuDNN's fused attention: no manifest, no toggles, no tile.
     pub const CUDNN: KernelId = KernelId(u16::MAX);
+    /// A Python function (`py:…`): no manifest; its toggles number the
+    /// function in `python_spec`.
+    pub const PYTHON: KernelId = KernelId(u16::MAX - 1);
+}
+
+/// Python variants' functions (`sdpa_flash`, `MODULE:FUNCTION`), numbered
+/// in order of first use, so a `py:` variant stays a `Copy` value.
+static PYTHON: LazyLock<RwLock<Vec<String>>> = LazyLock::new(|| RwLock::new(Vec::new()));
+
+/// The number of a Python function's spec (registered on first use).
+pub fn python_index(spec: &str) -> u64 {
+    let mut all = PYTHON.write().unwrap_or_else(|e| e.into_inner());
+    let i = all.iter().position(|s| s == spec).unwrap_or_else(|| {
+        all.push(spec.to_string());
+        all.len() - 1
+    });
+    i as u64
+}
+
+/// Every Python function's spec, in order of first use.
+pub fn python_specs() -> Vec<String> {
+    PYTHON.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// The spec numbered `i`.
+pub fn python_spec(i: u64) -> Option<String> {
+    let all = PYTHON.read().unwrap_or_else(|e| e.into_inner());
+    all.get(i as usize).cloned()
 }
 
 #[derive(Debug)]

@@ -170,3 +170,36 @@ fn head_dims_come_from_the_manifest() {
     let llm = Shape::PRESETS[6];
     assert!(Variant::CUDNN.runs(&llm).is_ok(), "cuDNN takes every case");
 }
+
+#[test]
+fn python_variants_print_and_parse_as_named() {
+    for name in [
+        "py:sdpa_flash",
+        "py:my_pkg.attn:forward",
+        "py:/home/me/k.py:attn",
+    ] {
+        let v: Variant = name.parse().unwrap();
+        assert!(v.is_python() && v.is_library() && !v.is_cudnn(), "{name}");
+        assert_eq!(v.name(), name);
+        assert_eq!(v.to_string().parse::<Variant>().unwrap(), v);
+        assert!(v.manifest().is_none() && v.check().is_ok());
+        assert_eq!(v.cudnn_beside(), Variant::CUDNN);
+        let json = serde_json::to_string(&v).unwrap();
+        assert_eq!(json, format!("\"{name}\""));
+        assert_eq!(serde_json::from_str::<Variant>(&json).unwrap(), v);
+    }
+    let a: Variant = "py:flex".parse().unwrap();
+    let b: Variant = "py:sdpa_flash".parse().unwrap();
+    assert_ne!(a, b);
+    for bad in [
+        "py:",
+        "py:two words",
+        "py:mod:",
+        "py:a,b:f",
+        "py:mod:fn@64x64",
+    ] {
+        assert!(bad.parse::<Variant>().is_err(), "{bad}");
+    }
+    // `all` stays attnscope's own paths.
+    assert!(Variant::all_paths().iter().all(|v| !v.is_python()));
+}

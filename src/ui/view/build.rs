@@ -77,7 +77,7 @@ fn build_lines(s: &VariantState, width: u16) -> Vec<Line<'static>> {
         ));
     }
     match &s.build {
-        Some(b) if b.families.iter().any(|f| f == "cudnn") => {
+        Some(b) if b.families.iter().any(|f| f == "cudnn" || f == "python") => {
             lines.extend(super::flow(cudnn_groups(b), width));
         }
         Some(b) => lines.extend(super::flow(ptxas_groups(b), width)),
@@ -87,7 +87,8 @@ fn build_lines(s: &VariantState, width: u16) -> Vec<Line<'static>> {
     lines
 }
 
-/// cuDNN's own kernel: no PTXAS report; what runs is its engine.
+/// cuDNN's own kernel or a Python function: no PTXAS report; what runs
+/// (cuDNN's engine; python, torch, the function and its kernels a call).
 fn cudnn_groups(b: &BuildReport) -> Vec<Vec<Span<'static>>> {
     let mut groups: Vec<Vec<Span<'static>>> = b
         .ptxas_log
@@ -96,7 +97,12 @@ fn cudnn_groups(b: &BuildReport) -> Vec<Vec<Span<'static>>> {
         .collect();
     groups.push(vec![Span::styled(
         format!(
-            "graph built in {} ms{}",
+            "{} in {} ms{}",
+            if b.python.is_some() {
+                "imported and warmed"
+            } else {
+                "graph built"
+            },
             fixed(b.compile_ms, 0),
             if b.cached { " (cached)" } else { "" }
         ),
