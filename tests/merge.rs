@@ -525,3 +525,54 @@ fn a_tile_that_did_not_run_says_why_in_the_summary() {
             .all(|(_, why)| why.starts_with("did not fit"))
     );
 }
+
+/// A Python variant measured on two GPUs stays two variants in the merge
+/// (`a:py:flex`, `b:py:flex`), each divided by its own source's cuDNN, as a
+/// kernel's and cuDNN's do: one histogram never mixes the two GPUs.
+#[test]
+fn a_python_variant_of_two_sources_stays_two_variants() {
+    let dir = scratch("py");
+    // The tour with its scalar variant renamed a Python function's.
+    let text: String = json_lines(&shipped(TOUR))
+        .iter()
+        .map(|l| format!("{l}\n").replace("\"scalar\"", "\"py:flex\""))
+        .collect();
+    assert!(text.contains("\"py:flex\""));
+    let (a, b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
+    std::fs::write(&a, &text).unwrap();
+    std::fs::write(&b, &text).unwrap();
+    let out = dir.join("ab.jsonl");
+    let (code, _, err) = run(&[
+        "merge",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--labels",
+        "a,b",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let merged = std::fs::read_to_string(&out).unwrap();
+    // Past the header (whose sources keep their command lines as typed).
+    let (_, merged) = merged.split_once('\n').unwrap();
+    assert!(
+        !merged.contains("\"py:flex\""),
+        "an unsourced py:flex is left"
+    );
+    assert!(merged.contains("\"a:py:flex\"") && merged.contains("\"b:py:flex\""));
+    let mut state = SessionState::default();
+    read_file(&out, OnCorrupt::Stop, |s| {
+        state.apply(&s);
+        true
+    })
+    .unwrap();
+    let names: Vec<String> = state.variants.keys().map(|k| k.variant.name()).collect();
+    for name in ["a:py:flex", "b:py:flex"] {
+        let v: attnscope::session::Variant = name.parse().unwrap();
+        assert_eq!(v.name(), name);
+        assert_eq!(v.python_spec().as_deref(), Some("flex"));
+        assert_eq!(v.cudnn_beside().name(), format!("{}:cudnn", &name[..1]));
+        assert!(names.contains(&name.to_string()), "{names:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

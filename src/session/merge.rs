@@ -290,6 +290,8 @@ fn read_source(
                     for v in e.variants_mut() {
                         if v.is_cudnn() {
                             *v = cudnn;
+                        } else if let Some(spec) = v.python_spec() {
+                            *v = Variant::python_on(tag, &spec)?;
                         } else if let Some(k) = map.get(&v.kernel) {
                             v.kernel = *k;
                         }

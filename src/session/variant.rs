@@ -108,6 +108,17 @@ impl Variant {
             .collect()
     }
 
+    /// A Python function's variant as it ran on one source of a merged
+    /// session (`h200:py:sdpa_flash`): the source's number sits above the
+    /// function's in the toggles, so two GPUs' runs stay two variants.
+    pub fn python_on(source: &str, spec: &str) -> Result<Variant, String> {
+        let v = Variant::python(spec)?;
+        Ok(Variant {
+            toggles: Toggles(v.toggles.0 | registry::source_index(source) << PY_SOURCE_SHIFT),
+            ..v
+        })
+    }
+
     pub fn is_python(&self) -> bool {
         self.kernel == KernelId::PYTHON
     }
@@ -115,7 +126,7 @@ impl Variant {
     /// What follows `py:` in a Python variant's name.
     pub fn python_spec(&self) -> Option<String> {
         self.is_python()
-            .then(|| registry::python_spec(self.toggles.0))
+            .then(|| registry::python_spec(self.toggles.0 & PY_SPEC_MASK))
             .flatten()
     }
 
@@ -132,7 +143,7 @@ impl Variant {
             return *self;
         }
         if self.is_python() {
-            return Variant::CUDNN;
+            return Variant::cudnn_on(&self.source());
         }
         let source = registry::get(self.kernel).source.clone();
         Variant {
@@ -153,7 +164,7 @@ impl Variant {
     /// of one GPU.
     pub fn source(&self) -> String {
         if self.is_python() {
-            return String::new();
+            return registry::source_tag(self.toggles.0 >> PY_SOURCE_SHIFT).unwrap_or_default();
         }
         if self.is_cudnn() {
             return registry::source_tag(self.toggles.0).unwrap_or_default();
@@ -170,7 +181,11 @@ impl Variant {
     /// primary one; `cudnn`; `py:MODULE:FUNCTION`.
     pub fn name(&self) -> String {
         if self.is_python() {
-            return format!("py:{}", self.python_spec().unwrap_or_default());
+            let spec = self.python_spec().unwrap_or_default();
+            return match self.source() {
+                tag if tag.is_empty() => format!("py:{spec}"),
+                tag => format!("{tag}:py:{spec}"),
+            };
         }
         let Some(m) = self.manifest() else {
             return match registry::source_tag(self.toggles.0) {
@@ -378,6 +393,12 @@ impl FromStr for Variant {
         if let Some(spec) = text.strip_prefix("py:") {
             return Variant::python(spec).map_err(|e| format!("variant '{text}': {e}"));
         }
+        // A Python function on one source of a merged session: `h200:py:flex`.
+        if let Some((tag, spec)) = text.split_once(":py:")
+            && registry::find_source(tag).is_some_and(|i| i > 0)
+        {
+            return Variant::python_on(tag, spec).map_err(|e| format!("variant '{text}': {e}"));
+        }
         // cuDNN on one source of a merged session: `h200:cudnn`.
         if let Some((tag, "cudnn")) = text.split_once(':')
             && let Some(i) = registry::find_source(tag).filter(|&i| i > 0)
@@ -405,6 +426,11 @@ impl FromStr for Variant {
         })
     }
 }
+
+/// A Python variant's toggles: the function's number below, its merged
+/// session's source above.
+const PY_SOURCE_SHIFT: u32 = 32;
+const PY_SPEC_MASK: u64 = (1 << PY_SOURCE_SHIFT) - 1;
 
 /// Whether `spec` names a function: `NAME` (a bundled adapter),
 /// `MODULE:FUNCTION` (dotted module) or `/path/file.py:FUNCTION`.
