@@ -77,6 +77,17 @@ def _import_error(name):
         return "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
 
 
+def _unloadable(name, what):
+    """None when module `name` imports, else why not: `what` is not installed,
+    or is there and fails to load (a binary built for another torch, say)."""
+    err = _import_error(name)
+    if err is None:
+        return None
+    if err.startswith("ModuleNotFoundError") and name in err:
+        return "%s is not installed" % what
+    return "%s does not load: %s" % (what, err)
+
+
 _CUDA_STATE = None
 
 
@@ -762,11 +773,9 @@ def fa2(q, k, v, causal=False):
 
 
 def _fa3_status():
-    err = _import_error("flash_attn_interface")
-    if err is not None:
-        if err.startswith("ModuleNotFoundError") and "flash_attn_interface" in err:
-            return False, "flash_attn_interface (FlashAttention 3) is not installed"
-        return False, "flash_attn_interface (FlashAttention 3) does not load: %s" % err
+    why = _unloadable("flash_attn_interface", "flash_attn_interface (FlashAttention 3)")
+    if why is not None:
+        return False, why
     mod = sys.modules["flash_attn_interface"]
     if not hasattr(mod, "flash_attn_func"):
         return False, "flash_attn_interface has no flash_attn_func"
@@ -783,11 +792,9 @@ def _fa3_status():
 
 
 def _fa2_status():
-    err = _import_error("flash_attn")
-    if err is not None:
-        if err.startswith("ModuleNotFoundError") and "flash_attn" in err:
-            return False, "flash_attn (FlashAttention 2) is not installed"
-        return False, "flash_attn (FlashAttention 2) does not load: %s" % err
+    why = _unloadable("flash_attn", "flash_attn (FlashAttention 2)")
+    if why is not None:
+        return False, why
     mod = sys.modules["flash_attn"]
     ver = getattr(mod, "__version__", "0")
     if _version_tuple(ver) < (2, 1):
@@ -917,11 +924,9 @@ def _flashinfer_supports(p):
 
 
 def _flashinfer_status():
-    err = _import_error("flashinfer")
-    if err is not None:
-        if err.startswith("ModuleNotFoundError") and "flashinfer" in err:
-            return False, "flashinfer is not installed"
-        return False, "flashinfer does not load: %s" % err
+    why = _unloadable("flashinfer", "flashinfer")
+    if why is not None:
+        return False, why
     mod = sys.modules["flashinfer"]
     ver = getattr(mod, "__version__", "0")
     if _version_tuple(ver) < (0, 2):

@@ -29,6 +29,20 @@ fn run(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// `attnscope merge A B --out OUT --labels a,b`, which must succeed.
+fn merge_as_a_and_b(a: &Path, b: &Path, out: &Path) {
+    let (code, _, err) = run(&[
+        "merge",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--labels",
+        "a,b",
+    ]);
+    assert_eq!(code, 0, "{err}");
+}
+
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("attnscope-merge-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -379,16 +393,7 @@ fn a_merge_is_in_time_order_and_keeps_each_sources_order() {
     let b = dir.join("b.jsonl");
     write_lines(&b, &late);
     let out = dir.join("ab.jsonl");
-    let (code, _, err) = run(&[
-        "merge",
-        a.to_str().unwrap(),
-        b.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--labels",
-        "a,b",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    merge_as_a_and_b(&a, &b, &out);
     let merged = json_lines(&out);
     assert_eq!(merged.len(), tour.len() + late.len() - 1, "one header");
     assert_eq!(merged[0]["event"]["type"], "header");
@@ -542,16 +547,7 @@ fn a_python_variant_of_two_sources_stays_two_variants() {
     std::fs::write(&a, &text).unwrap();
     std::fs::write(&b, &text).unwrap();
     let out = dir.join("ab.jsonl");
-    let (code, _, err) = run(&[
-        "merge",
-        a.to_str().unwrap(),
-        b.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--labels",
-        "a,b",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    merge_as_a_and_b(&a, &b, &out);
     let merged = std::fs::read_to_string(&out).unwrap();
     // Past the header (whose sources keep their command lines as typed).
     let (_, merged) = merged.split_once('\n').unwrap();
