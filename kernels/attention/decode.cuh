@@ -66,6 +66,64 @@ __device__ __forceinline__ float decode_inv(float inv, int r, int b, int kvh, in
 #endif
 }
 
+// (m, l) of one split, or of a merged set, into (m, l): both sums rescaled
+// to the larger maximum (exp2 domain); an empty set is (-inf, 0).
+__device__ __forceinline__ void merge_max_sum(float& m, float& l, float m_other, float l_other) {
+    const float m_new = fmaxf(m, m_other);
+    const float base = m_new == -INFINITY ? 0.f : m_new;
+    l = l * fast_exp2(m - base) + l_other * fast_exp2(m_other - base);
+    m = m_new;
+}
+
+// The last CTA's merge of every split's O: ITEMS groups of 4 columns a
+// thread (item i of thread t is column group t + i·THREADS of the row
+// block's `columns`), UNROLL splits' loads issued before any is used.
+// s_row: each row's maximum over the splits and its 1/l (with the planted
+// bugs already in it). Og: the row block's first output row.
+template <int ITEMS, int UNROLL>
+__device__ __forceinline__ void merge_columns(const float* slots, const float* s_row, int nsplit, int columns,
+                                              attn_t* Og) {
+    constexpr int C4 = HEAD_DIM / 4;
+    int r[ITEMS], c[ITEMS];
+    bool ok[ITEMS];
+    float4 acc[ITEMS];
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+        const int idx = threadIdx.x + i * THREADS;
+        ok[i] = idx < columns;
+        r[i] = ok[i] ? idx / C4 : 0;
+        c[i] = (idx % C4) * 4;
+        acc[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+    auto add = [&](int sp) {
+        const float* po = slots + (size_t)sp * DECODE_SLOT_FLOATS;
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i)
+            if (ok[i]) {
+                const float w = fast_exp2(__ldcg(po + BLOCK_M * HEAD_DIM + 2 * r[i]) - s_row[2 * r[i]]);
+                const float4 v = __ldcg(reinterpret_cast<const float4*>(po + r[i] * HEAD_DIM + c[i]));
+                acc[i].x += w * v.x;
+                acc[i].y += w * v.y;
+                acc[i].z += w * v.z;
+                acc[i].w += w * v.w;
+            }
+    };
+    int sp = 0;
+    for (; sp + UNROLL <= nsplit; sp += UNROLL)
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) add(sp + u);
+    for (; sp < nsplit; ++sp) add(sp);
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i)
+        if (ok[i]) {
+            const float inv = s_row[2 * r[i] + 1];
+            uint2 out;
+            out.x = pack2(acc[i].x * inv, PLANT_COL(acc[i].y, acc[i].x, c[i] + 1) * inv);
+            out.y = pack2(acc[i].z * inv, PLANT_COL(acc[i].w, acc[i].z, c[i] + 3) * inv);
+            *reinterpret_cast<uint2*>(Og + (size_t)r[i] * HEAD_DIM + c[i]) = out;
+        }
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const attn_t* __restrict__ V,
               attn_t* __restrict__ O, int Sq, int Sk, int Hq, int Hkv, float scale_log2, int causal) {
@@ -265,35 +323,39 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
     __syncthreads();
     if (!s_last) return;
     __threadfence();
-    // Every thread merges 4 columns of a row over the splits.
-    constexpr int C4 = HEAD_DIM / 4;
-    for (int idx = threadIdx.x; idx < n_valid * C4; idx += THREADS) {
-        const int r = idx / C4;
-        const int c = (idx % C4) * 4;
-        float m_max = -INFINITY;
-        for (int sp = 0; sp < nsplit; ++sp)
-            m_max = fmaxf(m_max, __ldcg(slots + (size_t)sp * DECODE_SLOT_FLOATS + BLOCK_M * HEAD_DIM + 2 * r));
-        const float base = m_max == -INFINITY ? 0.f : m_max;
-        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-        float l = 0.f;
-        for (int sp = 0; sp < nsplit; ++sp) {
-            const float* po = slots + (size_t)sp * DECODE_SLOT_FLOATS;
-            const float2 ml = __ldcg(reinterpret_cast<const float2*>(po + BLOCK_M * HEAD_DIM + 2 * r));
-            const float w = fast_exp2(ml.x - base);
-            const float4 v = __ldcg(reinterpret_cast<const float4*>(po + r * HEAD_DIM + c));
-            acc.x += w * v.x;
-            acc.y += w * v.y;
-            acc.z += w * v.z;
-            acc.w += w * v.w;
-            l += w * ml.y;
+    // The merge runs alone at the end of the call, so its L2 round trips,
+    // not its bytes, set its length (step 49): each row's maximum and sum
+    // first, a warp per row and a lane per split, then every column with
+    // many splits' loads in flight.
+    float* s_row = reinterpret_cast<float*>(smem);
+    for (int r = warp; r < n_valid; r += WARPS) {
+        float m = -INFINITY, l = 0.f;
+        for (int sp = lane; sp < nsplit; sp += 32) {
+            const float2 ml = __ldcg(reinterpret_cast<const float2*>(slots + (size_t)sp * DECODE_SLOT_FLOATS +
+                                                                     BLOCK_M * HEAD_DIM + 2 * r));
+            merge_max_sum(m, l, ml.x, ml.y);
         }
-        const int row = q0 + r;
-        const float inv = decode_inv(l > 0.f ? 1.f / l : 0.f, row, b, kvh, G, Sq, Hq);
-        uint2 out;
-        out.x = pack2(acc.x * inv, PLANT_COL(acc.y, acc.x, c + 1) * inv);
-        out.y = pack2(acc.z * inv, PLANT_COL(acc.w, acc.z, c + 3) * inv);
-        *reinterpret_cast<uint2*>(Og + (size_t)row * HEAD_DIM + c) = out;
+#pragma unroll
+        for (int off = 16; off > 0; off /= 2)
+            merge_max_sum(m, l, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, l, off));
+        if (lane == 0) {
+            s_row[2 * r] = m == -INFINITY ? 0.f : m;
+            s_row[2 * r + 1] = decode_inv(l > 0.f ? 1.f / l : 0.f, q0 + r, b, kvh, G, Sq, Hq);
+        }
     }
+    __syncthreads();
+    // As few columns a thread as the rows allow, so the loads in flight go
+    // to splits rather than to columns that do not exist.
+    constexpr int C4 = HEAD_DIM / 4;
+    constexpr int ITEMS = (BLOCK_M * C4 + THREADS - 1) / THREADS;
+    constexpr int ITEMS_UNROLL = 16 / ITEMS > 0 ? 16 / ITEMS : 1;
+    const int columns = n_valid * C4;
+    if (columns <= THREADS)
+        merge_columns<1, 16>(slots, s_row, nsplit, columns, Og + (size_t)q0 * HEAD_DIM);
+    else if (columns <= 2 * THREADS)
+        merge_columns<2, 8>(slots, s_row, nsplit, columns, Og + (size_t)q0 * HEAD_DIM);
+    else
+        merge_columns<ITEMS, ITEMS_UNROLL>(slots, s_row, nsplit, columns, Og + (size_t)q0 * HEAD_DIM);
 #if INJECT_FAULT
     if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) O[(size_t)1 << 40] = O[0];
 #endif

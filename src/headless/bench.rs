@@ -230,6 +230,9 @@ fn print_table(
     if any_at_step {
         println!("{AT_STEP_NOTE}");
     }
+    if let Some(note) = no_interval_note(rows) {
+        println!("{note}");
+    }
     if any_roof(rows) {
         println!("{ROOF_NOTE}");
     }
@@ -343,6 +346,36 @@ pub(super) fn busy_line(rows: &[serde_json::Value]) -> Option<String> {
 /// The footnote for a `*` in the interval column.
 pub(super) const AT_STEP_NOTE: &str =
     "* the interval is the timer's step: the median is steadier than the timer resolves";
+
+/// The footnote for a `?` in the interval column: which rows had too few
+/// batches for one, and what gives them more. A `py:` call also pays
+/// Python's launch on the CPU, so its batches fill the time slowly.
+pub(super) fn no_interval_note(rows: &[serde_json::Value]) -> Option<String> {
+    let short: Vec<String> = rows
+        .iter()
+        .filter(|r| r.get("error").is_none() && r.get("not_taken").is_none())
+        .filter(|r| noise_cell(r).0 == "?")
+        .map(|r| {
+            format!(
+                "{} ({} batch{})",
+                r["variant"].as_str().unwrap_or("?"),
+                r["batches"].as_u64().unwrap_or(0),
+                if r["batches"].as_u64() == Some(1) {
+                    ""
+                } else {
+                    "es"
+                }
+            )
+        })
+        .collect();
+    (!short.is_empty()).then(|| {
+        format!(
+            "? no interval: {} in the time given, where an interval needs {}; raise --max-seconds",
+            short.join(", "),
+            crate::metrics::bootstrap::MIN_BLOCKS
+        )
+    })
+}
 
 /// cuDNN's median in a table's rows, µs, when it ran and passed its check
 /// (a ratio to a wrong kernel is no ratio).
@@ -637,6 +670,16 @@ mod tests {
         let at_step = serde_json::json!({"rel_noise": 0.0033, "limited_by_resolution": true});
         assert_eq!(noise_cell(&at_step), ("±0.33%*".to_string(), true));
         assert_eq!(noise_cell(&serde_json::json!({})), ("?".to_string(), false));
+    }
+
+    #[test]
+    fn a_missing_interval_is_explained_with_its_batches() {
+        let with = serde_json::json!({"variant": "cudnn", "rel_noise": 0.003, "batches": 15});
+        let without = serde_json::json!({"variant": "py:flex", "rel_noise": null, "batches": 3});
+        assert_eq!(no_interval_note(std::slice::from_ref(&with)), None);
+        let note = no_interval_note(&[with, without]).expect("a row without an interval");
+        assert!(note.contains("py:flex (3 batches)"), "{note}");
+        assert!(note.contains("needs 5"), "{note}");
         let busy = [
             serde_json::json!({"variant": "mma", "busy_fraction": 0.9912}),
             serde_json::json!({"variant": "cudnn", "busy_fraction": null}),

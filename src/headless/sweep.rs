@@ -159,6 +159,9 @@ fn print_shape(shape: &crate::session::Shape, rows: &[serde_json::Value]) {
     if any_at_step {
         println!("{AT_STEP_NOTE}");
     }
+    if let Some(note) = super::bench::no_interval_note(rows) {
+        println!("{note}");
+    }
     if super::bench::any_roof(rows) {
         println!("{}", super::bench::ROOF_NOTE);
     }
