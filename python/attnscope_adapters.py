@@ -374,6 +374,23 @@ def _end_aligned_causal(offset):
     return end_aligned_causal
 
 
+def _flex_q_block(sq, g):
+    """The causal block mask's query block for Sq queries of G = Hq/Hkv heads.
+    Under 128 queries inductor may pick flex decoding, which packs the group
+    into one M tile (BLOCK_M = next_pow2(Sq * G), at least 16) and keeps only
+    tiles that divide the mask's query block: with the default 128 none does
+    once Sq * G > 128 (100 x 4, 77 x 4), and inductor raises
+    NoValidChoicesError (torch 2.11's flex_decoding.py; pytorch PR 185349).
+    Those are the two selftest shapes taken to be run146's 14 py:flex
+    failures (the log kept only the count). A block that large still holds
+    every query, and the main kernel's 64 or 128 rows divide it."""
+    block = 128
+    if sq < 128:
+        while block < sq * g:
+            block *= 2
+    return block
+
+
 def flex(q, k, v, causal=False):
     """torch FlexAttention, compiled; end-aligned causal through a block mask."""
     key = _key(q, k, causal)
@@ -386,8 +403,10 @@ def flex(q, k, v, causal=False):
         if q.shape[1] != k.shape[1]:
             kw["enable_gqa"] = True
         if causal and sq > 1:
+            q_block = _flex_q_block(sq, int(q.shape[1]) // int(k.shape[1]))
             kw["block_mask"] = create_block_mask(
-                _end_aligned_causal(sk - sq), None, None, sq, sk, device=q.device)
+                _end_aligned_causal(sk - sq), None, None, sq, sk, device=q.device,
+                BLOCK_SIZE=(q_block, 128))
         else:
             # Without a block mask flex_attention builds a one-block "empty"
             # mask from torch.ones/zeros on every call, which inside the

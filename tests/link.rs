@@ -98,8 +98,8 @@ fn a_headless_run_through_a_worker_command_prints_and_records_here() {
 }
 
 /// A headless command goes to a real worker as a typed job: the kernel
-/// folders it names travel under their labels, and the far side reads the
-/// job's variants against them (here it then finds no GPU, exit 4; on a GPU
+/// folders it names travel under their labels, `py:` variants by name, and
+/// the far side reads the job's variants against them (here it then finds no GPU, exit 4; on a GPU
 /// machine it runs). A variant the far side cannot read is a usage error
 /// naming the job, never a silent substitute.
 #[test]
@@ -116,6 +116,8 @@ fn a_job_reads_back_at_the_far_end_with_its_kernels() {
             "smem,exp2",
         ],
         vec!["ab", "--a", &format!("{rowwarp}:smem"), "--b", "mma+async"],
+        // A Python variant travels by name: the far side's Python runs it.
+        vec!["bench", "--variants", "py:flex,py:mymod:attn,mma+async"],
     ] {
         let mut full = args.clone();
         full.extend(["--worker-cmd", worker.as_str(), "--shape", "1,2,128,64"]);

@@ -233,6 +233,19 @@ fn a_py_variants_build_round_trips_through_a_session_line() {
     let text = serde_json::to_string(&line).unwrap();
     assert!(text.contains("\"py:mymod:attn\"") && text.contains("\"torch\":\"2.11.0\""));
     assert_eq!(serde_json::from_str::<Stamped>(&text).unwrap(), line);
+    // The event panel says the function was imported, not built with registers of ours.
+    let mut state = attnscope::model::SessionState::default();
+    let mut imported = line.clone();
+    if let Event::BuildFinished(b) = &mut imported.event {
+        b.families = vec!["python".into()];
+        b.ptxas_log = "python 3.11.7, torch 2.11.0, 2 kernels per call".into();
+    }
+    state.apply(&imported);
+    let said: Vec<&str> = state.log.iter().map(|l| l.text.as_str()).collect();
+    assert_eq!(
+        said,
+        ["imported py:mymod:attn: python 3.11.7, torch 2.11.0, 2 kernels per call"]
+    );
     // A build of attnscope's own kernel writes no python field, so older readers see nothing new.
     let plain = serde_json::to_string(&BuildReport::default()).unwrap();
     assert!(!plain.contains("python"), "{plain}");

@@ -97,3 +97,21 @@ fn the_triton_adapters_picks_are_kept_per_gpu_and_problem() {
     };
     assert!(ok && out.contains("ok"), "{out}");
 }
+
+#[test]
+fn flex_masks_short_grouped_queries_in_one_block_flex_decoding_can_tile() {
+    // 100 and 77 queries of 4-head groups (selftest's 1,4/1,100/1000 and 2,8/2,77/4097) leave
+    // torch 2.11's flex decoding no tile with the default 128-row block; long prompts keep 128.
+    let script = format!(
+        "{IMPORT}\
+         cases = [((100, 4), 512), ((77, 4), 512), ((17, 1), 128), ((16, 8), 128), ((3, 8), 128), ((333, 4), 128)]\n\
+         for (sq, g), want in cases:\n\
+         \x20   got = a._flex_q_block(sq, g)\n\
+         \x20   assert got == want and got >= 16, (sq, g, got, want)\n\
+         print('ok')"
+    );
+    let Some((ok, out)) = python(&script, &[], false) else {
+        return;
+    };
+    assert!(ok && out.contains("ok"), "{out}");
+}

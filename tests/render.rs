@@ -738,3 +738,18 @@ fn speed_of_light_panel_places_every_timed_variant_under_its_roof() {
         }
     }
 }
+
+/// A Python variant is no tile of the bundled kernel and no cuDNN: the
+/// Variant panel says its kernels are its own and that P is what picked it.
+#[test]
+fn variant_panel_of_a_python_function_names_neither_tile_nor_cudnn() {
+    let state = live_with(attnscope::session::Variant::python("flex").unwrap());
+    for (w, h) in [(80, 24), (120, 40)] {
+        let screen = text(&draw(&state, w, h));
+        assert!(screen.contains("py:flex"), "{w}x{h}:\n{screen}");
+        assert!(screen.contains("its own kernels"), "{w}x{h}:\n{screen}");
+        assert!(!screen.contains("cuDNN's own"), "{w}x{h}:\n{screen}");
+    }
+    let screen = text(&draw(&state, 120, 40));
+    assert!(screen.contains("■ Python"), "{screen}");
+}

@@ -65,12 +65,19 @@ impl SessionState {
         );
     }
 
-    /// cuDNN's plan has no registers or spills of ours to report: its log
-    /// line is the plan's.
+    /// cuDNN's plan and a Python function have no registers or spills of
+    /// ours to report: their log line is what ran (the plan; the function,
+    /// its versions and kernels a call), and a function is imported.
     fn on_built(&mut self, t: u64, b: &BuildReport) {
-        let text = if b.families.iter().any(|f| f == "cudnn") {
+        let library = b.families.iter().any(|f| f == "cudnn" || f == "python");
+        let text = if library {
             format!(
-                "built {}: {}{}",
+                "{} {}: {}{}",
+                if b.python.is_some() {
+                    "imported"
+                } else {
+                    "built"
+                },
                 b.variant,
                 b.ptxas_log,
                 if b.cached { " (cached)" } else { "" }

@@ -51,7 +51,8 @@ fn fit(name: String, width: usize) -> String {
 }
 
 /// The kernel's own toggles, as its manifest names them (test-only ones
-/// only while on), then cuDNN: (on, key, label) each.
+/// only while on), then cuDNN, then Python on a Python variant (P cycles
+/// them): (on, key, label) each.
 fn switches(v: Variant, manifest: Option<&Manifest>) -> Vec<(bool, String, String)> {
     let mut switches: Vec<(bool, String, String)> = manifest
         .iter()
@@ -66,6 +67,9 @@ fn switches(v: Variant, manifest: Option<&Manifest>) -> Vec<(bool, String, Strin
         })
         .collect();
     switches.push((v.is_cudnn(), "d".into(), "cuDNN".into()));
+    if v.is_python() {
+        switches.push((true, "P".into(), "Python".into()));
+    }
     switches
 }
 
@@ -107,7 +111,8 @@ fn tile_lines(v: Variant, manifest: Option<&Manifest>, width: usize) -> Vec<Line
         Span::styled(" tile  ", theme::label()),
         Span::styled(
             match &manifest {
-                Some(m) if !v.is_cudnn() => fit(tile_words(m, v.tile), width),
+                Some(m) if !v.is_library() => fit(tile_words(m, v.tile), width),
+                _ if v.is_python() => "its own kernels".to_string(),
                 _ => "cuDNN's own".to_string(),
             },
             theme::value(),
@@ -118,7 +123,7 @@ fn tile_lines(v: Variant, manifest: Option<&Manifest>, width: usize) -> Vec<Line
     // names cut in the middle.
     let flags: Vec<(String, String)> = manifest
         .iter()
-        .filter(|_| !v.is_cudnn())
+        .filter(|_| !v.is_library())
         .flat_map(|m| m.params.iter().enumerate())
         .filter(|(i, p)| p.flag && v.tile.0[*i] != 0)
         .map(|(_, p)| (p.label.clone(), p.tag.clone()))
