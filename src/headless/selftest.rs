@@ -234,6 +234,7 @@ pub fn selftest(args: SelftestArgs) -> i32 {
     let mut results = Vec::new();
     let mut skipped = Vec::new();
     let mut failed = 0;
+    let mut failures: Vec<Failure> = Vec::new();
     let all = cases(&args, engine.info.cc());
     if !args.json {
         println!(
@@ -256,6 +257,21 @@ pub fn selftest(args: SelftestArgs) -> i32 {
         let seed = base + i as u64;
         let Outcome { pass, row } = run_case(&mut engine, case, seed);
         failed += usize::from(!pass);
+        if !pass {
+            failures.push(Failure {
+                case: format!("{} at {}", case.variant.name(), case.shape),
+                inputs: case.inputs.to_string(),
+                why: row.get("error").and_then(|e| e.as_str()).map_or_else(
+                    || {
+                        format!(
+                            "worst {:.3} of its bound",
+                            row["worst_ratio"].as_f64().unwrap_or(f64::NAN)
+                        )
+                    },
+                    |e| first_line(e).to_string(),
+                ),
+            });
+        }
         if !args.json {
             let name = case.variant.name();
             let shape = case.shape.to_string();
@@ -288,6 +304,11 @@ pub fn selftest(args: SelftestArgs) -> i32 {
             .unwrap_or_default()
         );
     } else {
+        // The failures again, a line per variant and shape, so the end of a
+        // long run says what failed without scrolling back.
+        for line in recap(&failures) {
+            println!("{line}");
+        }
         println!(
             "selftest on {} ({}): {} passed, {} failed, {} tiles skipped (over this GPU's shared memory)",
             engine.info.name,
@@ -300,9 +321,73 @@ pub fn selftest(args: SelftestArgs) -> i32 {
     if failed > 0 { exit::CHECK_FAILED } else { 0 }
 }
 
+/// A failed case as the recap groups it.
+struct Failure {
+    /// `VARIANT at SHAPE`.
+    case: String,
+    inputs: String,
+    /// The error's first line, or how far past its bound the worst element was.
+    why: String,
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
+}
+
+/// `FAILED VARIANT at SHAPE: INPUTS (WHY)`, one line per variant and shape in
+/// the order they first failed, the inputs that failed listed and the first
+/// reason given.
+fn recap(failures: &[Failure]) -> Vec<String> {
+    let mut groups: Vec<(&str, Vec<&str>, &str)> = Vec::new();
+    for f in failures {
+        match groups.iter_mut().find(|(case, _, _)| *case == f.case) {
+            Some((_, inputs, _)) => inputs.push(&f.inputs),
+            None => groups.push((&f.case, vec![&f.inputs], &f.why)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(case, inputs, why)| format!("FAILED {case}: {} ({why})", inputs.join(", ")))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_recap_groups_failures_by_variant_and_shape() {
+        let f = |case: &str, inputs: &str, why: &str| Failure {
+            case: case.into(),
+            inputs: inputs.into(),
+            why: why.into(),
+        };
+        let lines = recap(&[
+            f(
+                "py:flex at B1 H4/1 S100/1000 D64",
+                "uniform",
+                "NoValidChoicesError",
+            ),
+            f(
+                "py:flex at B2 H8/2 S77/4097 D128",
+                "uniform",
+                "NoValidChoicesError",
+            ),
+            f(
+                "py:flex at B1 H4/1 S100/1000 D64",
+                "ties",
+                "NoValidChoicesError",
+            ),
+        ]);
+        assert_eq!(
+            lines,
+            [
+                "FAILED py:flex at B1 H4/1 S100/1000 D64: uniform, ties (NoValidChoicesError)",
+                "FAILED py:flex at B2 H8/2 S77/4097 D128: uniform (NoValidChoicesError)",
+            ]
+        );
+        assert!(recap(&[]).is_empty());
+    }
 
     #[test]
     fn many_blocks_shapes_outnumber_an_h100s_sms() {
