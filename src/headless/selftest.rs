@@ -261,15 +261,7 @@ pub fn selftest(args: SelftestArgs) -> i32 {
             failures.push(Failure {
                 case: format!("{} at {}", case.variant.name(), case.shape),
                 inputs: case.inputs.to_string(),
-                why: row.get("error").and_then(|e| e.as_str()).map_or_else(
-                    || {
-                        format!(
-                            "worst {:.3} of its bound",
-                            row["worst_ratio"].as_f64().unwrap_or(f64::NAN)
-                        )
-                    },
-                    |e| first_line(e).to_string(),
-                ),
+                why: failure_reason(&row),
             });
         }
         if !args.json {
@@ -330,8 +322,21 @@ struct Failure {
     why: String,
 }
 
-fn first_line(text: &str) -> &str {
-    text.lines().next().unwrap_or("")
+/// An error's first line; else NaN, then elements left unwritten, then how
+/// far past its bound the worst element was.
+fn failure_reason(row: &serde_json::Value) -> String {
+    if let Some(e) = row.get("error").and_then(|e| e.as_str()) {
+        return e.lines().next().unwrap_or("").to_string();
+    }
+    let count = |k: &str| row[k].as_u64().unwrap_or(0);
+    match (count("nan"), count("unwritten")) {
+        (n, _) if n > 0 => format!("{n} NaN"),
+        (_, u) if u > 0 => format!("{u} elements unwritten"),
+        _ => format!(
+            "worst {:.3} of its bound",
+            row["worst_ratio"].as_f64().unwrap_or(f64::NAN)
+        ),
+    }
 }
 
 /// `FAILED VARIANT at SHAPE: INPUTS (WHY)`, one line per variant and shape in
@@ -387,6 +392,20 @@ mod tests {
             ]
         );
         assert!(recap(&[]).is_empty());
+        let row = |v: serde_json::Value| failure_reason(&v);
+        assert_eq!(
+            row(json!({"error": "NoValidChoicesError\nmore"})),
+            "NoValidChoicesError"
+        );
+        assert_eq!(row(json!({"nan": 3, "unwritten": 5})), "3 NaN");
+        assert_eq!(
+            row(json!({"nan": 0, "unwritten": 5})),
+            "5 elements unwritten"
+        );
+        assert_eq!(
+            row(json!({"nan": 0, "worst_ratio": 1.5})),
+            "worst 1.500 of its bound"
+        );
     }
 
     #[test]
