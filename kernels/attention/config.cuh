@@ -110,7 +110,8 @@
 // MUTATE_KV_HEAD has query head h read KV head h % Hkv instead of
 // h / (Hq / Hkv) (grouped-query attention); MUTATE_CAUSAL_ALIGN aligns the
 // causal diagonal to the start (key j masked past query j) instead of the
-// end (past query j - (Sk - Sq)). With all
+// end (past query j - (Sk - Sq)); MUTATE_SPLITS has a d tile's last CTA take
+// the first split's O and row sum unscaled when it merges the splits. With all
 // of them 0 the macros below expand to the expressions they wrap, so the
 // shipped builds compile to the same code as before.
 #ifndef MUTATE_RESCALE
@@ -148,6 +149,9 @@
 #endif
 #ifndef MUTATE_CAUSAL_ALIGN
 #define MUTATE_CAUSAL_ALIGN 0
+#endif
+#ifndef MUTATE_SPLITS
+#define MUTATE_SPLITS 0
 #endif
 
 #include <cuda_fp16.h>

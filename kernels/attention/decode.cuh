@@ -100,7 +100,9 @@ __device__ __forceinline__ void merge_columns(const float* slots, const float* s
 #pragma unroll
         for (int i = 0; i < ITEMS; ++i)
             if (ok[i]) {
-                const float w = fast_exp2(__ldcg(po + BLOCK_M * HEAD_DIM + 2 * r[i]) - s_row[2 * r[i]]);
+                const float w = MUTATE_SPLITS && sp == 0
+                                    ? 1.f
+                                    : fast_exp2(__ldcg(po + BLOCK_M * HEAD_DIM + 2 * r[i]) - s_row[2 * r[i]]);
                 const float4 v = __ldcg(reinterpret_cast<const float4*>(po + r[i] * HEAD_DIM + c[i]));
                 acc[i].x += w * v.x;
                 acc[i].y += w * v.y;

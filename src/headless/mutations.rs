@@ -380,6 +380,7 @@ mod tests {
             "mutcolumn",
             "mutcausal",
             "mutnorm",
+            "mutsplits",
         ] {
             assert!(names.contains(want), "{want} has no site");
         }

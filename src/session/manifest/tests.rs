@@ -24,7 +24,7 @@ fn the_bundled_manifest_loads() {
     let m = bundled();
     assert_eq!(m.name, "attention");
     assert_eq!(m.entry, "attention_fwd");
-    assert_eq!(m.toggles.len(), 17);
+    assert_eq!(m.toggles.len(), 18);
     assert_eq!(m.params.len(), 15);
     assert_eq!(m.tile_text(m.default_tile()), "64x64s2w4");
     assert_eq!(m.variant_text(m.start.0, m.start.1), "wmma+pv+async");
