@@ -191,14 +191,23 @@ impl Source {
     }
 }
 
-/// Launches in the next batch: about BATCH_NS of GPU time back to back; an
-/// isolated batch keeps its count (each launch costs the gap).
-fn next_batch(batch: usize, samples: &[u64], regime: Regime) -> usize {
+/// Launches in the next batch: about BATCH_NS back to back, of GPU time or
+/// of the host's time per launch (`host_us`), whichever is longer: a `py:`
+/// call's Python costs more than its kernels at small shapes, and batches
+/// sized by GPU time alone left a half-second run 3 batches, too few for an
+/// interval (run146). An isolated batch keeps its count (each launch costs
+/// the gap).
+fn next_batch(batch: usize, samples: &[u64], host_us: f64, regime: Regime) -> usize {
     if regime == Regime::Isolated {
         return batch;
     }
     let mean_ns = samples.iter().sum::<u64>() as f64 / samples.len().max(1) as f64;
-    ((BATCH_NS / mean_ns.max(1.0)) as usize).clamp(8, 4096)
+    let host_ns = if host_us.is_finite() {
+        host_us * 1e3
+    } else {
+        0.0
+    };
+    ((BATCH_NS / mean_ns.max(host_ns).max(1.0)) as usize).clamp(8, 4096)
 }
 
 /// `plan.warm_s` of the regime's own batches from `source`, their samples
@@ -214,7 +223,7 @@ fn warm(
     let started = Instant::now();
     while started.elapsed().as_secs_f64() < plan.warm_s {
         let c = source.next(engine, variant, shape, plan, batch)?;
-        batch = next_batch(batch, &c.samples, plan.regime);
+        batch = next_batch(batch, &c.samples, c.host_us, plan.regime);
     }
     Ok(batch)
 }
@@ -334,7 +343,7 @@ pub fn measure(
         let c = source.next(engine, variant, shape, plan, batch)?;
         overhead_us.push(c.host_us);
         busy.push(c.busy);
-        batch = next_batch(batch, &c.samples, plan.regime);
+        batch = next_batch(batch, &c.samples, c.host_us, plan.regime);
         if kept_samples < KEEP {
             kept_samples += c.samples.len();
             kept.push(c.samples.clone());
@@ -392,10 +401,22 @@ mod tests {
 
     #[test]
     fn batches_hold_about_25_ms_back_to_back_and_keep_their_size_isolated() {
-        assert_eq!(next_batch(16, &[1_000_000; 4], Regime::BackToBack), 25);
-        assert_eq!(next_batch(16, &[10; 4], Regime::BackToBack), 4096);
-        assert_eq!(next_batch(16, &[100_000_000], Regime::BackToBack), 8);
-        assert_eq!(next_batch(20, &[1_000_000; 4], Regime::Isolated), 20);
+        assert_eq!(next_batch(16, &[1_000_000; 4], 5.0, Regime::BackToBack), 25);
+        assert_eq!(next_batch(16, &[10; 4], 0.0, Regime::BackToBack), 4096);
+        assert_eq!(next_batch(16, &[100_000_000], 5.0, Regime::BackToBack), 8);
+        assert_eq!(next_batch(20, &[1_000_000; 4], 5.0, Regime::Isolated), 20);
+        assert_eq!(
+            next_batch(16, &[1_000_000; 4], f64::NAN, Regime::BackToBack),
+            25
+        );
+    }
+
+    #[test]
+    fn a_launch_the_host_takes_longer_over_sizes_its_batch_by_the_host() {
+        // run146's py:sdpa_flash: 12.9 µs kernels, 129 µs of Python a call. By GPU time a batch
+        // held 1938 calls, a quarter of a second; by the host's time, 25 ms.
+        assert_eq!(next_batch(16, &[12_900; 4], 129.0, Regime::BackToBack), 193);
+        assert_eq!(next_batch(16, &[12_900; 4], 2.0, Regime::BackToBack), 1937);
     }
 
     #[test]
