@@ -201,13 +201,20 @@ fn next_batch(batch: usize, samples: &[u64], host_us: f64, regime: Regime) -> us
     if regime == Regime::Isolated {
         return batch;
     }
+    launches_for(BATCH_NS, samples, host_us)
+}
+
+/// Launches that fill `span_ns` back to back (8 to 4096): by the batch's
+/// mean GPU time per launch or the host's time per launch call, whichever
+/// is longer. Races size their rounds with it too.
+pub(super) fn launches_for(span_ns: f64, samples: &[u64], host_us: f64) -> usize {
     let mean_ns = samples.iter().sum::<u64>() as f64 / samples.len().max(1) as f64;
     let host_ns = if host_us.is_finite() {
         host_us * 1e3
     } else {
         0.0
     };
-    ((BATCH_NS / mean_ns.max(host_ns).max(1.0)) as usize).clamp(8, 4096)
+    ((span_ns / mean_ns.max(host_ns).max(1.0)) as usize).clamp(8, 4096)
 }
 
 /// `plan.warm_s` of the regime's own batches from `source`, their samples

@@ -112,10 +112,9 @@ pub fn race(
     for round in 0u64.. {
         let order = abstats::abba_order(round, launches);
         let variants: Vec<Variant> = order.iter().map(|&x| if x { *a } else { *b }).collect();
-        let (samples, _) = engine.time_sequence(&variants, shape, plan.l2, regime)?;
+        let (samples, host_us) = engine.time_sequence(&variants, shape, plan.l2, regime)?;
         if regime != Regime::Isolated {
-            let mean = samples.iter().sum::<u64>() as f64 / samples.len().max(1) as f64;
-            launches = ((ROUND_NS / mean.max(1.0)) as usize).clamp(8, 4096);
+            launches = super::measure::launches_for(ROUND_NS, &samples, host_us);
         }
         let (sa, sb) = if rounds.samples() < 2 * KEEP {
             rounds.add(&order, &samples)
