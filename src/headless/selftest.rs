@@ -233,7 +233,6 @@ pub fn selftest(args: SelftestArgs) -> i32 {
     }
     let mut results = Vec::new();
     let mut skipped = Vec::new();
-    let mut failed = 0;
     let mut failures: Vec<Failure> = Vec::new();
     let all = cases(&args, engine.info.cc());
     if !args.json {
@@ -256,7 +255,6 @@ pub fn selftest(args: SelftestArgs) -> i32 {
         }
         let seed = base + i as u64;
         let Outcome { pass, row } = run_case(&mut engine, case, seed);
-        failed += usize::from(!pass);
         if !pass {
             failures.push(Failure {
                 case: format!("{} at {}", case.variant.name(), case.shape),
@@ -288,6 +286,7 @@ pub fn selftest(args: SelftestArgs) -> i32 {
         results.push(row);
     }
     let ran = results.len();
+    let failed = failures.len();
     if args.json {
         println!(
             "{}",
