@@ -66,63 +66,94 @@ __device__ __forceinline__ float decode_inv(float inv, int r, int b, int kvh, in
 #endif
 }
 
-// (m, l) of one split, or of a merged set, into (m, l): both sums rescaled
-// to the larger maximum (exp2 domain); an empty set is (-inf, 0).
-__device__ __forceinline__ void merge_max_sum(float& m, float& l, float m_other, float l_other) {
-    const float m_new = fmaxf(m, m_other);
-    const float base = m_new == -INFINITY ? 0.f : m_new;
-    l = l * fast_exp2(m - base) + l_other * fast_exp2(m_other - base);
-    m = m_new;
-}
-
-// The last CTA's merge of every split's O: ITEMS groups of 4 columns a
-// thread (item i of thread t is column group t + i·THREADS of the row
-// block's `columns`), UNROLL splits' loads issued before any is used.
-// s_row: each row's maximum over the splits and its 1/l (with the planted
-// bugs already in it). Og: the row block's first output row.
-template <int ITEMS, int UNROLL>
-__device__ __forceinline__ void merge_columns(const float* slots, const float* s_row, int nsplit, int columns,
-                                              attn_t* Og) {
-    constexpr int C4 = HEAD_DIM / 4;
+// The last CTA's merge in one round of loads where it can: a thread takes
+// VEC columns of one row (item i of thread t: column group t + i·THREADS of
+// the row block's `groups`) and, UNROLL splits at a time, loads each
+// split's (m, l) with its VEC columns of O before using any, rescaling as
+// the running maximum grows. No pass over the rows first, no barrier.
+template <int VEC, int ITEMS, int UNROLL>
+__device__ __forceinline__ void merge_splits(const float* slots, int nsplit, int groups, attn_t* Og, int q0, int b,
+                                             int kvh, int G, int Sq, int Hq) {
+    constexpr int CGS = HEAD_DIM / VEC;
+    constexpr int V4 = VEC / 4;
     int r[ITEMS], c[ITEMS];
     bool ok[ITEMS];
-    float4 acc[ITEMS];
+    float m[ITEMS], l[ITEMS];
+    float4 acc[ITEMS][V4];
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) {
         const int idx = threadIdx.x + i * THREADS;
-        ok[i] = idx < columns;
-        r[i] = ok[i] ? idx / C4 : 0;
-        c[i] = (idx % C4) * 4;
-        acc[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+        ok[i] = idx < groups;
+        r[i] = ok[i] ? idx / CGS : 0;
+        c[i] = (idx % CGS) * VEC;
+        m[i] = -INFINITY;
+        l[i] = 0.f;
+#pragma unroll
+        for (int k = 0; k < V4; ++k) acc[i][k] = make_float4(0.f, 0.f, 0.f, 0.f);
     }
-    auto add = [&](int sp) {
-        const float* po = slots + (size_t)sp * DECODE_SLOT_FLOATS;
+    for (int sp0 = 0; sp0 < nsplit; sp0 += UNROLL) {
+        float2 ml[ITEMS][UNROLL];
+        float4 v[ITEMS][UNROLL][V4];
 #pragma unroll
-        for (int i = 0; i < ITEMS; ++i)
-            if (ok[i]) {
-                const float w = MUTATE_SPLITS && sp == 0
-                                    ? 1.f
-                                    : fast_exp2(__ldcg(po + BLOCK_M * HEAD_DIM + 2 * r[i]) - s_row[2 * r[i]]);
-                const float4 v = __ldcg(reinterpret_cast<const float4*>(po + r[i] * HEAD_DIM + c[i]));
-                acc[i].x += w * v.x;
-                acc[i].y += w * v.y;
-                acc[i].z += w * v.z;
-                acc[i].w += w * v.w;
+        for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+            for (int i = 0; i < ITEMS; ++i) {
+                const float* po = slots + (size_t)(sp0 + u) * DECODE_SLOT_FLOATS;
+                const bool in = ok[i] && sp0 + u < nsplit;
+                ml[i][u] = in ? __ldcg(reinterpret_cast<const float2*>(po + BLOCK_M * HEAD_DIM + 2 * r[i]))
+                              : make_float2(-INFINITY, 0.f);
+#pragma unroll
+                for (int k = 0; k < V4; ++k)
+                    v[i][u][k] = in ? __ldcg(reinterpret_cast<const float4*>(po + r[i] * HEAD_DIM + c[i] + 4 * k))
+                                    : make_float4(0.f, 0.f, 0.f, 0.f);
             }
-    };
-    int sp = 0;
-    for (; sp + UNROLL <= nsplit; sp += UNROLL)
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) add(sp + u);
-    for (; sp < nsplit; ++sp) add(sp);
+        for (int i = 0; i < ITEMS; ++i) {
+            float mc = m[i];
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) mc = fmaxf(mc, ml[i][u].x);
+            const float base = mc == -INFINITY ? 0.f : mc;
+            const float a = fast_exp2(m[i] - base);
+            l[i] *= a;
+#pragma unroll
+            for (int k = 0; k < V4; ++k) {
+                acc[i][k].x *= a;
+                acc[i][k].y *= a;
+                acc[i][k].z *= a;
+                acc[i][k].w *= a;
+            }
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                const float w = fast_exp2(ml[i][u].x - base);
+                const float wo = MUTATE_SPLITS && sp0 + u == 0 ? 1.f : w;
+                l[i] += w * ml[i][u].y;
+#pragma unroll
+                for (int k = 0; k < V4; ++k) {
+                    acc[i][k].x += wo * v[i][u][k].x;
+                    acc[i][k].y += wo * v[i][u][k].y;
+                    acc[i][k].z += wo * v[i][u][k].z;
+                    acc[i][k].w += wo * v[i][u][k].w;
+                }
+            }
+            m[i] = mc;
+        }
+    }
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i)
         if (ok[i]) {
-            const float inv = s_row[2 * r[i] + 1];
-            uint2 out;
-            out.x = pack2(acc[i].x * inv, PLANT_COL(acc[i].y, acc[i].x, c[i] + 1) * inv);
-            out.y = pack2(acc[i].z * inv, PLANT_COL(acc[i].w, acc[i].z, c[i] + 3) * inv);
-            *reinterpret_cast<uint2*>(Og + (size_t)r[i] * HEAD_DIM + c[i]) = out;
+            const float inv = decode_inv(l[i] > 0.f ? 1.f / l[i] : 0.f, q0 + r[i], b, kvh, G, Sq, Hq);
+            unsigned out[2 * V4];
+#pragma unroll
+            for (int k = 0; k < V4; ++k) {
+                const int col = c[i] + 4 * k;
+                out[2 * k] = pack2(acc[i][k].x * inv, PLANT_COL(acc[i][k].y, acc[i][k].x, col + 1) * inv);
+                out[2 * k + 1] = pack2(acc[i][k].z * inv, PLANT_COL(acc[i][k].w, acc[i][k].z, col + 3) * inv);
+            }
+            attn_t* dst = Og + (size_t)r[i] * HEAD_DIM + c[i];
+            if constexpr (V4 == 2)
+                *reinterpret_cast<uint4*>(dst) = make_uint4(out[0], out[1], out[2], out[3]);
+            else
+                *reinterpret_cast<uint2*>(dst) = make_uint2(out[0], out[1]);
         }
 }
 
@@ -319,45 +350,31 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
             }
         }
     }
-    __threadfence();
+    // Published as cooperative groups' grid barrier does: the block's
+    // stores before a barrier, then one thread's fence and atomic (and,
+    // for the last CTA, a fence before the barrier its merge waits at).
     __syncthreads();
-    if (threadIdx.x == 0) s_last = atomicInc(&attn_decode_count[unit], nsplit - 1) == (unsigned)(nsplit - 1);
-    __syncthreads();
-    if (!s_last) return;
-    __threadfence();
-    // The merge runs alone at the end of the call, so its L2 round trips,
-    // not its bytes, set its length (step 49): each row's maximum and sum
-    // first, a warp per row and a lane per split, then every column with
-    // many splits' loads in flight.
-    float* s_row = reinterpret_cast<float*>(smem);
-    for (int r = warp; r < n_valid; r += WARPS) {
-        float m = -INFINITY, l = 0.f;
-        for (int sp = lane; sp < nsplit; sp += 32) {
-            const float2 ml = __ldcg(reinterpret_cast<const float2*>(slots + (size_t)sp * DECODE_SLOT_FLOATS +
-                                                                     BLOCK_M * HEAD_DIM + 2 * r));
-            merge_max_sum(m, l, ml.x, ml.y);
-        }
-#pragma unroll
-        for (int off = 16; off > 0; off /= 2)
-            merge_max_sum(m, l, __shfl_xor_sync(0xffffffffu, m, off), __shfl_xor_sync(0xffffffffu, l, off));
-        if (lane == 0) {
-            s_row[2 * r] = m == -INFINITY ? 0.f : m;
-            s_row[2 * r + 1] = decode_inv(l > 0.f ? 1.f / l : 0.f, q0 + r, b, kvh, G, Sq, Hq);
-        }
+    if (threadIdx.x == 0) {
+        __threadfence();
+        s_last = atomicInc(&attn_decode_count[unit], nsplit - 1) == (unsigned)(nsplit - 1);
+        if (s_last) __threadfence();
     }
     __syncthreads();
-    // As few columns a thread as the rows allow, so the loads in flight go
-    // to splits rather than to columns that do not exist.
-    constexpr int C4 = HEAD_DIM / 4;
-    constexpr int ITEMS = (BLOCK_M * C4 + THREADS - 1) / THREADS;
-    constexpr int ITEMS_UNROLL = 16 / ITEMS > 0 ? 16 / ITEMS : 1;
-    const int columns = n_valid * C4;
-    if (columns <= THREADS)
-        merge_columns<1, 16>(slots, s_row, nsplit, columns, Og + (size_t)q0 * HEAD_DIM);
-    else if (columns <= 2 * THREADS)
-        merge_columns<2, 8>(slots, s_row, nsplit, columns, Og + (size_t)q0 * HEAD_DIM);
-    else
-        merge_columns<ITEMS, ITEMS_UNROLL>(slots, s_row, nsplit, columns, Og + (size_t)q0 * HEAD_DIM);
+    if (!s_last) return;
+    // The merge runs alone at the end of the call, so its L2 round trips,
+    // not its bytes, set its length: one round where the columns allow.
+    attn_t* Og_rb = Og + (size_t)q0 * HEAD_DIM;
+    if (n_valid * (HEAD_DIM / 4) <= THREADS)
+        merge_splits<4, 1, 16>(slots, nsplit, n_valid * (HEAD_DIM / 4), Og_rb, q0, b, kvh, G, Sq, Hq);
+    else if (n_valid * (HEAD_DIM / 8) <= THREADS)
+        merge_splits<8, 1, 16>(slots, nsplit, n_valid * (HEAD_DIM / 8), Og_rb, q0, b, kvh, G, Sq, Hq);
+    else {
+        // Many rows (several queries): as many splits in flight as keep the
+        // loads near 16 a thread.
+        constexpr int ITEMS = (BLOCK_M * HEAD_DIM / 8 + THREADS - 1) / THREADS;
+        merge_splits<8, ITEMS, (16 / ITEMS > 0 ? 16 / ITEMS : 1)>(slots, nsplit, n_valid * (HEAD_DIM / 8), Og_rb, q0,
+                                                                  b, kvh, G, Sq, Hq);
+    }
 #if INJECT_FAULT
     if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) O[(size_t)1 << 40] = O[0];
 #endif
