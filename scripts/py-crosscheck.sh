@@ -38,53 +38,6 @@ for entry in "${shapes[@]}"; do
         --print-units base "$BIN" launch --variant "$v" --shape "$shape" "${flags[@]}" --count "$COUNT" \
         >"$f.csv" 2>"$f.err" || echo "ncu failed for $v at $shape: $(tail -2 "$f.err")"
     done
-    python3 - "$OUT" "$tag" "$shape ${flags[*]}" "$COUNT" "$regime" cudnn ${VARIANTS//,/ } <<'PY'
-import csv, json, statistics, sys
-out, tag, title, count, regime, *variants = sys.argv[1:]
-count = int(count)
-cache = "none" if regime == "back-to-back" else "all"
-def ncu_per_call(v):
-    """Median over the last `count` calls of the summed kernel times (ns). A call's kernels are found as
-    the shortest period k that the last count*k kernel names repeat with (the launches are identical)."""
-    path = f"{out}/ncu-{tag}-{regime}-{v.replace(':', '_').replace('@', '_').replace('+', '_')}.csv"
-    try:
-        rows = [r for r in csv.reader(open(path)) if r]
-    except OSError as e:
-        return None, f"no ncu file ({e})"
-    head = next((i for i, r in enumerate(rows) if "Kernel Name" in r), None)
-    if head is None:
-        return None, "ncu profiled no kernel"
-    names = rows[head]
-    ki, ti = names.index("Kernel Name"), names.index("gpu__time_duration.sum")
-    kern = [(r[ki], float(r[ti].replace(",", ""))) for r in rows[head + 2:] if len(r) > ti]
-    for k in range(1, 9):
-        tail = kern[-count * k:]
-        if len(tail) == count * k and all(tail[i][0] == tail[i % k][0] for i in range(len(tail))):
-            calls = [sum(t for _, t in tail[c * k:(c + 1) * k]) for c in range(count)]
-            return statistics.median(calls), f"{k} kernel(s) a call"
-    return None, "the last launches' kernels do not repeat: not one call per launch"
-def bench():
-    try:
-        d = json.load(open(f"{out}/bench-{tag}-{regime}.json"))
-    except (OSError, ValueError) as e:
-        return {}, f"bench failed ({e})"
-    return {r["variant"]: r["median_us"] for r in d.get("results", []) if r.get("correct")}, ""
-ours, err = bench()
-base, why = ncu_per_call("cudnn")
-print(f"\n== {title}: ÷ cuDNN, attnscope {regime} against Nsight Compute --cache-control {cache} ({count} launches)")
-if base is None or "cudnn" not in ours:
-    print(f"  cuDNN: {why} {err}".rstrip()); sys.exit(0)
-print(f"  {'variant':<22} {'attnscope':>9} {'ncu':>7} {'Δ':>7}  ok  (ncu: cuDNN {base/1e3:.2f} µs)")
-for v in variants[1:]:
-    t, why = ncu_per_call(v)
-    a = ours[v] / ours["cudnn"] if v in ours else None
-    n = t / base if t is not None else None
-    fmt = lambda x: "—" if x is None else f"{x:.3f}"
-    if a is None or n is None:
-        print(f"  {v:<22} {fmt(a):>9} {fmt(n):>7} {'':>7}  --  {why if n is None else 'not in bench ' + err}")
-        continue
-    d = (a - n) / n
-    print(f"  {v:<22} {fmt(a):>9} {fmt(n):>7} {d*100:+6.2f}%  {'ok' if abs(d) <= 0.03 else 'OFF'}  ({why})")
-PY
+    python3 "$(dirname "$0")/py_crosscheck_table.py" "$OUT" "$tag" "$shape ${flags[*]}" "$COUNT" "$regime" cudnn ${VARIANTS//,/ }
   done
 done

@@ -382,3 +382,82 @@ fn a_malformed_campaign_is_refused_with_the_reason() {
         );
     }
 }
+
+/// Nsight Compute's CSV of `count` calls of `kernels` kernels each, every kernel `ns` long.
+fn ncu_csv(kernels: &[&str], ns: f64, count: usize) -> String {
+    let mut s = String::from(
+        "\"ID\",\"Kernel Name\",\"Metric Name\",\"gpu__time_duration.sum\"\n\"\",\"\",\"\",\"ns\"\n",
+    );
+    for c in 0..count {
+        for k in kernels {
+            s += &format!("\"{c}\",\"{k}\",\"x\",\"{ns:.0}\"\n");
+        }
+    }
+    s
+}
+
+#[test]
+fn the_py_crosscheck_table_flags_a_disagreement_and_shows_the_ncu_offset() {
+    // run147's shape of result: Nsight Compute reads every kernel 0.8 µs longer than CUPTI. py:two's
+    // ratio agrees (two kernels of 7.2 µs under ncu, 12.8 µs a call to attnscope: 14.4 / 8.2 = 1.756
+    // against 12.8 / 7.4 = 1.730, -1.5%); py:slow's does not (17.4 / 8.2 = 2.122 against 1.892).
+    let tmp = tempfile::tempdir().unwrap();
+    let bench = r#"{"results": [
+        {"variant": "cudnn", "median_us": 7.4, "correct": true},
+        {"variant": "py:two", "median_us": 12.8, "correct": true},
+        {"variant": "py:slow", "median_us": 14.0, "correct": true},
+        {"variant": "py:wrong", "median_us": 5.0, "correct": false}]}"#;
+    write(tmp.path(), "bench-t-back-to-back.json", bench);
+    let csvs = [
+        ("cudnn", vec!["cudnn_kernel"], 8200.0),
+        ("py_two", vec!["first", "second"], 7200.0),
+        ("py_slow", vec!["slow"], 17400.0),
+        ("py_wrong", vec!["w"], 5800.0),
+    ];
+    for (name, kernels, ns) in &csvs {
+        write(
+            tmp.path(),
+            &format!("ncu-t-back-to-back-{name}.csv"),
+            &ncu_csv(kernels, *ns, 8),
+        );
+    }
+    let dir = tmp.path().display().to_string();
+    let out = python(&[
+        "scripts/py_crosscheck_table.py",
+        &dir,
+        "t",
+        "B2 H8 S512 D64",
+        "8",
+        "back-to-back",
+        "cudnn",
+        "py:two",
+        "py:slow",
+        "py:wrong",
+    ]);
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("+0.80 µs a kernel over attnscope"), "{said}");
+    let row = |v: &str| {
+        said.lines()
+            .find(|l| l.trim_start().starts_with(v))
+            .unwrap_or_else(|| panic!("no {v} row in {said}"))
+            .to_owned()
+    };
+    let two = row("py:two ");
+    assert!(
+        two.contains("1.730") && two.contains(" ok ") && two.contains("+0.80 µs/k"),
+        "{two}"
+    );
+    assert!(two.contains("2 kernel(s) a call"), "{two}");
+    let slow = row("py:slow");
+    assert!(
+        slow.contains("OFF") && slow.contains("+3.40 µs/k"),
+        "{slow}"
+    );
+    // A variant that failed the oracle has no attnscope ratio.
+    assert!(
+        row("py:wrong").contains("not in bench"),
+        "{}",
+        row("py:wrong")
+    );
+}

@@ -226,6 +226,9 @@ fn print_table(
     if let Some(line) = busy_line(rows) {
         println!("{line}");
     }
+    if let Some(note) = host_bound_note(rows) {
+        println!("{note}");
+    }
     print_checks(rows);
     if any_at_step {
         println!("{AT_STEP_NOTE}");
@@ -339,6 +342,42 @@ pub(super) fn busy_line(rows: &[serde_json::Value]) -> Option<String> {
         format!(
             "GPU busy in the kernels, median over batches (gaps between batches count): {}",
             parts.join(", ")
+        )
+    })
+}
+
+/// Below this share of busy GPU time a back-to-back row ran mostly after an
+/// idle GPU, as if alone.
+const HOST_BOUND_BELOW: f64 = 0.5;
+
+/// The rows whose host could not keep the GPU fed back to back (a `py:`
+/// call's Python outlasting its kernels), said so: their times are those of
+/// kernels that start on an idle GPU, not under sustained load.
+pub(super) fn host_bound_note(rows: &[serde_json::Value]) -> Option<String> {
+    let parts: Vec<String> = rows
+        .iter()
+        .filter(|r| {
+            r["busy_fraction"]
+                .as_f64()
+                .is_some_and(|f| f < HOST_BOUND_BELOW)
+        })
+        .map(|r| {
+            let host = r["launch_overhead_us"]
+                .as_f64()
+                .map(|us| {
+                    format!(
+                        ", {} µs of host time a call",
+                        crate::metrics::format::fixed(us, 0)
+                    )
+                })
+                .unwrap_or_default();
+            format!("{}{host}", r["variant"].as_str().unwrap_or("?"))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "host-bound back to back (the GPU waited for the host most of the time, so these kernels start on an idle GPU, as alone): {}",
+            parts.join("; ")
         )
     })
 }
@@ -689,5 +728,20 @@ mod tests {
             "GPU busy in the kernels, median over batches (gaps between batches count): mma 99.1%"
         );
         assert_eq!(busy_line(&busy[1..]), None);
+    }
+
+    #[test]
+    fn a_host_bound_row_is_named_with_its_host_time() {
+        let rows = [
+            serde_json::json!({"variant": "cudnn", "busy_fraction": 0.996, "launch_overhead_us": 6.9}),
+            serde_json::json!({"variant": "py:flex", "busy_fraction": 0.086, "launch_overhead_us": 169.3}),
+            serde_json::json!({"variant": "mma", "busy_fraction": null}),
+        ];
+        let note = host_bound_note(&rows).expect("py:flex is host-bound");
+        assert!(
+            note.ends_with(": py:flex, 169 µs of host time a call"),
+            "{note}"
+        );
+        assert_eq!(host_bound_note(&rows[..1]), None);
     }
 }

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""py-crosscheck.sh's table for one shape and regime: each variant's ratio to cuDNN from attnscope's bench
+JSON and from Nsight Compute's CSV, their difference, and how much longer Nsight Compute reads a kernel
+than attnscope's CUPTI timer does.
+
+  python3 scripts/py_crosscheck_table.py OUT TAG TITLE COUNT REGIME cudnn VARIANT...
+
+OUT holds bench-TAG-REGIME.json and ncu-TAG-REGIME-VARIANT.csv (py-crosscheck.sh writes them).
+
+Why the last column: on calls of a few microseconds Nsight Compute's gpu__time_duration reads every kernel
+longer than CUPTI's activity record of the same launch (run147: cuDNN's kernel 8.22 µs against 7.35 µs).
+An offset c common to both sides pulls a ratio r toward 1 by about (r - 1)·c / (cuDNN + c), so a 1.6×
+ratio of 8 µs calls loses several percent under Nsight Compute while the two timers agree on everything
+else; the column shows the offset per kernel so a reader can tell that from a timing disagreement.
+"""
+import csv
+import json
+import statistics
+import sys
+
+
+def ncu_per_call(out, tag, regime, v, count):
+    """(median over the last `count` calls of the summed kernel times in ns, kernels a call, why). A call's
+    kernels are found as the shortest period k that the last count*k kernel names repeat with (the launches
+    are identical)."""
+    path = f"{out}/ncu-{tag}-{regime}-{v.replace(':', '_').replace('@', '_').replace('+', '_')}.csv"
+    try:
+        rows = [r for r in csv.reader(open(path)) if r]
+    except OSError as e:
+        return None, 0, f"no ncu file ({e})"
+    head = next((i for i, r in enumerate(rows) if "Kernel Name" in r), None)
+    if head is None:
+        return None, 0, "ncu profiled no kernel"
+    names = rows[head]
+    ki, ti = names.index("Kernel Name"), names.index("gpu__time_duration.sum")
+    kern = [(r[ki], float(r[ti].replace(",", ""))) for r in rows[head + 2:] if len(r) > ti]
+    for k in range(1, 9):
+        tail = kern[-count * k:]
+        if len(tail) == count * k and all(tail[i][0] == tail[i % k][0] for i in range(len(tail))):
+            calls = [sum(t for _, t in tail[c * k:(c + 1) * k]) for c in range(count)]
+            return statistics.median(calls), k, f"{k} kernel(s) a call"
+    return None, 0, "the last launches' kernels do not repeat: not one call per launch"
+
+
+def bench(out, tag, regime):
+    try:
+        d = json.load(open(f"{out}/bench-{tag}-{regime}.json"))
+    except (OSError, ValueError) as e:
+        return {}, f"bench failed ({e})"
+    return {r["variant"]: r["median_us"] for r in d.get("results", []) if r.get("correct")}, ""
+
+
+def main(argv):
+    if len(argv) < 7:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    out, tag, title, count, regime, *variants = argv[1:]
+    count = int(count)
+    cache = "none" if regime == "back-to-back" else "all"
+    ours, err = bench(out, tag, regime)
+    base, base_k, why = ncu_per_call(out, tag, regime, "cudnn", count)
+    print(f"\n== {title}: ÷ cuDNN, attnscope {regime} against Nsight Compute --cache-control {cache} "
+          f"({count} launches)")
+    if base is None or "cudnn" not in ours:
+        print(f"  cuDNN: {why} {err}".rstrip())
+        return 0
+    offset = lambda t, us, k: (t / 1e3 - us) / k
+    print(f"  {'variant':<22} {'attnscope':>9} {'ncu':>7} {'Δ':>7}  ok  {'ncu longer':>11}  "
+          f"(ncu: cuDNN {base / 1e3:.2f} µs, {offset(base, ours['cudnn'], base_k):+.2f} µs a kernel over attnscope)")
+    for v in variants[1:]:
+        t, k, why = ncu_per_call(out, tag, regime, v, count)
+        a = ours[v] / ours["cudnn"] if v in ours else None
+        n = t / base if t is not None else None
+        fmt = lambda x: "—" if x is None else f"{x:.3f}"
+        if a is None or n is None:
+            print(f"  {v:<22} {fmt(a):>9} {fmt(n):>7} {'':>7}  --  {why if n is None else 'not in bench ' + err}")
+            continue
+        d = (a - n) / n
+        print(f"  {v:<22} {fmt(a):>9} {fmt(n):>7} {d * 100:+6.2f}%  {'ok' if abs(d) <= 0.03 else 'OFF'}  "
+              f"{offset(t, ours[v], k):+6.2f} µs/k  ({why})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
