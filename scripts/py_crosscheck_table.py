@@ -52,7 +52,7 @@ def bench(out, tag, regime):
 
 def main(argv):
     if len(argv) < 7:
-        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        print("usage: py_crosscheck_table.py OUT TAG TITLE COUNT REGIME cudnn VARIANT...", file=sys.stderr)
         return 2
     out, tag, title, count, regime, *variants = argv[1:]
     count = int(count)

@@ -110,8 +110,11 @@
 // MUTATE_KV_HEAD has query head h read KV head h % Hkv instead of
 // h / (Hq / Hkv) (grouped-query attention); MUTATE_CAUSAL_ALIGN aligns the
 // causal diagonal to the start (key j masked past query j) instead of the
-// end (past query j - (Sk - Sq)); MUTATE_SPLITS has a d tile's last CTA take
-// the first split's O and row sum unscaled when it merges the splits. With all
+// end (past query j - (Sk - Sq)); MUTATE_SPLITS has a d tile's last CTA add
+// the first split's O unscaled (weight 1 against the largest maximum of the
+// first batch of splits it loads; the row sums stay right) when it merges the
+// splits, which changes O where a later split of that batch holds a row's
+// larger maximum. With all
 // of them 0 the macros below expand to the expressions they wrap, so the
 // shipped builds compile to the same code as before.
 #ifndef MUTATE_RESCALE

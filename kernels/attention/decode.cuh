@@ -369,8 +369,8 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
     else if (n_valid * (HEAD_DIM / 8) <= THREADS)
         merge_splits<8, 1, 16>(slots, nsplit, n_valid * (HEAD_DIM / 8), Og_rb, q0, b, kvh, G, Sq, Hq);
     else {
-        // Many rows (several queries): as many splits in flight as keep the
-        // loads near 16 a thread.
+        // Many rows (several queries): ITEMS column groups a thread and
+        // 16 / ITEMS splits of each in flight.
         constexpr int ITEMS = (BLOCK_M * HEAD_DIM / 8 + THREADS - 1) / THREADS;
         merge_splits<8, ITEMS, (16 / ITEMS > 0 ? 16 / ITEMS : 1)>(slots, nsplit, n_valid * (HEAD_DIM / 8), Og_rb, q0,
                                                                   b, kvh, G, Sq, Hq);

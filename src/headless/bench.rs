@@ -376,7 +376,7 @@ pub(super) fn host_bound_note(rows: &[serde_json::Value]) -> Option<String> {
         .collect();
     (!parts.is_empty()).then(|| {
         format!(
-            "host-bound back to back (the GPU waited for the host most of the time, so these kernels start on an idle GPU, as alone): {}",
+            "host-bound back to back (the GPU waited for the host most of the time, so these kernels start on an idle GPU, as if run alone): {}",
             parts.join("; ")
         )
     })
