@@ -122,21 +122,27 @@ fn run(place: Place, command: &str, args: &impl Serialize, record: Option<PathBu
     conn.stdin = None;
     let status = conn.child.wait().ok();
     if let (Some(r), Some(_)) = (sink.recorder(), code) {
-        eprintln!(
-            "attnscope: session recorded here: {} ({} events)",
-            r.path().display(),
-            r.events_written()
-        );
+        match r.why_nothing() {
+            Some(why) => eprintln!("attnscope: {why}"),
+            None => eprintln!(
+                "attnscope: session recorded here: {} ({} events)",
+                r.path().display(),
+                r.events_written()
+            ),
+        }
     }
     match code {
         Some(c) => c,
         None => {
             let kept = match sink.recorder() {
-                Some(r) => format!(
-                    "; the {} events received are in {}",
-                    r.events_written(),
-                    r.path().display()
-                ),
+                Some(r) => match r.why_nothing() {
+                    Some(why) => format!("; {why}"),
+                    None => format!(
+                        "; the {} events received are in {}",
+                        r.events_written(),
+                        r.path().display()
+                    ),
+                },
                 None => String::new(),
             };
             fail(

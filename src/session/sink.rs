@@ -120,13 +120,18 @@ mod tests {
             Some(Box::new(Tee(shared.clone()))),
         );
         let mut folded = Count(0);
+        let header = Stamped {
+            t_us: 0,
+            event: Event::Header(crate::session::event::SessionHeader::default()),
+        };
+        assert!(sink.put(&header, &mut folded).is_empty());
         for t in 0..3 {
             assert!(sink.put(&mark(t), &mut folded).is_empty());
         }
-        assert_eq!(folded.0, 3);
-        assert_eq!(sink.recorder().unwrap().events_written(), 3);
+        assert_eq!(folded.0, 4);
+        assert_eq!(sink.recorder().unwrap().events_written(), 4);
         let forwarded = String::from_utf8(shared.lock().unwrap().clone()).unwrap();
-        assert_eq!(forwarded.lines().count(), 3);
+        assert_eq!(forwarded.lines().count(), 4);
         let back: Stamped = serde_json::from_str(forwarded.lines().last().unwrap()).unwrap();
         assert_eq!(back.t_us, 2);
     }

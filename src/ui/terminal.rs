@@ -138,11 +138,14 @@ pub fn run(
     // Every event is flushed as it is written; this line lets a script check
     // the file replays to exactly as many.
     if let Some(r) = outlets.events.recorder() {
-        eprintln!(
-            "attnscope: recording {} closed: {} events written",
-            r.path().display(),
-            r.events_written()
-        );
+        match r.why_nothing() {
+            Some(why) => eprintln!("attnscope: {why}"),
+            None => eprintln!(
+                "attnscope: recording {} closed: {} events written",
+                r.path().display(),
+                r.events_written()
+            ),
+        }
     }
     result.map(|_| state)
 }
@@ -208,11 +211,13 @@ fn toggle_recording(state: &mut UiState, outlets: &mut Outlets) {
         return;
     };
     if let Some(rec) = outlets.events.take_recorder() {
-        state.notice = Some(format!(
-            "saved {} events to {}",
-            rec.events_written(),
-            rec.path().display()
-        ));
+        state.notice = Some(rec.why_nothing().unwrap_or_else(|| {
+            format!(
+                "saved {} events to {}",
+                rec.events_written(),
+                rec.path().display()
+            )
+        }));
         *recording = None;
         return;
     }
