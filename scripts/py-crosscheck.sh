@@ -5,7 +5,8 @@
 #   bash scripts/py-crosscheck.sh            (issue 21's six fp16 shapes)
 # Environment: BIN (attnscope binary, default .carry/attnscope or target/release/attnscope),
 #   VARIANTS (default py:sdpa_flash,py:flex,py:triton_tutorial), SHAPES ("B,H,S,D[:causal];..."),
-#   COUNT (launches under ncu, default 8), REGIMES (attnscope's, default "isolated back-to-back"),
+#   COUNT (launches under ncu, default 8), METRICS (ncu's, default the time and the cycles),
+#   REGIMES (attnscope's, default "isolated back-to-back"),
 #   OUT (folder for the raw files).
 # Like for like, each pair with the clocks left alone (ncu --clock-control none): attnscope's isolated regime
 # (an idle gap and an emptied L2 before every launch) against ncu --cache-control all (L2 flushed before
@@ -18,10 +19,22 @@ BIN=${BIN:-$( [ -x .carry/attnscope ] && echo .carry/attnscope || echo target/re
 VARIANTS=${VARIANTS:-py:sdpa_flash,py:flex,py:triton_tutorial}
 SHAPES=${SHAPES:-"2,8,512,64;2,8,512,64:causal;4,16,4096,64;4,16,4096,64:causal;2,16,2048,128;1,32,8192,128:causal"}
 COUNT=${COUNT:-8}
+# Elapsed cycles and the clock rate give a second Nsight Compute time that leaves out its timestamps around
+# the launch (py_crosscheck_table.py prints both readings).
+METRICS=${METRICS:-gpu__time_duration.sum,gpc__cycles_elapsed.max,gpc__cycles_elapsed.avg.per_second}
 REGIMES=${REGIMES:-"isolated back-to-back"}
 OUT=${OUT:-/tmp/attnscope-py-crosscheck}; mkdir -p "$OUT"
 export PATH="/usr/local/cuda/bin:$PATH"
 command -v ncu >/dev/null || { echo "ncu not found (install Nsight Compute or put it on PATH)"; exit 4; }
+# Nsight Compute's own cost per kernel, read on an empty kernel (py_crosscheck_table.py takes it off as a
+# third reading): CUPTI's duration of it, then ncu's under each cache control.
+python3 "$(dirname "$0")/ncu_floor.py" cupti 200 >"$OUT/floor-cupti.txt" 2>"$OUT/floor-cupti.err" ||
+  echo "no CUPTI reading of an empty kernel: $(tail -1 "$OUT/floor-cupti.err")"
+for cc in none all; do
+  ncu --clock-control none --cache-control $cc --metrics gpu__time_duration.sum --csv --page raw --print-units base \
+    -k regex:spin python3 "$(dirname "$0")/ncu_floor.py" launch 50 >"$OUT/ncu-floor-$cc.csv" 2>"$OUT/ncu-floor-$cc.err" ||
+    echo "ncu failed on the empty kernel: $(tail -2 "$OUT/ncu-floor-$cc.err")"
+done
 IFS=';' read -ra shapes <<<"$SHAPES"
 for entry in "${shapes[@]}"; do
   shape=${entry%%:*}; flags=(); [ "$entry" != "$shape" ] && flags=(--causal)
@@ -34,7 +47,7 @@ for entry in "${shapes[@]}"; do
     cc=all; [ "$regime" = back-to-back ] && cc=none
     for v in cudnn ${VARIANTS//,/ }; do
       f="$OUT/ncu-$tag-$regime-${v//[:@+]/_}"
-      ncu --clock-control none --cache-control $cc --metrics gpu__time_duration.sum --csv --page raw \
+      ncu --clock-control none --cache-control $cc --metrics "$METRICS" --csv --page raw \
         --print-units base "$BIN" launch --variant "$v" --shape "$shape" "${flags[@]}" --count "$COUNT" \
         >"$f.csv" 2>"$f.err" || echo "ncu failed for $v at $shape: $(tail -2 "$f.err")"
     done

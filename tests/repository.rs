@@ -460,4 +460,47 @@ fn the_py_crosscheck_table_flags_a_disagreement_and_shows_the_ncu_offset() {
         "{}",
         row("py:wrong")
     );
+    assert!(
+        !said.contains("less its own cost"),
+        "no floor files yet: {said}"
+    );
+
+    // With an empty kernel's readings (CUPTI 1.0 µs, ncu 1.8 µs), a third reading takes ncu's 0.8 µs off
+    // every kernel: py:two then agrees exactly, py:slow still does not (16.6 / 7.4 = 2.243 against 1.892).
+    write(tmp.path(), "floor-cupti.txt", "1000\n");
+    write(
+        tmp.path(),
+        "ncu-floor-none.csv",
+        &ncu_csv(&["spin_kernel"], 1800.0, 50),
+    );
+    let out = python(&[
+        "scripts/py_crosscheck_table.py",
+        &dir,
+        "t",
+        "B2 H8 S512 D64",
+        "8",
+        "back-to-back",
+        "cudnn",
+        "py:two",
+        "py:slow",
+    ]);
+    let said = text(&out);
+    let third = said
+        .split("less its own cost per kernel")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no third reading in {said}"));
+    assert!(third.starts_with(", +0.80 µs over CUPTI"), "{third}");
+    let line = |v: &str| {
+        third
+            .lines()
+            .find(|l| l.trim_start().starts_with(v))
+            .unwrap_or_else(|| panic!("no {v} row in {third}"))
+            .to_owned()
+    };
+    assert!(line("py:two").contains("+0.00%  ok"), "{}", line("py:two"));
+    assert!(
+        line("py:slow").contains("2.243") && line("py:slow").contains("OFF"),
+        "{}",
+        line("py:slow")
+    );
 }
