@@ -93,11 +93,7 @@ fn batch_event(
     LatencyBatch {
         variant: *variant,
         shape: *shape,
-        l2: if isolated {
-            engine.isolation.l2
-        } else {
-            plan.l2
-        },
+        l2: engine.isolation.l2_in(plan.regime, plan.l2),
         regime: Some(plan.regime),
         samples_ns: samples,
         sm_clock_mhz: None,

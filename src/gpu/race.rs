@@ -124,11 +124,7 @@ pub fn race(
         let mut tagged = LatencyBatch {
             timer: timer.clone(),
             regime: Some(regime),
-            l2: if regime == Regime::Isolated {
-                engine.isolation.l2
-            } else {
-                plan.l2
-            },
+            l2: engine.isolation.l2_in(regime, plan.l2),
             gap_us: (regime == Regime::Isolated).then_some(engine.isolation.gap_us),
             inputs: Some(engine.timing_inputs),
             shape: *shape,

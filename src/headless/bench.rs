@@ -84,7 +84,7 @@ pub fn bench(args: BenchArgs) -> i32 {
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({
-                "gpu": gpu, "shape": shape, "l2": plan.l2, "regime": plan.regime.name(),
+                "gpu": gpu, "shape": shape, "l2": engine.isolation.l2_in(plan.regime, plan.l2), "regime": plan.regime.name(),
                 "timer": timer, "timer_resolution_ns": engine.timer_step_ns,
                 "inputs": check.inputs.to_string(), "seed": check.seed, "results": rows
             }))
@@ -173,11 +173,7 @@ fn print_table(
         gpu.name,
         engine.arch,
         plan.regime.name(),
-        if plan.regime == Regime::Isolated {
-            L2Mode::Cold
-        } else {
-            plan.l2
-        },
+        engine.isolation.l2_in(plan.regime, plan.l2),
         timer.name(),
         engine.timer_step_ns.map_or("unknown".into(), |s| format!(
             "{} ns",

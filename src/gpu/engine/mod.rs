@@ -25,7 +25,7 @@ pub use pipeline::{Collected, Queued};
 pub use timing::Timer;
 
 use crate::gpu::nvrtc::{Build, BuildError, Builder, Program};
-use crate::session::event::{GpuInfo, L2Mode};
+use crate::session::event::{GpuInfo, L2Mode, Regime};
 use crate::session::{Dtype, KernelId, Shape, Variant};
 
 /// The idle gap before each launch in the isolated regime: long against
@@ -45,6 +45,16 @@ pub struct Isolation {
 }
 
 impl Isolation {
+    /// The L2 a launch in `regime` meets when the plan asks for `l2`: the
+    /// isolated regime sets its own.
+    pub fn l2_in(&self, regime: Regime, l2: L2Mode) -> L2Mode {
+        if regime == Regime::Isolated {
+            self.l2
+        } else {
+            l2
+        }
+    }
+
     fn from_env() -> Isolation {
         let var = |k: &str| std::env::var(k).ok();
         Isolation {
@@ -738,5 +748,28 @@ impl Engine {
         let rc = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) };
         (rc == cudarc::driver::sys::CUresult::CUDA_SUCCESS)
             .then(|| format!("{}.{}", v / 1000, (v % 1000) / 10))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_isolated_regime_reports_its_own_l2_not_the_plans() {
+        // bench --json once said "hot" for an isolated run whose L2 was emptied before every launch.
+        let iso = Isolation {
+            gap_us: 50,
+            l2: L2Mode::Cold,
+            scrub_carveout: None,
+        };
+        assert_eq!(iso.l2_in(Regime::Isolated, L2Mode::Hot), L2Mode::Cold);
+        assert_eq!(iso.l2_in(Regime::BackToBack, L2Mode::Hot), L2Mode::Hot);
+        assert_eq!(iso.l2_in(Regime::Interleaved, L2Mode::Cold), L2Mode::Cold);
+        let hot = Isolation {
+            l2: L2Mode::Hot,
+            ..iso
+        };
+        assert_eq!(hot.l2_in(Regime::Isolated, L2Mode::Cold), L2Mode::Hot);
     }
 }

@@ -207,7 +207,7 @@ impl Engine {
     ) -> Result<(Vec<u64>, f64), EngineError> {
         let n = order.len();
         let isolated = regime == Regime::Isolated;
-        let l2 = if isolated { self.isolation.l2 } else { l2 };
+        let l2 = self.isolation.l2_in(regime, l2);
         self.ensure_inputs(shape)?;
         let use_events = self.timer == Timer::CudaEvents;
         if !use_events {
