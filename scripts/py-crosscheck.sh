@@ -12,7 +12,10 @@
 # (an idle gap and an emptied L2 before every launch) against ncu --cache-control all (L2 flushed before
 # every kernel), and attnscope back to back (hot L2) against ncu --cache-control none. A call of several
 # kernels differs in the first pair by construction: ncu flushes L2 between them, attnscope does not
-# (run142: sdpa_flash's two kernels at B2 H8 S512, 5.4%); the second pair keeps them alike.
+# (run142: sdpa_flash's two kernels at B2 H8 S512, 5.4%); the second pair keeps them alike. The second pair
+# holds only while the clock does: ncu runs every kernel after an idle gap, and calls of hundreds of µs
+# back to back slow under the power cap (run157: cuDNN 1056 µs back to back, 922 µs under ncu, 903 µs
+# isolated in run158), so long calls pair isolated and short ones back to back (docs/usage.md).
 # Target (issue 42): attnscope's ratio within 3% of Nsight Compute's.
 set -u
 BIN=${BIN:-$( [ -x .carry/attnscope ] && echo .carry/attnscope || echo target/release/attnscope )}
@@ -20,7 +23,7 @@ VARIANTS=${VARIANTS:-py:sdpa_flash,py:flex,py:triton_tutorial}
 SHAPES=${SHAPES:-"2,8,512,64;2,8,512,64:causal;4,16,4096,64;4,16,4096,64:causal;2,16,2048,128;1,32,8192,128:causal"}
 COUNT=${COUNT:-8}
 # Elapsed cycles and the clock rate give a second Nsight Compute time that leaves out its timestamps around
-# the launch (py_crosscheck_table.py prints both readings).
+# the launch; a third takes off ncu's own cost, read on an empty kernel (py_crosscheck_table.py prints all).
 METRICS=${METRICS:-gpu__time_duration.sum,gpc__cycles_elapsed.max,gpc__cycles_elapsed.avg.per_second}
 REGIMES=${REGIMES:-"isolated back-to-back"}
 OUT=${OUT:-/tmp/attnscope-py-crosscheck}; mkdir -p "$OUT"

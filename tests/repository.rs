@@ -503,4 +503,32 @@ fn the_py_crosscheck_table_flags_a_disagreement_and_shows_the_ncu_offset() {
         "{}",
         line("py:slow")
     );
+    assert!(!said.contains("slowed the clock"), "{said}");
+
+    // ncu can only add to a kernel: reading cuDNN 10% shorter than a back-to-back run says that run's clock
+    // fell under sustained load (run157), and the table says to trust the isolated pairing there.
+    write(
+        tmp.path(),
+        "bench-long-back-to-back.json",
+        r#"{"results": [{"variant": "cudnn", "median_us": 1000.0, "correct": true}]}"#,
+    );
+    write(
+        tmp.path(),
+        "ncu-long-back-to-back-cudnn.csv",
+        &ncu_csv(&["cudnn_kernel"], 900_000.0, 8),
+    );
+    let out = python(&[
+        "scripts/py_crosscheck_table.py",
+        &dir,
+        "long",
+        "B1 H32 S8192 D128 causal",
+        "8",
+        "back-to-back",
+        "cudnn",
+    ]);
+    assert!(
+        text(&out).contains("reads cuDNN 10% shorter") && text(&out).contains("isolated pairing"),
+        "{}",
+        text(&out)
+    );
 }
