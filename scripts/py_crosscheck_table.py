@@ -15,7 +15,10 @@ else; the column shows the offset per kernel so a reader can tell that from a ti
 
 When the CSV also holds gpc__cycles_elapsed.max and gpc__cycles_elapsed.avg.per_second (py-crosscheck.sh
 collects them), a second Nsight Compute reading follows each row: the kernel's elapsed GPC cycles over the
-clock rate ncu measured during it, a time that does not hold ncu's timestamps around the launch.
+clock rate ncu measured during it, a time that does not hold ncu's timestamps around the launch. When OUT
+holds ncu_floor.py's readings of an empty kernel (floor-cupti.txt, ncu-floor-CACHE.csv), a third reading
+takes the difference between the two tools on that kernel, Nsight Compute's own cost, off every kernel on
+both sides of the ratio (run155: 0.64 µs with L2 left alone, 0.88 µs with it flushed).
 """
 import csv
 import json
