@@ -218,10 +218,11 @@ impl Variant {
             .is_some_and(|i| self.toggles.is_on(i))
     }
 
-    /// Whether a gate's `requires` holds (cuDNN meets all but `not_cudnn`).
+    /// Whether a gate's `requires` holds (cuDNN meets all but `not_cudnn`,
+    /// a Python function all).
     pub fn satisfies(&self, requirement: &str) -> bool {
         match self.manifest() {
-            None => requirement != "not_cudnn",
+            None => requirement != "not_cudnn" || self.is_python(),
             Some(_) if requirement == "not_cudnn" => true,
             Some(m) => m.satisfies(self.toggles.0, requirement),
         }

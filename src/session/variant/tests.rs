@@ -86,6 +86,13 @@ fn cudnn_takes_nothing() {
 }
 
 #[test]
+fn a_python_function_is_not_the_cudnn_baseline() {
+    // run159: gates called py:flex's speedup over cuDNN "not applicable: this is the cuDNN baseline".
+    let f: Variant = "py:flex".parse().unwrap();
+    assert!(f.satisfies("not_cudnn") && f.satisfies("not_scalar"));
+}
+
+#[test]
 fn gate_requirements_follow_the_manifest() {
     assert!(v("mma").satisfies("wmma") && v("mma").satisfies("wmma_pv"));
     assert!(!v("mma").satisfies("cp_async"));
