@@ -468,6 +468,7 @@ impl Worker {
             Ok(c) => Event::Counters(CounterReport {
                 variant,
                 shape,
+                range: c.range(),
                 values: c.values,
                 passes: c.passes,
                 collection_ms: t.elapsed().as_secs_f64() * 1e3,
@@ -475,7 +476,6 @@ impl Worker {
                 chip: self.engine.counter_chip().unwrap_or_default(),
                 refused: c.refused,
                 setup_ms: c.setup_ms,
-                range: super::profiler::RangeMode::DEFAULT.name().into(),
             }),
             Err(e) => Event::Error(ErrorReport {
                 source: "cupti".into(),

@@ -14,6 +14,7 @@ use cudarc::cupti::sys::{self, CUptiResult};
 use cudarc::driver::sys::CUcontext;
 
 use super::libs::{self, Lib};
+use crate::metrics::kernel_ranges;
 
 /// A CUPTI parameter struct, zeroed, with `structSize` set the way CUPTI's
 /// `*_STRUCT_SIZE` macros do: offset of the last member plus its size (not
@@ -172,6 +173,21 @@ pub struct Collected {
     pub refused: BTreeMap<String, String>,
     /// Of the wall time, what went to setup (CUPTI init, config images).
     pub setup_ms: f64,
+    /// The range mode used (cuDNN's calls of several kernels take a user
+    /// range whatever was asked) and the ranges a pass, one per kernel in
+    /// the auto mode, combined into `values`.
+    pub mode: RangeMode,
+    pub ranges: usize,
+}
+
+impl Collected {
+    /// The range mode in words, as the counters' report records it.
+    pub fn range(&self) -> String {
+        match self.ranges {
+            0 | 1 => self.mode.name().into(),
+            n => format!("{} ({n} kernels combined)", self.mode.name()),
+        }
+    }
 }
 
 /// What the collector asks of the caller around each pass.
@@ -186,10 +202,15 @@ pub enum Step {
 /// range per kernel (what ncu does). Both replay under our control (user
 /// replay). A user range also spans the launch's own latency on the GPU, so
 /// elapsed-based metrics (gpu__time_duration, *.pct_of_peak_sustained_elapsed)
-/// come out larger than ncu's; scripts/ncu-crosscheck.sh measures both.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// come out larger than ncu's; scripts/ncu-crosscheck.sh measures both. A
+/// call of several kernels takes a range per kernel, combined afterwards
+/// (`metrics::kernel_ranges`): one range around a Python call would count the
+/// host's time between its kernels as the GPU's (run159: 505 µs for a 13 µs
+/// call).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RangeMode {
     User,
+    #[default]
     Auto,
 }
 
@@ -384,20 +405,33 @@ impl Profiler {
     /// `Prepare` before each pass opens (flush caches there: nothing it runs
     /// is counted), `Launch` inside it (enqueue the kernel) and `Wait` before
     /// it closes. `progress(k, n)` hears after each pass; false stops early.
+    /// In the auto mode a launch of `kernels` kernels gives as many ranges,
+    /// combined into the call's values.
     pub fn collect(
         &mut self,
         ctx: CUcontext,
         metrics: &[String],
         mode: RangeMode,
+        kernels: usize,
         step: &mut dyn FnMut(Step) -> Result<(), String>,
         progress: &mut dyn FnMut(u32, u32) -> bool,
     ) -> Result<Collected, CounterError> {
         let t0 = std::time::Instant::now();
-        let config = self.config(metrics)?;
+        let ranges = if mode == RangeMode::Auto {
+            kernels.max(1)
+        } else {
+            1
+        };
+        let mut wanted = metrics.to_vec();
+        if ranges > 1 && !wanted.iter().any(|m| m == kernel_ranges::DURATION) {
+            // the weight of each kernel's rates
+            wanted.push(kernel_ranges::DURATION.into());
+        }
+        let config = self.config(&wanted)?;
         let target = RangeTarget::enable(ctx)?;
         let mut names: Vec<*const c_char> = config.names.iter().map(|n| n.as_ptr()).collect();
-        let mut data = target.counter_data(&mut names)?;
-        target.set_config(config, &mut data, mode)?;
+        let mut data = target.counter_data(&mut names, ranges)?;
+        target.set_config(config, &mut data, mode, ranges)?;
         let expected = config.passes.max(1);
         let mut pass = 0u32;
         let setup_ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -416,19 +450,24 @@ impl Profiler {
                 )));
             }
         }
-        target.decode(&data)?;
-        let values = evaluate(config, &data, &mut names)?;
+        target.decode(&data, ranges)?;
+        let per_range = (0..ranges)
+            .map(|r| evaluate(config, &data, &mut names, r))
+            .collect::<Result<Vec<_>, _>>()?;
         drop(target);
+        let text: Vec<String> = config
+            .names
+            .iter()
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect();
+        let values = kernel_ranges::combine(&text, &per_range);
         Ok(Collected {
-            values: config
-                .names
-                .iter()
-                .map(|n| n.to_string_lossy().into_owned())
-                .zip(values)
-                .collect(),
+            values: text.into_iter().zip(values).collect(),
             passes: pass,
             refused: config.refused.clone(),
             setup_ms,
+            mode,
+            ranges,
         })
     }
 }
@@ -438,6 +477,7 @@ fn evaluate(
     config: &Config,
     data: &[u8],
     names: &mut [*const c_char],
+    range: usize,
 ) -> Result<Vec<f64>, CounterError> {
     let mut values = vec![f64::NAN; names.len()];
     let mut eval = params!(
@@ -447,7 +487,7 @@ fn evaluate(
     eval.pHostObject = config.host;
     eval.pCounterDataImage = data.as_ptr();
     eval.counterDataImageSize = data.len();
-    eval.rangeIndex = 0;
+    eval.rangeIndex = range;
     eval.ppMetricNames = names.as_mut_ptr();
     eval.numMetrics = names.len();
     eval.pMetricValues = values.as_mut_ptr();
@@ -483,7 +523,11 @@ impl RangeTarget {
 
 impl RangeTarget {
     /// A counter-data image of the size CUPTI asks for `names`, initialized.
-    fn counter_data(&self, names: &mut [*const c_char]) -> Result<Vec<u8>, CounterError> {
+    fn counter_data(
+        &self,
+        names: &mut [*const c_char],
+        ranges: usize,
+    ) -> Result<Vec<u8>, CounterError> {
         let mut size = params!(
             CUpti_RangeProfiler_GetCounterDataSize_Params,
             counterDataSize
@@ -491,8 +535,8 @@ impl RangeTarget {
         size.pRangeProfilerObject = self.0;
         size.pMetricNames = names.as_mut_ptr();
         size.numMetrics = names.len();
-        size.maxNumOfRanges = 1;
-        size.maxNumRangeTreeNodes = 1;
+        size.maxNumOfRanges = ranges;
+        size.maxNumRangeTreeNodes = ranges as u32;
         // SAFETY: valid params; names outlive the call.
         classify("cuptiRangeProfilerGetCounterDataSize", unsafe {
             sys::cuptiRangeProfilerGetCounterDataSize(&mut size)
@@ -512,13 +556,14 @@ impl RangeTarget {
         Ok(data)
     }
 
-    /// Points the profiler at `config` and `data`, one user-replayed range
-    /// per pass. Both must outlive the profiler object.
+    /// Points the profiler at `config` and `data`, `ranges` user-replayed
+    /// ranges per pass. Both must outlive the profiler object.
     fn set_config(
         &self,
         config: &Config,
         data: &mut [u8],
         mode: RangeMode,
+        ranges: usize,
     ) -> Result<(), CounterError> {
         let mut set = params!(CUpti_RangeProfiler_SetConfig_Params, targetNestingLevel);
         set.pRangeProfilerObject = self.0;
@@ -531,7 +576,7 @@ impl RangeTarget {
             RangeMode::Auto => sys::CUpti_ProfilerRange::CUPTI_AutoRange,
         };
         set.replayMode = sys::CUpti_ProfilerReplayMode::CUPTI_UserReplay;
-        set.maxRangesPerPass = 1;
+        set.maxRangesPerPass = ranges;
         set.numNestingLevels = 1;
         set.minNestingLevel = 1;
         set.passIndex = 0;
@@ -592,8 +637,8 @@ impl RangeTarget {
         Ok(stop.isAllPassSubmitted != 0)
     }
 
-    /// Decodes the passes into `data`, which must then hold one range.
-    fn decode(&self, data: &[u8]) -> Result<(), CounterError> {
+    /// Decodes the passes into `data`, which must then hold `ranges` ranges.
+    fn decode(&self, data: &[u8], ranges: usize) -> Result<(), CounterError> {
         let mut decode = params!(CUpti_RangeProfiler_DecodeData_Params, numOfRangeDropped);
         decode.pRangeProfilerObject = self.0;
         // SAFETY: valid params; decodes into `data`.
@@ -616,9 +661,10 @@ impl RangeTarget {
         classify("cuptiRangeProfilerGetCounterDataInfo", unsafe {
             sys::cuptiRangeProfilerGetCounterDataInfo(&mut info)
         })?;
-        if info.numTotalRanges != 1 {
+        if info.numTotalRanges != ranges {
             return Err(CounterError::Launch(format!(
-                "expected one profiled range, CUPTI recorded {}",
+                "expected {ranges} profiled range(s), one a kernel, CUPTI recorded {}: the call \
+                 did not launch the kernels it launched when it was prepared",
                 info.numTotalRanges
             )));
         }

@@ -228,6 +228,7 @@ fn collect_counters(
             Event::Counters(CounterReport {
                 variant,
                 shape,
+                range: c.range(),
                 values: c.values,
                 passes: c.passes,
                 collection_ms: wall_ms,
@@ -235,7 +236,6 @@ fn collect_counters(
                 chip: engine.counter_chip().unwrap_or_default(),
                 refused: c.refused,
                 setup_ms: c.setup_ms,
-                range: range.name().into(),
             }),
             None,
         ),
@@ -281,7 +281,7 @@ fn print_table(
         engine.info.name,
         engine.arch,
         counters.map_or(String::new(), |c| format!(
-            ", counters on {} in {} passes, {:.0} ms ({:.0} ms setup), {} range, L2 {:?}",
+            ", counters on {} in {} passes, {:.0} ms ({:.0} ms setup), range {}, L2 {:?}",
             c.chip, c.passes, c.collection_ms, c.setup_ms, c.range, c.l2
         ))
     );

@@ -9,6 +9,7 @@ pub mod catalogue;
 pub mod format;
 pub mod gates;
 pub mod histogram;
+pub mod kernel_ranges;
 pub mod qkv;
 pub mod reference;
 pub mod resolution;

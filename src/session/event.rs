@@ -478,7 +478,8 @@ pub struct CounterReport {
     /// Of collection_ms, the one-time setup (CUPTI init, config image).
     #[serde(deserialize_with = "nan_null::de")]
     pub setup_ms: f64,
-    /// `auto` (a range per kernel, as ncu) or `user` (a pushed range).
+    /// `auto` (a range per kernel, as ncu; "auto (N kernels combined)" for a
+    /// call of several) or `user` (a pushed range).
     pub range: String,
 }
 

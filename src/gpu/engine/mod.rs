@@ -397,9 +397,12 @@ impl Engine {
     ) -> Result<crate::gpu::profiler::Collected, CounterFailure> {
         use crate::gpu::profiler::{CounterError, Profiler, RangeMode, Step};
         self.prepare(variant, shape)?;
-        // One range per kernel holds one kernel: a cuDNN call of several
-        // kernels is counted in one user range around the call instead.
-        let mode = if variant.is_library() && self.kernels_per_call(variant, shape) > 1 {
+        // A cuDNN call of several kernels is counted in one user range around
+        // the call, as before a range per kernel could be combined (its
+        // kernels follow each other with no host in between). A Python call's
+        // kernels wait on the interpreter between them: one range each.
+        let kernels = self.kernels_per_call(variant, shape);
+        let mode = if variant.is_cudnn() && kernels > 1 {
             RangeMode::User
         } else {
             mode
@@ -429,6 +432,7 @@ impl Engine {
             ctx,
             metrics,
             mode,
+            kernels,
             &mut |step| {
                 match step {
                     Step::Prepare if l2 == L2Mode::Cold => {
