@@ -8,13 +8,16 @@
 pub const DURATION: &str = "gpu__time_duration.sum";
 
 /// Whether a metric is a rate or a fraction (of peak, per second, per
-/// cycle, a ratio), which kernels run one after another average by their
-/// time, rather than a count, which they add.
+/// cycle, a ratio) or a launch's attribute (registers a thread), which
+/// kernels run one after another average by their time, rather than a
+/// count, which they add.
 fn is_rate(name: &str) -> bool {
     name.contains(".pct_of_peak_sustained_")
-        || name.contains(".per_")
-        || name.ends_with(".ratio")
-        || name.ends_with(".pct")
+        || name.contains("per_")
+        || name.ends_with("pct")
+        || name.ends_with("ratio")
+        || name.starts_with("launch__")
+        || name.starts_with("device__")
 }
 
 /// The call's value of each metric in `names` from `ranges` (one row of
@@ -89,6 +92,21 @@ mod tests {
         let n = names(&["sm__warps_active.avg.pct_of_peak_sustained_active", "x.sum"]);
         let v = combine(&n, &[vec![20.0, 1.0], vec![30.0, 2.0]]);
         assert!(v[0].is_nan() && v[1] == 3.0, "{v:?}");
+        // Nsight Compute's other spellings of a rate or an attribute average too.
+        for rate in [
+            "sm__maximum_warps_per_active_cycle_pct",
+            "smsp__thread_inst_executed_per_inst_executed.ratio",
+            "launch__registers_per_thread",
+            "launch__grid_size",
+            "gpc__cycles_elapsed.avg.per_second",
+        ] {
+            let n = names(&[DURATION, rate]);
+            assert_eq!(
+                combine(&n, &[vec![1.0, 10.0], vec![3.0, 30.0]])[1],
+                25.0,
+                "{rate}"
+            );
+        }
         let n = names(&[DURATION, "x.sum"]);
         assert!(combine(&n, &[vec![1.0, f64::NAN], vec![1.0, 2.0]])[1].is_nan());
     }
