@@ -397,10 +397,10 @@ impl Engine {
     ) -> Result<crate::gpu::profiler::Collected, CounterFailure> {
         use crate::gpu::profiler::{CounterError, Profiler, RangeMode, Step};
         self.prepare(variant, shape)?;
-        // A cuDNN call of several kernels is counted in one user range around
-        // the call, as before a range per kernel could be combined (its
-        // kernels follow each other with no host in between). A Python call's
-        // kernels wait on the interpreter between them: one range each.
+        // A cuDNN call of several kernels keeps one user range around the
+        // call: its kernels follow one another with nothing on the host in
+        // between. A Python call's kernels wait on the interpreter between
+        // them, so each takes its own range.
         let kernels = self.kernels_per_call(variant, shape);
         let mode = if variant.is_cudnn() && kernels > 1 {
             RangeMode::User
