@@ -34,7 +34,7 @@ command -v ncu >/dev/null || { echo "ncu not found (install Nsight Compute or pu
 python3 "$(dirname "$0")/ncu_floor.py" cupti 200 >"$OUT/floor-cupti.txt" 2>"$OUT/floor-cupti.err" ||
   echo "no CUPTI reading of an empty kernel: $(tail -1 "$OUT/floor-cupti.err")"
 for cc in none all; do
-  ncu --clock-control none --cache-control $cc --metrics gpu__time_duration.sum --csv --page raw --print-units base \
+  ncu --clock-control none --cache-control $cc --metrics "$METRICS" --csv --page raw --print-units base \
     -k regex:spin python3 "$(dirname "$0")/ncu_floor.py" launch 50 >"$OUT/ncu-floor-$cc.csv" 2>"$OUT/ncu-floor-$cc.err" ||
     echo "ncu failed on the empty kernel: $(tail -2 "$OUT/ncu-floor-$cc.err")"
 done

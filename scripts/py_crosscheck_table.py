@@ -49,12 +49,22 @@ def ncu_per_call(out, tag, regime, v, count, cycles=False):
         if CYCLES not in names or RATE not in names:
             return None, 0, "no cycle counts"
         ci, ri = names.index(CYCLES), names.index(RATE)
-        # the rate's unit row says cycle/second or cycle/nsecond depending on --print-units
-        scale = 1.0 if "nsecond" in rows[head + 1][ri] else 1e9
-        kern = [(r[ki], num(r, ci) / num(r, ri) * scale) for r in rows[head + 2:] if len(r) > max(ci, ri)]
+        # the rate's unit: hz under --print-units base (run155), else cycle/second, /usecond or /nsecond
+        unit = rows[head + 1][ri].lower()
+        scale = next((s for u, s in (("ghz", 1.0), ("mhz", 1e3), ("khz", 1e6), ("hz", 1e9), ("nsecond", 1.0),
+                                     ("usecond", 1e3), ("msecond", 1e6), ("second", 1e9)) if u in unit), None)
+        if scale is None:
+            return None, 0, f"cycle rate in an unknown unit ({unit})"
+        try:
+            kern = [(r[ki], num(r, ci) / num(r, ri) * scale) for r in rows[head + 2:] if len(r) > max(ci, ri)]
+        except (ValueError, ZeroDivisionError):
+            return None, 0, "a cycle count or rate is missing"
     else:
         ti = names.index("gpu__time_duration.sum")
-        kern = [(r[ki], num(r, ti)) for r in rows[head + 2:] if len(r) > ti]
+        try:
+            kern = [(r[ki], num(r, ti)) for r in rows[head + 2:] if len(r) > ti]
+        except ValueError:
+            return None, 0, "a kernel's gpu__time_duration is missing"
     for k in range(1, 9):
         tail = kern[-count * k:]
         if len(tail) == count * k and all(tail[i][0] == tail[i % k][0] for i in range(len(tail))):
@@ -135,7 +145,7 @@ def main(argv):
               f"{over(cbase, cbase_k):+.2f} µs a kernel over attnscope):")
         rows(ours, variants[1:], cycles, cbase, cbase_k, "cycles")
     floor = ncu_floor(out, cache)
-    if floor is not None:
+    if floor is not None and base - base_k * floor > 0:
         # the same cost taken off every kernel on both sides of the ratio, measured away from them
         less = lambda v: (lambda t, k, why: (None if t is None else t - k * floor, k, why))(*time(v))
         fbase = base - base_k * floor

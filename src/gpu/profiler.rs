@@ -1,9 +1,10 @@
 //! Hardware counters through CUPTI's Range Profiler and Profiler Host API
 //! (CUDA ≥ 12.6), the interface Nsight Compute's own numbers come from.
 //!
-//! One user range around one launch, user replay: the caller relaunches the
-//! kernel (it is idempotent) until CUPTI says every pass was submitted, then
-//! the counter data is decoded and evaluated on the host. Metric names are
+//! A range per kernel (or one user range around the launch), user replay:
+//! the caller relaunches the call (it is idempotent) until CUPTI says every
+//! pass was submitted, then the counter data is decoded, evaluated on the
+//! host and, for a call of several kernels, combined. Metric names are
 //! Nsight Compute's, so the values mean what `ncu --metrics` means.
 
 use std::collections::{BTreeMap, HashMap};
@@ -203,10 +204,10 @@ pub enum Step {
 /// replay). A user range also spans the launch's own latency on the GPU, so
 /// elapsed-based metrics (gpu__time_duration, *.pct_of_peak_sustained_elapsed)
 /// come out larger than ncu's; scripts/ncu-crosscheck.sh measures both. A
-/// call of several kernels takes a range per kernel, combined afterwards
-/// (`metrics::kernel_ranges`): one range around a Python call would count the
+/// Python call of several kernels takes a range per kernel, combined
+/// afterwards (`metrics::kernel_ranges`): one range around it would count the
 /// host's time between its kernels as the GPU's (run159: 505 µs for a 13 µs
-/// call).
+/// call). cuDNN's calls of several kernels keep one user range (engine).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RangeMode {
     User,
@@ -663,8 +664,8 @@ impl RangeTarget {
         })?;
         if info.numTotalRanges != ranges {
             return Err(CounterError::Launch(format!(
-                "expected {ranges} profiled range(s), one a kernel, CUPTI recorded {}: the call \
-                 did not launch the kernels it launched when it was prepared",
+                "expected {ranges} profiled range(s), CUPTI recorded {}: the call did not \
+                 launch as many kernels as when it was prepared",
                 info.numTotalRanges
             )));
         }

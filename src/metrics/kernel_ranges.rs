@@ -12,7 +12,8 @@ pub const DURATION: &str = "gpu__time_duration.sum";
 /// kernels run one after another average by their time, rather than a
 /// count, which they add.
 fn is_rate(name: &str) -> bool {
-    name.contains(".pct_of_peak_sustained_")
+    name.contains("peak_")
+        || name.contains("max_rate")
         || name.contains("per_")
         || name.ends_with("pct")
         || name.ends_with("ratio")
@@ -24,8 +25,13 @@ fn is_rate(name: &str) -> bool {
 /// values per kernel, in `names`' order): counts summed, rates weighted by
 /// each kernel's `DURATION`. A `*_active` percentage would weigh by active
 /// cycles, which CUPTI does not give per metric; the kernel's time stands
-/// in. NaN where any kernel's value is NaN, or where a rate has no time.
+/// in; so does it for a per-instruction ratio, whose right weight is its
+/// denominator. NaN where any kernel's value is NaN, or where a rate has no
+/// time. One range is returned as it is.
 pub fn combine(names: &[String], ranges: &[Vec<f64>]) -> Vec<f64> {
+    if let [one] = ranges {
+        return one.clone();
+    }
     let time = names.iter().position(|n| n == DURATION);
     let weights: Vec<f64> = ranges
         .iter()
@@ -89,6 +95,9 @@ mod tests {
             "sm__warps_active.avg.pct_of_peak_sustained_active",
         ]);
         assert_eq!(combine(&n, &[vec![5.0, 23.1]]), vec![5.0, 23.1]);
+        // A single kernel needs no time: every collection of one range goes through here.
+        let n = names(&["sm__warps_active.avg.pct_of_peak_sustained_active"]);
+        assert_eq!(combine(&n, &[vec![23.1]]), vec![23.1]);
         let n = names(&["sm__warps_active.avg.pct_of_peak_sustained_active", "x.sum"]);
         let v = combine(&n, &[vec![20.0, 1.0], vec![30.0, 2.0]]);
         assert!(v[0].is_nan() && v[1] == 3.0, "{v:?}");
@@ -99,6 +108,9 @@ mod tests {
             "launch__registers_per_thread",
             "launch__grid_size",
             "gpc__cycles_elapsed.avg.per_second",
+            "sm__inst_executed_pipe_tensor.avg.peak_sustained",
+            "dram__throughput.avg.pct_of_peak_burst_elapsed",
+            "lts__t_bytes.sum.max_rate",
         ] {
             let n = names(&[DURATION, rate]);
             assert_eq!(
