@@ -383,6 +383,14 @@ fn a_malformed_campaign_is_refused_with_the_reason() {
     }
 }
 
+/// The first line of `text` that starts with `prefix` after its indent.
+fn first_line_starting(text: &str, prefix: &str) -> String {
+    text.lines()
+        .find(|l| l.trim_start().starts_with(prefix))
+        .unwrap_or_else(|| panic!("no {prefix} row in {text}"))
+        .to_owned()
+}
+
 /// Nsight Compute's CSV of `count` calls of `kernels` kernels each, every kernel `ns` long.
 fn ncu_csv(kernels: &[&str], ns: f64, count: usize) -> String {
     let mut s = String::from(
@@ -422,27 +430,25 @@ fn the_py_crosscheck_table_flags_a_disagreement_and_shows_the_ncu_offset() {
         );
     }
     let dir = tmp.path().display().to_string();
-    let out = python(&[
-        "scripts/py_crosscheck_table.py",
-        &dir,
-        "t",
-        "B2 H8 S512 D64",
-        "8",
-        "back-to-back",
-        "cudnn",
-        "py:two",
-        "py:slow",
-        "py:wrong",
-    ]);
+    // The table for tag `tag` back to back, cuDNN first, then `variants`.
+    let table = |tag: &str, title: &str, variants: &[&str]| {
+        let mut args = vec![
+            "scripts/py_crosscheck_table.py",
+            &dir,
+            tag,
+            title,
+            "8",
+            "back-to-back",
+            "cudnn",
+        ];
+        args.extend_from_slice(variants);
+        python(&args)
+    };
+    let out = table("t", "B2 H8 S512 D64", &["py:two", "py:slow", "py:wrong"]);
     let said = text(&out);
     assert!(out.status.success(), "{said}");
     assert!(said.contains("+0.80 µs a kernel over attnscope"), "{said}");
-    let row = |v: &str| {
-        said.lines()
-            .find(|l| l.trim_start().starts_with(v))
-            .unwrap_or_else(|| panic!("no {v} row in {said}"))
-            .to_owned()
-    };
+    let row = |v: &str| first_line_starting(&said, v);
     let two = row("py:two ");
     assert!(
         two.contains("1.730") && two.contains(" ok ") && two.contains("+0.80 µs/k"),
@@ -473,30 +479,13 @@ fn the_py_crosscheck_table_flags_a_disagreement_and_shows_the_ncu_offset() {
         "ncu-floor-none.csv",
         &ncu_csv(&["spin_kernel"], 1800.0, 50),
     );
-    let out = python(&[
-        "scripts/py_crosscheck_table.py",
-        &dir,
-        "t",
-        "B2 H8 S512 D64",
-        "8",
-        "back-to-back",
-        "cudnn",
-        "py:two",
-        "py:slow",
-    ]);
-    let said = text(&out);
+    let said = text(&table("t", "B2 H8 S512 D64", &["py:two", "py:slow"]));
     let third = said
         .split("less its own cost per kernel")
         .nth(1)
         .unwrap_or_else(|| panic!("no third reading in {said}"));
     assert!(third.starts_with(", +0.80 µs over CUPTI"), "{third}");
-    let line = |v: &str| {
-        third
-            .lines()
-            .find(|l| l.trim_start().starts_with(v))
-            .unwrap_or_else(|| panic!("no {v} row in {third}"))
-            .to_owned()
-    };
+    let line = |v: &str| first_line_starting(third, v);
     assert!(line("py:two").contains("+0.00%  ok"), "{}", line("py:two"));
     assert!(
         line("py:slow").contains("2.243") && line("py:slow").contains("OFF"),
@@ -517,15 +506,7 @@ fn the_py_crosscheck_table_flags_a_disagreement_and_shows_the_ncu_offset() {
         "ncu-long-back-to-back-cudnn.csv",
         &ncu_csv(&["cudnn_kernel"], 900_000.0, 8),
     );
-    let out = python(&[
-        "scripts/py_crosscheck_table.py",
-        &dir,
-        "long",
-        "B1 H32 S8192 D128 causal",
-        "8",
-        "back-to-back",
-        "cudnn",
-    ]);
+    let out = table("long", "B1 H32 S8192 D128 causal", &[]);
     assert!(
         text(&out).contains("reads cuDNN 10% shorter") && text(&out).contains("isolated pairing"),
         "{}",
