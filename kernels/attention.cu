@@ -293,6 +293,7 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
         u0 += n_tiles;
 #endif
     }  // row blocks
+    PLANT_DELAY_HERE();
 #if INJECT_FAULT
     if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) O[(size_t)1 << 40] = O[0];
 #endif

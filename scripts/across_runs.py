@@ -4,8 +4,14 @@ processes of `attnscope bench --json` / `attnscope ab --json`, bench/campaigns/a
 and prints, per variant, each run's median and interval and how many of the other runs' medians
 fall inside it; per race, which pairs of intervals overlap.
 
-  python3 scripts/across_runs.py RUN_FOLDER [PREFIX]   (PREFIX: bench-N.json by default, e.g. warm)
+  python3 scripts/across_runs.py RUN_FOLDER [PREFIX [RACE_PREFIX]]
+      (PREFIX: bench-N.json by default, e.g. warm; RACE_PREFIX: race-N.json by default)
+
+Sharp as well as honest (issue 55): beside coverage it prints the run-to-run spread s of the
+medians, the 95% half-width of a rerun that spread implies (1.96·√2·s), and the median printed
+half-width over it (at most 1.5 to be sharp).
 """
+import statistics
 import glob
 import json
 import os
@@ -49,23 +55,28 @@ def bench_table(folder, prefix="bench"):
                     own.setdefault(r["variant"], []).append((r["median_us"], olo, ohi))
     if not by:
         return
-    print("| variant | runs | medians µs (min–max, spread) | interval | half-widths | other runs' medians inside |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| variant | runs | medians µs (min–max, spread) | s | 1.96·√2·s | interval | half-widths (median) "
+          "| median ÷ 1.96·√2·s | other runs' medians inside |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for v, pts in by.items():
         ms = [p[0] for p in pts]
         spread = (max(ms) - min(ms)) / min(ms) * 100
+        s_rel = statistics.stdev(ms) / statistics.mean(ms) * 100 if len(ms) > 1 else float("nan")
+        need = 1.96 * 2 ** 0.5 * s_rel
         for label, ps in (("printed", pts), ("this run alone", own.get(v))):
             if not ps:
                 continue
             hw = [(hi - lo) / 2 / m * 100 for m, lo, hi in ps]
+            med = statistics.median(hw)
             inside, total = coverage(ps)
-            print(f"| {v} | {len(ps)} | {min(ms):.3f}–{max(ms):.3f} ({spread:.2f}%) | {label} | "
-                  f"±{min(hw):.2f}–{max(hw):.2f}% | {inside} of {total} ({inside / total * 100:.0f}%) |")
+            print(f"| {v} | {len(ps)} | {min(ms):.3f}–{max(ms):.3f} ({spread:.2f}%) | {s_rel:.3f}% | ±{need:.3f}% "
+                  f"| {label} | ±{min(hw):.2f}–{max(hw):.2f}% ({med:.3f}%) | {med / need if need else float('nan'):.2f} "
+                  f"| {inside} of {total} ({inside / total * 100:.0f}%) |")
 
 
-def race_table(folder):
+def race_table(folder, prefix="race"):
     pts = []
-    for name, d in runs(folder, "race"):
+    for name, d in runs(folder, prefix):
         ab = d.get("ab") or {}
         if ab.get("speedup") is not None and ab.get("ci_low") is not None:
             pts.append((ab["speedup"], ab["ci_low"], ab["ci_high"], ab.get("rounds")))
@@ -79,14 +90,19 @@ def race_table(folder):
     pairs = [(i, j) for i in range(len(pts)) for j in range(i + 1, len(pts))]
     disjoint = [(i + 1, j + 1) for i, j in pairs if pts[i][2] < pts[j][1] or pts[j][2] < pts[i][1]]
     inside, total = coverage([p[:3] for p in pts])
+    sp = [p[0] for p in pts]
+    if len(sp) > 1:
+        hw = statistics.median([(p[2] - p[1]) / 2 / p[0] * 100 for p in pts])
+        print(f"\nspeedups σ {statistics.stdev(sp) / statistics.mean(sp) * 100:.3f}%, "
+              f"median half-width ±{hw:.3f}%")
     print(f"\n{len(pairs) - len(disjoint)} of {len(pairs)} pairs of race intervals overlap"
           f"{' (disjoint: ' + ', '.join(f'{a}–{b}' for a, b in disjoint) + ')' if disjoint else ''}; "
           f"other races' speedups inside an interval: {inside} of {total}")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (2, 3) or not os.path.isdir(sys.argv[1]):
+    if len(sys.argv) not in (2, 3, 4) or not os.path.isdir(sys.argv[1]):
         sys.exit(__doc__)
-    bench_table(sys.argv[1], *sys.argv[2:])
-    if len(sys.argv) == 2:
-        race_table(sys.argv[1])
+    bench_table(sys.argv[1], *sys.argv[2:3])
+    if len(sys.argv) != 3:
+        race_table(sys.argv[1], *sys.argv[3:4])

@@ -96,6 +96,28 @@
 #ifndef INJECT_FAULT
 #define INJECT_FAULT 0
 #endif
+// Test-only: a planted slowdown (issue 55). One thread of every CTA spins
+// PLANT_DELAY SM cycles where the CTA finishes, which holds the CTA's slot
+// that long: a known edit of the kernel's speed, `y` in a tile
+// (mma+async@64x128s2w8k2giy330), raced to show the smallest difference a
+// race calls. At 0 the macro is empty and the build is the shipped one.
+#ifndef PLANT_DELAY
+#define PLANT_DELAY 0
+#endif
+#if PLANT_DELAY
+#define PLANT_DELAY_HERE()                                                  \
+    do {                                                                    \
+        if (threadIdx.x == 0) {                                             \
+            const long long plant_t0 = clock64();                           \
+            while (clock64() - plant_t0 < (long long)PLANT_DELAY) {         \
+            }                                                               \
+        }                                                                   \
+    } while (0)
+#else
+#define PLANT_DELAY_HERE() \
+    do {                   \
+    } while (0)
+#endif
 // Test-only mutations that prove the correctness oracle has teeth
 // (`selftest --mutations`): MUTATE_RESCALE leaves O unscaled when a row's
 // running maximum rises; MUTATE_MERGE forgets to rescale the first group's

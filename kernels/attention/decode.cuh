@@ -325,6 +325,7 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
                 }
             }
         }
+        PLANT_DELAY_HERE();
 #if INJECT_FAULT
         if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) O[(size_t)1 << 40] = O[0];
 #endif
@@ -375,6 +376,7 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
         merge_splits<8, ITEMS, (16 / ITEMS > 0 ? 16 / ITEMS : 1)>(slots, nsplit, n_valid * (HEAD_DIM / 8), Og_rb, q0,
                                                                   b, kvh, G, Sq, Hq);
     }
+    PLANT_DELAY_HERE();
 #if INJECT_FAULT
     if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) O[(size_t)1 << 40] = O[0];
 #endif

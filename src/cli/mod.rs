@@ -198,9 +198,11 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 5.0, value_parser = parse_seconds)]
     pub max_seconds: f64,
     /// Run each variant untimed for this long first, in the same regime,
-    /// seconds (0 to 600): under a power cap the clock settles over seconds of
-    /// sustained load, so a short measurement after an idle GPU reads fast.
-    #[arg(long, default_value_t = 0.0, value_parser = parse_warm_seconds)]
+    /// seconds (0 to 600): under a power cap the clock falls within the first
+    /// few hundred milliseconds of load (an H200 at B1 H32/8 S4096: 1978 to
+    /// about 1600 MHz, run161), so a measurement right after an idle GPU
+    /// reads fast; longer loads settle further.
+    #[arg(long, default_value_t = crate::gpu::measure::DEFAULT_WARM_S, value_parser = parse_warm_seconds)]
     pub warm_seconds: f64,
     /// Per-launch timer: cupti (kernel activity records) or events (CUDA events).
     #[arg(long, default_value = "cupti", value_parser = ["cupti", "events"])]
@@ -295,9 +297,10 @@ pub struct AbArgs {
     /// `calibrate_arg` checked against the registered kernels (cli/resolve.rs).
     #[arg(skip)]
     pub calibrate: Option<Variant>,
-    /// Races for --calibrate (2 to 200).
-    #[arg(long, default_value_t = 20, requires = "calibrate", value_parser = clap::value_parser!(u32).range(2..=200))]
-    pub races: u32,
+    /// Races for --calibrate (2 to 200, default 20); with --a and --b, race them this many times
+    /// in this process and count the verdicts (how often a planted difference is called).
+    #[arg(long, conflicts_with_all = ["expect", "offsets"], value_parser = clap::value_parser!(u32).range(2..=200))]
+    pub races: Option<u32>,
     /// Inputs of both checks, comma-separated, each on the same seed (see
     /// `attnscope selftest --help`); the race runs on the first.
     #[arg(long, default_value = "uniform,rising", value_parser = parse_input_set)]
@@ -331,6 +334,18 @@ pub struct AbArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..=100), conflicts_with_all = ["record", "calibrate"])]
     #[serde(skip)]
     pub runs: Option<u32>,
+    /// What moves a race between processes (docs/measurement.md): in this one process, race A
+    /// and B for --ab-seconds at each of --levels levels of each factor: control (nothing
+    /// changed), buffers (another copy of the inputs), code (another module of each kernel),
+    /// seed (other input values), idle (2 s of idle first), all (buffers and code), and print
+    /// the spread each causes.
+    #[arg(long, value_name = "FACTORS", hide = true, conflicts_with_all = ["calibrate", "expect", "runs"])]
+    #[serde(skip)]
+    pub offsets: Option<String>,
+    /// Levels of each factor for --offsets (2 to 16).
+    #[arg(long, default_value_t = 8, hide = true, value_parser = clap::value_parser!(u32).range(2..=16))]
+    #[serde(skip)]
+    pub levels: u32,
     #[command(flatten)]
     #[serde(skip)]
     pub remote: RemoteArgs,

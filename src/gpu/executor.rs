@@ -104,7 +104,7 @@ impl Worker {
             timer_resolution_ns: engine.timer_step_ns,
             globaltimer_vs_host: engine.calibrate_clock_probe().ok(),
             sources: Vec::new(),
-            run_spread: engine.run_spread.clone(),
+            run_spread: None,
             copy_bandwidth: engine
                 .copy_bandwidth()
                 .map_err(|e| eprintln!("attnscope: {e}; the speed of light shows no memory roof"))

@@ -9,7 +9,6 @@ use super::engine::{Collected, Engine, EngineError, Queued};
 use crate::metrics::across_runs;
 use crate::metrics::bootstrap::{self, MedianInterval};
 use crate::session::event::{L2Mode, LatencyBatch, MeasurementDone, Regime, Reruns};
-use crate::session::run_spread;
 use crate::session::{Shape, Variant};
 
 #[derive(Clone, Copy, Debug)]
@@ -26,6 +25,10 @@ pub struct Plan {
     pub warm_s: f64,
 }
 
+/// Untimed back-to-back load before a run samples, seconds: long enough
+/// for a power cap's first fall of the clock (run161).
+pub const DEFAULT_WARM_S: f64 = 0.3;
+
 impl Default for Plan {
     fn default() -> Self {
         Plan {
@@ -35,7 +38,7 @@ impl Default for Plan {
             min_s: 0.5,
             max_s: 5.0,
             warmup: 20,
-            warm_s: 0.0,
+            warm_s: DEFAULT_WARM_S,
         }
     }
 }
@@ -73,7 +76,7 @@ pub fn fixed(
         variant,
         shape,
         plan,
-        &[batch.samples_ns.as_slice()],
+        (&[batch.samples_ns.as_slice()], &[0]),
         started,
         "fixed_count",
         Some(host_us),
@@ -102,6 +105,7 @@ fn batch_event(
         gap_us: isolated.then_some(engine.isolation.gap_us),
         inputs: Some(engine.timing_inputs),
         busy,
+        placement: None,
     }
 }
 
@@ -119,6 +123,9 @@ struct Source {
     queued: Option<Queued>,
     /// The host cost of one launch call: the least batch mean (see `next`).
     launch_us: Option<f64>,
+    /// Placements the batches rotate through, and the next batch's number.
+    placements: usize,
+    next_index: usize,
 }
 
 impl Source {
@@ -128,19 +135,29 @@ impl Source {
         shape: &Shape,
         plan: &Plan,
         size: usize,
+        placements: usize,
     ) -> Result<Source, EngineError> {
+        let mut source = Source {
+            queued: None,
+            launch_us: None,
+            placements: placements.max(1),
+            next_index: 0,
+        };
         if plan.regime == Regime::Isolated {
-            return Ok(Source {
-                queued: None,
-                launch_us: None,
-            });
+            return Ok(source);
         }
         engine.begin_pipeline()?;
-        let q = engine.enqueue_batch(variant, shape, size, plan.l2)?;
-        Ok(Source {
-            queued: Some(q),
-            launch_us: None,
-        })
+        source.place_next(engine);
+        source.queued = Some(engine.enqueue_batch(variant, shape, size, plan.l2)?);
+        Ok(source)
+    }
+
+    /// The next batch's placement, in turn.
+    fn place_next(&mut self, engine: &mut Engine) -> usize {
+        let k = self.next_index % self.placements;
+        self.next_index += 1;
+        engine.use_placement(k, k);
+        k
     }
 
     /// The next batch read back, `size` launches queued behind it first.
@@ -153,6 +170,7 @@ impl Source {
         size: usize,
     ) -> Result<Collected, EngineError> {
         let Some(q) = self.queued.take() else {
+            let placement = self.place_next(engine);
             let (samples, host_us) =
                 engine.time_batch(variant, shape, size, plan.l2, plan.regime)?;
             return Ok(Collected {
@@ -160,8 +178,10 @@ impl Source {
                 host_us,
                 busy: None,
                 lost: false,
+                placement,
             });
         };
+        self.place_next(engine);
         self.queued = Some(engine.enqueue_batch(variant, shape, size, plan.l2)?);
         let c = engine.collect_batch(q, self.queued.as_ref())?;
         if c.lost {
@@ -203,7 +223,7 @@ fn next_batch(batch: usize, samples: &[u64], host_us: f64, regime: Regime) -> us
 /// Launches that fill `span_ns` back to back (8 to 4096): by the batch's
 /// mean GPU time per launch or the host's time per launch call, whichever
 /// is longer. Races size their rounds with it too.
-pub(super) fn launches_for(span_ns: f64, samples: &[u64], host_us: f64) -> usize {
+pub fn launches_for(span_ns: f64, samples: &[u64], host_us: f64) -> usize {
     let mean_ns = samples.iter().sum::<u64>() as f64 / samples.len().max(1) as f64;
     let host_ns = if host_us.is_finite() {
         host_us * 1e3
@@ -231,47 +251,50 @@ fn warm(
     Ok(batch)
 }
 
+/// The widest interval a measurement prints for a rerun: past it, a run
+/// says how much longer it would need instead (a ±31% says nothing).
+pub const MAX_PRINTED_REL: f64 = 0.05;
+
+/// Seconds more a run of `elapsed_s` whose interval is ±`rel` would need to
+/// reach ±`target`, the interval narrowing as one over the square root of
+/// time; at least a tenth of a second.
+pub fn seconds_more(elapsed_s: f64, rel: f64, target: f64) -> f64 {
+    if !(rel.is_finite() && target > 0.0 && elapsed_s.is_finite()) {
+        return f64::NAN;
+    }
+    (elapsed_s * ((rel / target).powi(2) - 1.0)).max(0.1)
+}
+
 #[allow(clippy::too_many_arguments)]
 fn summary(
     engine: &Engine,
     variant: &Variant,
     shape: &Shape,
     plan: &Plan,
-    batches: &[&[u64]],
+    (batches, placement): (&[&[u64]], &[u32]),
     started: Instant,
     stop_reason: &str,
     launch_overhead_us: Option<f64>,
 ) -> MeasurementDone {
     let step = engine.timer_step_ns.unwrap_or(1.0);
     let all: Vec<u64> = batches.concat();
-    let interval = bootstrap::median_interval(batches, step, bootstrap::ROUNDS, 17);
-    // What the user reads is where a rerun lands: this run's interval widened
-    // by the between-run term (docs/measurement.md, "Intervals across runs").
-    let reruns = interval.map(|m| {
-        let (sigma, source) = run_spread::solo_term(
-            engine.run_spread.as_ref(),
-            plan.regime.name(),
-            m.between_rel,
-        );
-        let (low, high) = across_runs::rerun_interval(m.median_ns, m.low_ns, m.high_ns, sigma);
-        let covers = Reruns {
-            run_low: m.low_ns,
-            run_high: m.high_ns,
-            between_run_rel: sigma,
-            source: source.describe(),
-            unpadded: None,
-        };
-        (low, high, covers)
-    });
+    let interval = bootstrap::median_interval_placed(batches, placement, step, bootstrap::ROUNDS, 17);
+    let wall_s = started.elapsed().as_secs_f64();
+    let reruns = interval.as_ref().map(rerun_of);
+    let rel = interval
+        .zip(reruns.as_ref())
+        .map_or(f64::NAN, |(m, r)| (r.1 - r.0) / 2.0 / m.median_ns);
+    let too_wide = rel.is_finite() && rel > MAX_PRINTED_REL;
+    let needs_more_s = too_wide.then(|| seconds_more(wall_s, rel, MAX_PRINTED_REL));
+    let reruns = reruns.filter(|_| !too_wide);
+    let placements = placement.iter().copied().max().map_or(1, |p| p + 1);
     MeasurementDone {
         variant: *variant,
         shape: *shape,
         samples: all.len() as u64,
         median_ns: interval.map_or_else(|| bootstrap::median(&all, step), |m| m.median_ns),
-        rel_noise: interval
-            .zip(reruns.as_ref())
-            .map_or(f64::NAN, |(m, r)| (r.1 - r.0) / 2.0 / m.median_ns),
-        wall_s: started.elapsed().as_secs_f64(),
+        rel_noise: if too_wide { f64::NAN } else { rel },
+        wall_s,
         stop_reason: stop_reason.into(),
         launch_overhead_us,
         regime: Some(plan.regime),
@@ -285,6 +308,35 @@ fn summary(
         warm_s: (plan.warm_s > 0.0).then_some(plan.warm_s),
         reruns: reruns.map(|r| r.2),
         busy_fraction: None,
+        needs_more_s,
+        placements: (placements > 1).then_some(placements),
+    }
+}
+
+/// Where a rerun's median lands, from this run's interval (placements and
+/// drift included): two runs each known to that interval differ by √2 of
+/// it. (low, high, what it covers).
+pub fn rerun_of(m: &MedianInterval) -> (f64, f64, Reruns) {
+    let (low, high) = across_runs::rerun_interval(m.median_ns, m.low_ns, m.high_ns, 0.0);
+    let covers = Reruns {
+        run_low: m.low_ns,
+        run_high: m.high_ns,
+        between_run_rel: m.parts.placement_rel,
+        source: units_text(&m.parts),
+        unpadded: None,
+    };
+    (low, high, covers)
+}
+
+/// What an interval's units were, in words: "16 placements × 8 stretches".
+pub fn units_text(p: &bootstrap::Parts) -> String {
+    match (p.placements, p.segments) {
+        (c, k) if c >= bootstrap::MIN_PLACEMENTS && k >= 3 => {
+            format!("{c} placements and {k} stretches of this run")
+        }
+        (c, _) if c >= bootstrap::MIN_PLACEMENTS => format!("{c} placements of this run"),
+        (_, k) if k >= 3 => format!("{k} stretches of this run (one placement)"),
+        _ => "this run's batches".into(),
     }
 }
 
@@ -322,6 +374,24 @@ pub fn measure(
     mut keep_going: impl FnMut() -> bool,
 ) -> Result<(MeasurementDone, LatencyBatch), EngineError> {
     engine.prepare(variant, shape)?;
+    let placements = engine.prepare_placements(&[*variant], shape)?;
+    if plan.regime == Regime::BackToBack {
+        engine.measure_own_gap(variant, shape)?;
+    }
+    let result = measure_placed(engine, variant, shape, plan, placements, &mut on_batch, &mut keep_going);
+    engine.use_placement(0, 0);
+    result
+}
+
+fn measure_placed(
+    engine: &mut Engine,
+    variant: &Variant,
+    shape: &Shape,
+    plan: &Plan,
+    placements: usize,
+    on_batch: &mut impl FnMut(LatencyBatch),
+    keep_going: &mut impl FnMut() -> bool,
+) -> Result<(MeasurementDone, LatencyBatch), EngineError> {
     let warmup = if plan.regime == Regime::Isolated {
         2
     } else {
@@ -333,10 +403,11 @@ pub fn measure(
     } else {
         16
     };
-    let mut source = Source::start(engine, variant, shape, plan, first)?;
+    let mut source = Source::start(engine, variant, shape, plan, first, placements)?;
     let mut batch = warm(engine, &mut source, variant, shape, plan, first)?;
     let started = Instant::now();
     let mut kept: Vec<Vec<u64>> = Vec::new();
+    let mut kept_place: Vec<u32> = Vec::new();
     let mut kept_samples = 0usize;
     let mut overhead_us = Vec::new();
     let mut busy = Vec::new();
@@ -350,8 +421,10 @@ pub fn measure(
         if kept_samples < KEEP {
             kept_samples += c.samples.len();
             kept.push(c.samples.clone());
+            kept_place.push(c.placement as u32);
         }
         let mut batch_event = batch_event(engine, variant, shape, plan, c.samples, c.busy);
+        batch_event.placement = (placements > 1).then_some(c.placement as u32);
         if probed(busy.len() - 1, plan.regime) {
             engine.tag(&mut batch_event);
         }
@@ -363,7 +436,13 @@ pub fn measure(
         let interval = if due && elapsed >= plan.min_s {
             last_check = elapsed;
             let refs: Vec<&[u64]> = kept.iter().map(Vec::as_slice).collect();
-            bootstrap::median_interval(&refs, step, QUICK_ROUNDS, kept.len() as u64)
+            bootstrap::median_interval_placed(
+                &refs,
+                &kept_place,
+                step,
+                QUICK_ROUNDS,
+                kept.len() as u64,
+            )
         } else {
             None
         };
@@ -389,7 +468,7 @@ pub fn measure(
         variant,
         shape,
         plan,
-        &refs,
+        (&refs, &kept_place),
         started,
         &stop_reason,
         launch_us.or_else(|| overhead_us.get(overhead_us.len() / 2).copied()),
@@ -431,6 +510,7 @@ mod tests {
 
     fn interval(rel: f64, at_step: bool) -> MedianInterval {
         MedianInterval {
+            parts: Default::default(),
             median_ns: 1000.0,
             low_ns: 1000.0 * (1.0 - rel),
             high_ns: 1000.0 * (1.0 + rel),

@@ -1,16 +1,17 @@
 //! The A/B race: A and B launched in rounds of ABBA order (the opener
-//! alternating per round) on the same inputs, until the speedup's 95%
-//! interval is within ±1% or a time limit. Each round is one independent
-//! unit: the interval resamples whole rounds, A and B together.
+//! alternating per round) on the same inputs, each round on the next of the
+//! run's placements (`gpu/engine/placement.rs`), until the race is decided
+//! (`abstats::decide`: a difference past its boundary, or an interval inside
+//! its band) or a time limit. Rounds and placements are the units: the
+//! interval resamples whole rounds, A and B together, and reads the spread
+//! between placements.
 
 use std::time::Instant;
 
 use super::engine::{Engine, EngineError};
 use crate::metrics::abstats::{self, DISCARD_PER_ROUND};
-use crate::metrics::across_runs;
-use crate::metrics::bootstrap::{self, RatioInterval};
-use crate::session::event::{AbReport, L2Mode, LatencyBatch, Regime, Reruns};
-use crate::session::run_spread::{self, GpuSpread};
+use crate::metrics::bootstrap;
+use crate::session::event::{AbReport, Decision, L2Mode, LatencyBatch, Regime, Reruns};
 use crate::session::{Shape, Variant};
 
 #[derive(Clone, Copy, Debug)]
@@ -21,8 +22,9 @@ pub struct RacePlan {
     pub regime: Regime,
     pub min_s: f64,
     pub max_s: f64,
-    /// Stop when the interval's half-width is under this share of the speedup.
-    pub rel_ci: f64,
+    /// The least half-width (relative) of the no-difference band
+    /// (`ab --by`); the race's own resolution widens it.
+    pub band: f64,
 }
 
 impl Default for RacePlan {
@@ -32,7 +34,7 @@ impl Default for RacePlan {
             regime: Regime::Interleaved,
             min_s: 1.0,
             max_s: 10.0,
-            rel_ci: 0.01,
+            band: 0.0,
         }
     }
 }
@@ -59,6 +61,8 @@ pub enum RaceEvent {
 pub struct Rounds {
     pub a: Vec<Vec<u64>>,
     pub b: Vec<Vec<u64>>,
+    /// Per round, the placement it ran on (`gpu/engine/placement.rs`).
+    pub placement: Vec<u32>,
     /// Per round, how much slower the first kept launch was than the round's median.
     pub first_excess: Vec<f64>,
 }
@@ -66,7 +70,12 @@ pub struct Rounds {
 impl Rounds {
     /// Splits one round's samples (in launch order) by side, dropping the
     /// first `DISCARD_PER_ROUND`.
-    pub fn add(&mut self, order: &[bool], samples: &[u64]) -> (Vec<u64>, Vec<u64>) {
+    pub fn add(
+        &mut self,
+        order: &[bool],
+        samples: &[u64],
+        placement: u32,
+    ) -> (Vec<u64>, Vec<u64>) {
         let (mut sa, mut sb) = (Vec::new(), Vec::new());
         for (&is_a, &ns) in order.iter().zip(samples).skip(DISCARD_PER_ROUND) {
             if is_a { sa.push(ns) } else { sb.push(ns) }
@@ -78,6 +87,7 @@ impl Rounds {
         }
         self.a.push(sa.clone());
         self.b.push(sb.clone());
+        self.placement.push(placement);
         (sa, sb)
     }
 
@@ -97,6 +107,21 @@ pub fn race(
 ) -> Result<AbReport, EngineError> {
     engine.prepare(a, shape)?;
     engine.prepare(b, shape)?;
+    let placements = engine.prepare_placements(&[*a, *b], shape)?;
+    let result = race_placed(engine, (a, b), shape, plan, placements, &mut emit, &mut keep_going);
+    engine.use_placement(0, 0);
+    result
+}
+
+fn race_placed(
+    engine: &mut Engine,
+    (a, b): (&Variant, &Variant),
+    shape: &Shape,
+    plan: &RacePlan,
+    placements: usize,
+    emit: &mut impl FnMut(RaceEvent),
+    keep_going: &mut impl FnMut() -> bool,
+) -> Result<AbReport, EngineError> {
     let regime = plan.regime;
     // Warm-up: both kernels loaded, clocks up.
     engine.time_sequence(&[*a, *b, *b, *a].repeat(4), shape, plan.l2, regime)?;
@@ -112,14 +137,16 @@ pub fn race(
     for round in 0u64.. {
         let order = abstats::abba_order(round, launches);
         let variants: Vec<Variant> = order.iter().map(|&x| if x { *a } else { *b }).collect();
+        let place = (round % placements.max(1) as u64) as usize;
+        engine.use_placement(place, place);
         let (samples, host_us) = engine.time_sequence(&variants, shape, plan.l2, regime)?;
         if regime != Regime::Isolated {
             launches = super::measure::launches_for(ROUND_NS, &samples, host_us);
         }
         let (sa, sb) = if rounds.samples() < 2 * KEEP {
-            rounds.add(&order, &samples)
+            rounds.add(&order, &samples, place as u32)
         } else {
-            Rounds::default().add(&order, &samples)
+            Rounds::default().add(&order, &samples, place as u32)
         };
         let mut tagged = LatencyBatch {
             timer: timer.clone(),
@@ -128,6 +155,7 @@ pub fn race(
             gap_us: (regime == Regime::Isolated).then_some(engine.isolation.gap_us),
             inputs: Some(engine.timing_inputs),
             shape: *shape,
+            placement: (placements > 1).then_some(place as u32),
             ..LatencyBatch::default()
         };
         engine.tag(&mut tagged);
@@ -145,32 +173,19 @@ pub fn race(
         }
         last_report = elapsed;
         let step = engine.timer_step_ns.unwrap_or(1.0);
-        let now = report(
-            a,
-            b,
-            shape,
-            &rounds,
-            step,
-            &timer,
-            regime,
-            QUICK_ROUNDS,
-            engine.run_spread.as_ref(),
-        );
-        let tight = abstats::interval_is_tight(now.speedup, (now.ci_low, now.ci_high), plan.rel_ci);
-        if out_of_time || (elapsed >= plan.min_s && (tight || now.limited_by_resolution)) {
+        let look = Look {
+            fraction: (elapsed / plan.max_s).min(1.0),
+            band: plan.band,
+        };
+        let now = report((a, b), shape, &rounds, (step, &timer), regime, QUICK_ROUNDS, look);
+        let interrupted = out_of_time && elapsed < plan.max_s;
+        if let Some(stop) = stop_after(&now, elapsed, plan, interrupted) {
+            let look = final_look(stop, look);
+            let last = report((a, b), shape, &rounds, (step, &timer), regime, bootstrap::ROUNDS, look);
             return Ok(AbReport {
                 done: true,
-                ..report(
-                    a,
-                    b,
-                    shape,
-                    &rounds,
-                    step,
-                    &timer,
-                    regime,
-                    bootstrap::ROUNDS,
-                    engine.run_spread.as_ref(),
-                )
+                stop_reason: Some(stop.into()),
+                ..last
             });
         }
         emit(RaceEvent::Report(Box::new(now)));
@@ -178,37 +193,69 @@ pub fn race(
     unreachable!("the round counter does not run out")
 }
 
+/// Whether a race stops after the look that made `now`, `elapsed` seconds
+/// in: `decided` (a difference called, or the interval inside its band,
+/// after `plan.min_s`), `time_limit`, `interrupted` (a new command).
+pub fn stop_after(
+    now: &AbReport,
+    elapsed: f64,
+    plan: &RacePlan,
+    interrupted: bool,
+) -> Option<&'static str> {
+    let decided = matches!(
+        now.decision,
+        Some(Decision::Faster | Decision::Slower | Decision::Same)
+    );
+    if elapsed >= plan.max_s {
+        Some("time_limit")
+    } else if interrupted {
+        Some("interrupted")
+    } else if elapsed >= plan.min_s && decided {
+        Some("decided")
+    } else {
+        None
+    }
+}
+
+/// The look the final report is made at: the deciding one's, or the time
+/// limit's (an interrupted race is judged as if it had ended).
+pub fn final_look(stop: &str, look: Look) -> Look {
+    Look {
+        fraction: if stop == "decided" { look.fraction } else { 1.0 },
+        ..look
+    }
+}
+
+/// When a report is made: the share of the race's time limit gone (1 at
+/// the limit) and the least no-difference band.
+#[derive(Clone, Copy, Debug)]
+pub struct Look {
+    pub fraction: f64,
+    pub band: f64,
+}
+
 /// The race's report so far: the speedup, its interval and the verdict.
-#[allow(clippy::too_many_arguments)]
 pub fn report(
-    a: &Variant,
-    b: &Variant,
+    (a, b): (&Variant, &Variant),
     shape: &Shape,
     rounds: &Rounds,
-    step: f64,
-    timer: &str,
+    (step, timer): (f64, &str),
     regime: Regime,
     bootstrap: usize,
-    run_spread: Option<&GpuSpread>,
+    look: Look,
 ) -> AbReport {
     let ra: Vec<&[u64]> = rounds.a.iter().map(Vec::as_slice).collect();
     let rb: Vec<&[u64]> = rounds.b.iter().map(Vec::as_slice).collect();
-    // The verdict and the interval shown include the run-to-run spread of
-    // races on this GPU: nothing inside one race sees it.
-    let (sigma, source) = run_spread::race_term(run_spread);
-    let ratio = bootstrap::ratio_interval(&ra, &rb, step, bootstrap, 7).map(|r| {
-        let (low, high) = across_runs::with_between_run(r.ratio, r.low, r.high, sigma);
-        let covers = Reruns {
-            run_low: r.low,
-            run_high: r.high,
-            between_run_rel: sigma,
-            source: source.describe(),
-            unpadded: Some(r.unpadded),
-        };
-        (RatioInterval { low, high, ..r }, covers)
+    let ratio =
+        bootstrap::ratio_interval_placed(&ra, &rb, &rounds.placement, step, bootstrap, 7);
+    let call = ratio.map(|r| abstats::decide(&r, look.fraction, look.band));
+    let covers = ratio.map(|r| Reruns {
+        run_low: r.low,
+        run_high: r.high,
+        between_run_rel: r.parts.placement_rel,
+        source: crate::gpu::measure::units_text(&r.parts),
+        unpadded: Some(r.unpadded),
     });
-    let covers = ratio.as_ref().map(|r| r.1.clone());
-    let ratio = ratio.map(|r| r.0);
     let side_a = bootstrap::median_interval(&ra, step, 200, 11);
     let side_b = bootstrap::median_interval(&rb, step, 200, 13);
     let all_a: Vec<u64> = rounds.a.concat();
@@ -239,9 +286,9 @@ pub fn report(
             "bootstrap over {} rounds",
             ratio.map_or(rounds.a.len(), |r| r.blocks)
         ),
-        verdict: ratio.map_or_else(
+        verdict: ratio.zip(call).map_or_else(
             || format!("not enough rounds yet (needs {})", bootstrap::MIN_BLOCKS),
-            |r| abstats::verdict_text(&r),
+            |(r, c)| abstats::verdict_text(&r, &c),
         ),
         done: false,
         regime: Some(regime),
@@ -256,5 +303,14 @@ pub fn report(
         within_rel_b: side_b.map(|m| m.within_rel),
         between_rel_b: side_b.map(|m| m.between_rel),
         reruns: covers,
+        decision: call.map(|c| c.decision),
+        resolution_rel: call.map(|c| c.resolution),
+        placements: ratio
+            .map(|r| r.parts.placements as u32)
+            .filter(|&p| p > 1),
+        placement_rel: ratio
+            .filter(|r| r.parts.placements > 1)
+            .map(|r| r.parts.placement_rel),
+        stop_reason: None,
     }
 }

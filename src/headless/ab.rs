@@ -9,7 +9,6 @@ use crate::cli::{AbArgs, exit};
 use crate::gpu::engine::{Engine, Timer};
 use crate::gpu::executor::Worker;
 use crate::gpu::race::{self, RaceEvent, RacePlan};
-use crate::metrics::abstats::MIN_EFFECT;
 use crate::metrics::format::{duration_ns, step_text};
 use crate::session::Shape;
 use crate::session::event::*;
@@ -95,14 +94,24 @@ pub fn ab(args: AbArgs) -> i32 {
         sink.drain();
         return exit::CHECK_FAILED;
     }
+    // `--expect same --by P`: the race may stop once its interval is inside ±P.
+    let band = match (args.expect.as_deref(), args.by) {
+        (Some("same"), Some(p)) => p / 100.0,
+        _ => 0.0,
+    };
     let plan = RacePlan {
         max_s: args.ab_seconds,
         regime: args.regime,
+        band,
         ..RacePlan::default()
     };
-    let code = match args.calibrate {
-        Some(v) => calibrate(&mut engine, &mut sink, &v, &shape, &plan, &args),
-        None => compare(
+    let code = match (args.calibrate, args.offsets.as_deref()) {
+        (Some(v), _) => calibrate(&mut engine, &mut sink, &v, &shape, &plan, &args),
+        (None, Some(f)) => super::offsets::offsets(&mut engine, (a, b), &shape, &plan, f, &args),
+        (None, None) if args.races.is_some() => {
+            super::ab_repeat::repeat(&mut engine, &mut sink, (a, b), &shape, &plan, &args)
+        }
+        (None, None) => compare(
             &mut engine,
             &mut sink,
             &shape,
@@ -118,7 +127,7 @@ pub fn ab(args: AbArgs) -> i32 {
 }
 
 /// Runs one race, recording its batches and reports.
-fn one_race(
+pub(super) fn one_race(
     engine: &mut Engine,
     sink: &mut Sink,
     a: &Variant,
@@ -147,7 +156,7 @@ fn one_race(
 }
 
 /// The line that says how the race was timed.
-fn conditions(engine: &Engine, shape: &Shape, r: &AbReport) -> String {
+pub(super) fn conditions(engine: &Engine, shape: &Shape, r: &AbReport) -> String {
     format!(
         "{} ({}), {shape}, {} ({}), GPU time per launch from {} (step {})",
         engine.info.name,
@@ -228,7 +237,7 @@ fn compare(
             );
         }
         println!(
-            "speedup p50(A)/p50(B) = {:.4}× [{:.4}, {:.4}] 95%, run-to-run spread included ({}){}",
+            "speedup p50(A)/p50(B) = {:.4}× [{:.4}, {:.4}] 95% ({}){}",
             report.speedup,
             report.ci_low,
             report.ci_high,
@@ -241,11 +250,9 @@ fn compare(
         );
         if let Some(r) = &report.reruns {
             println!(
-                "  this race alone [{:.4}, {:.4}]; run-to-run σ {}% from {}",
-                r.run_low,
-                r.run_high,
+                "  units: {}; one placement's ratio moves by σ {}% beyond the noise (docs/measurement.md)",
+                r.source,
                 crate::metrics::format::fixed(r.between_run_rel * 100.0, 3),
-                r.source
             );
         }
         if all_correct {
@@ -314,17 +321,28 @@ fn pct(rel: Option<f64>) -> String {
 }
 
 /// Whether the race agrees with `--expect`; the message says why in words.
+/// "faster" and "slower" need the race to have called it (and, with `--by`,
+/// the whole interval past it); "same" needs no call, or with `--by` the
+/// whole interval within ±by.
 pub fn expectation_met(expect: &str, by_pct: Option<f64>, r: &AbReport) -> Result<String, String> {
-    let by = by_pct.map_or(MIN_EFFECT, |p| p / 100.0);
+    let by = by_pct.map_or(0.0, |p| p / 100.0);
     let interval = format!("[{:.4}, {:.4}]", r.ci_low, r.ci_high);
+    let decided = r.decided();
+    let more_than = |by: f64| {
+        if by > 0.0 {
+            format!(" by more than {:.1}%", by * 100.0)
+        } else {
+            " (called by the race)".into()
+        }
+    };
     let (ok, want) = match expect {
         "faster" => (
-            r.ci_low >= 1.0 + by,
-            format!("B faster by more than {:.1}%", by * 100.0),
+            decided == Decision::Faster && r.ci_low >= 1.0 + by,
+            format!("B faster{}", more_than(by)),
         ),
         "slower" => (
-            r.ci_high <= 1.0 / (1.0 + by),
-            format!("B slower by more than {:.1}%", by * 100.0),
+            decided == Decision::Slower && r.ci_high <= 1.0 / (1.0 + by),
+            format!("B slower{}", more_than(by)),
         ),
         _ => match by_pct {
             Some(p) => (
@@ -332,7 +350,7 @@ pub fn expectation_met(expect: &str, by_pct: Option<f64>, r: &AbReport) -> Resul
                 format!("no difference beyond ±{p:.1}%"),
             ),
             None => (
-                r.verdict.starts_with("no difference detected"),
+                !matches!(decided, Decision::Faster | Decision::Slower),
                 "no difference detected".to_string(),
             ),
         },
@@ -356,7 +374,7 @@ fn calibrate(
     plan: &RacePlan,
     args: &AbArgs,
 ) -> i32 {
-    let races = args.races as usize;
+    let races = args.races.unwrap_or(20) as usize;
     let mut rows = Vec::new();
     let mut covered = 0usize;
     let mut own_covered = 0usize;
@@ -377,7 +395,7 @@ fn calibrate(
         let own = lo <= 1.0 && 1.0 <= hi;
         own_covered += usize::from(own);
         at_floor += usize::from(r.limited_by_resolution);
-        called += usize::from(!r.verdict.starts_with("no difference"));
+        called += usize::from(matches!(r.decided(), Decision::Faster | Decision::Slower));
         if !args.json {
             println!(
                 "race {:>3}: {:.4}× [{:.4}, {:.4}] {}; its own [{:.4}, {:.4}] {}{} {} rounds, first launch {:+.1}%  {}",
@@ -445,12 +463,16 @@ mod tests {
     use super::*;
 
     fn report(low: f64, high: f64, verdict: &str) -> AbReport {
-        AbReport {
+        let r = AbReport {
             speedup: (low + high) / 2.0,
             ci_low: low,
             ci_high: high,
             verdict: verdict.into(),
             ..AbReport::default()
+        };
+        AbReport {
+            decision: Some(r.decided()),
+            ..r
         }
     }
 

@@ -18,9 +18,6 @@ pub fn ab_runs(args: AbArgs, argv: &[String]) -> i32 {
         Ok(o) => o,
         Err(code) => return code,
     };
-    let gpu = outputs
-        .iter()
-        .find_map(|o| o.json["gpu"]["name"].as_str().map(String::from));
     let points: Vec<Point> = outputs
         .iter()
         .filter_map(|o| {
@@ -42,12 +39,7 @@ pub fn ab_runs(args: AbArgs, argv: &[String]) -> i32 {
     };
     let overlapping = overlapping_pairs(&points);
     let held = across_runs::others_inside(&points);
-    let what = format!(
-        "ab {} vs {}",
-        args.a.map_or("base".into(), |v| v.name()),
-        args.b.map_or("start".into(), |v| v.name())
-    );
-    let saved = super::processes::remember(gpu.as_deref(), None, spread, points.len(), what);
+    let saved = super::processes::remember(spread, points.len());
     let any_fail = outputs.iter().any(|o| o.code != 0) || points.len() < runs;
     if args.json {
         println!(

@@ -23,12 +23,6 @@ pub fn bench_runs(args: BenchArgs, argv: &[String]) -> i32 {
     let mut medians: std::collections::BTreeMap<String, Vec<(f64, f64, f64)>> = Default::default();
     let mut order: Vec<String> = Vec::new();
     let any_fail = outputs.iter().any(|o| o.code != 0);
-    let gpu = outputs
-        .iter()
-        .find_map(|o| o.json["gpu"]["name"].as_str().map(String::from));
-    let regime = outputs
-        .iter()
-        .find_map(|o| o.json["regime"].as_str().map(String::from));
     for out in &outputs {
         let rows = out.json["results"].as_array().cloned().unwrap_or_default();
         for r in rows {
@@ -73,13 +67,7 @@ pub fn bench_runs(args: BenchArgs, argv: &[String]) -> i32 {
         .filter_map(|t| t.1.map(|a| a.spread_rel))
         .filter(|r| r.is_finite())
         .fold(f64::NAN, f64::max);
-    let saved = super::processes::remember(
-        gpu.as_deref(),
-        Some(regime.as_deref().unwrap_or("back-to-back")),
-        widest,
-        runs,
-        format!("bench {}", order.join(",")),
-    );
+    let saved = super::processes::remember(widest, runs);
     if args.json {
         let rows: Vec<serde_json::Value> = table
             .iter()

@@ -4,6 +4,7 @@
 //! telemetry, and the error helpers.
 
 mod ab;
+mod ab_repeat;
 mod ab_runs;
 mod bench;
 mod bench_runs;
@@ -14,6 +15,7 @@ mod doctor_python;
 pub mod gates;
 mod mutations;
 mod new;
+mod offsets;
 mod processes;
 mod selftest;
 mod sweep;
@@ -130,10 +132,8 @@ impl Run {
         if let Some(note) = &engine.timer_note {
             eprintln!("attnscope: {note}");
         }
-        if let Some(e) = &engine.run_spread_error {
-            eprintln!(
-                "attnscope: warning: {e}; it is ignored: solo intervals use each run's own drift, races an assumed spread"
-            );
+        if let Some(note) = engine.placement_note() {
+            eprintln!("attnscope: {note}");
         }
         let started = Instant::now();
         let (sampler, nvml, telemetry_rx) = start_telemetry(&mut engine, telemetry_hz, started);

@@ -4,7 +4,6 @@
 
 use super::fail;
 use crate::cli::exit;
-use crate::session::run_spread::{self, Spread};
 
 /// One run's exit code and the JSON it printed.
 pub struct Output {
@@ -94,40 +93,17 @@ fn child_args(argv: &[String]) -> Vec<String> {
     out
 }
 
-/// Saves a spread measured over `runs` processes for `gpu` (solo under `regime`, a race's when
-/// None) into the cache directory; the line to print says where, or why not.
-pub fn remember(
-    gpu: Option<&str>,
-    regime: Option<&str>,
-    rel: f64,
-    runs: usize,
-    what: String,
-) -> String {
-    let Some(gpu) = gpu else {
-        return "the runs named no GPU: the spread was not saved".into();
-    };
+/// What becomes of a spread measured over separate processes: nothing is
+/// saved or carried to later runs (issue 55): every run samples placements
+/// itself, so its own interval holds across processes, and a σ measured at
+/// one shape said nothing about another. The line says so and gives it.
+pub fn remember(rel: f64, runs: usize) -> String {
     if !rel.is_finite() {
-        return "no spread to save (fewer than two runs with a value)".into();
+        return "no spread (fewer than two runs with a value)".into();
     }
-    let Some(dir) = crate::cache_dir::cache_dir() else {
-        return "no cache directory (neither XDG_CACHE_HOME nor HOME is set): the spread was not saved".into();
-    };
-    let spread = Spread {
-        rel,
-        runs: runs as u32,
-        measured_unix_ms: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64),
-        what,
-    };
-    match run_spread::save(&dir, gpu, regime, spread) {
-        Ok(path) => format!(
-            "saved as {gpu}'s run-to-run spread ({}) in {}: later runs on this GPU model widen their intervals by it",
-            regime.unwrap_or("races"),
-            path.display()
-        ),
-        Err(e) => format!("the spread was not saved: {e}"),
-    }
+    format!(
+        "measured over {runs} processes; not saved: each run's own interval samples what differs between processes (placements)"
+    )
 }
 
 #[cfg(test)]

@@ -8,8 +8,7 @@ use serde_json::json;
 
 use super::Run;
 use crate::gpu::race::{self, RaceEvent, RacePlan};
-use crate::metrics::abstats::MIN_EFFECT;
-use crate::session::event::{AbReport, Event};
+use crate::session::event::{AbReport, Decision, Event};
 use crate::session::{Shape, Variant};
 
 /// Which of the top two a race settles on.
@@ -37,21 +36,17 @@ impl Pick {
     }
 }
 
-/// The decision from a race of A (the lower median) against B: `speedup`
-/// is p50(A) ÷ p50(B), above 1 when B is faster. A side wins only when the
-/// whole interval says so by more than the race's smallest effect, as the
-/// race's verdict reads it; an unfinished or empty race decides nothing.
-pub fn settle(speedup: f64, ci: (f64, f64), done: bool) -> Pick {
-    let (lo, hi) = (ci.0.min(ci.1), ci.0.max(ci.1));
-    if !done || !speedup.is_finite() || !lo.is_finite() || !hi.is_finite() {
+/// The decision from a race of A (the lower median) against B: a side wins
+/// only when the race called it (`AbReport::decided`); an unfinished race,
+/// or one that called no difference, keeps the lower median.
+pub fn settle(report: &AbReport) -> Pick {
+    if !report.done || !report.speedup.is_finite() {
         return Pick::NoDifference;
     }
-    if lo > 1.0 + MIN_EFFECT {
-        Pick::Second
-    } else if hi < 1.0 / (1.0 + MIN_EFFECT) {
-        Pick::First
-    } else {
-        Pick::NoDifference
+    match report.decided() {
+        Decision::Faster => Pick::Second,
+        Decision::Slower => Pick::First,
+        Decision::Same | Decision::Undecided => Pick::NoDifference,
     }
 }
 
@@ -126,7 +121,7 @@ pub fn race_top_two(
     )
     .map_err(|e| e.to_string())?;
     run.sink.event(Event::AbResult(report.clone()));
-    let pick = settle(report.speedup, (report.ci_low, report.ci_high), report.done);
+    let pick = settle(&report);
     Ok(Settled { report, pick })
 }
 
@@ -134,31 +129,34 @@ pub fn race_top_two(
 mod tests {
     use super::*;
 
+    fn raced(speedup: f64, decision: Option<Decision>, verdict: &str, done: bool) -> AbReport {
+        AbReport {
+            speedup,
+            decision,
+            verdict: verdict.into(),
+            done,
+            ..AbReport::default()
+        }
+    }
+
     #[test]
     fn only_a_difference_the_race_calls_moves_the_choice() {
-        // B faster by 3%, the whole interval above the 0.5% threshold.
-        assert_eq!(settle(1.03, (1.02, 1.04), true), Pick::Second);
+        let f = Some(Decision::Faster);
+        assert_eq!(settle(&raced(1.03, f, "B faster by 3.0%", true)), Pick::Second);
         assert_eq!(Pick::Second.index(), 1);
-        // A faster.
-        assert_eq!(settle(0.97, (0.96, 0.98), true), Pick::First);
+        let s = Some(Decision::Slower);
+        assert_eq!(settle(&raced(0.97, s, "B slower by 3.1%", true)), Pick::First);
         assert_eq!(Pick::First.index(), 0);
-        // Across 1.0, or off 1.0 by less than the race's smallest effect.
-        assert_eq!(settle(1.01, (0.99, 1.03), true), Pick::NoDifference);
-        assert_eq!(settle(1.004, (1.002, 1.006), true), Pick::NoDifference);
-        assert_eq!(settle(0.996, (0.994, 0.998), true), Pick::NoDifference);
+        // Not called, or called the same: the lower median stays.
+        for d in [Decision::Same, Decision::Undecided] {
+            assert_eq!(settle(&raced(1.004, Some(d), "no difference detected", true)), Pick::NoDifference);
+        }
         assert_eq!(Pick::NoDifference.index(), 0);
-        // At the threshold exactly is not past it.
-        assert_eq!(
-            settle(1.01, (1.0 + MIN_EFFECT, 1.02), true),
-            Pick::NoDifference
-        );
-        // An unfinished race or one without an interval decides nothing.
-        assert_eq!(settle(1.03, (1.02, 1.04), false), Pick::NoDifference);
-        assert_eq!(
-            settle(f64::NAN, (f64::NAN, f64::NAN), true),
-            Pick::NoDifference
-        );
-        // Bounds upside down read the same.
-        assert_eq!(settle(1.03, (1.04, 1.02), true), Pick::Second);
+        // An unfinished race or one without a ratio decides nothing.
+        assert_eq!(settle(&raced(1.03, f, "B faster by 3.0%", false)), Pick::NoDifference);
+        assert_eq!(settle(&raced(f64::NAN, f, "B faster", true)), Pick::NoDifference);
+        // A session from before decisions: the verdict's words.
+        assert_eq!(settle(&raced(1.03, None, "B faster by 3.0%", true)), Pick::Second);
+        assert_eq!(settle(&raced(1.03, None, "no difference detected", true)), Pick::NoDifference);
     }
 }

@@ -10,6 +10,19 @@
 //! Student's t), which autocorrelation cannot fool the way a bootstrap of
 //! single batches is fooled (`tests/calibration.rs`).
 //!
+//! Placements (issue 55): what one process fixes once, the pages its
+//! buffers land on and the addresses its modules load at, moves a kernel's
+//! time by up to 1% between processes, and resampling one process's batches
+//! cannot see it. A run therefore rotates through several placements
+//! (`gpu/engine/placement.rs`), each batch or round tagged with its own, and
+//! the interval treats placements as units: the spread between placements'
+//! medians (Student's t over them) plus what drift between stretches of
+//! time adds beyond the within-run noise, combined with Welch and
+//! Satterthwaite's degrees of freedom. As the run sees more of each
+//! placement the interval narrows toward what the placements' spread
+//! allows, and the value it estimates is the average over placements, which
+//! another process estimates too.
+//!
 //! Medians are grouped medians: a timer with a 32 ns step reports a 6.5 µs
 //! kernel on about 35 values, and the plain median of such data jumps from
 //! one value to the next; interpolating inside the step where the cumulative
@@ -25,9 +38,11 @@ pub const ROUNDS: usize = 2000;
 /// Fewer batches than this give no interval: the bootstrap of a handful of
 /// blocks is too optimistic to print.
 pub const MIN_BLOCKS: usize = 5;
-/// Runs of consecutive batches (or rounds) for the segment interval: few, so
-/// that neighbouring segments share little drift; Student's t pays for it.
-pub const SEGMENTS: usize = 3;
+/// Stretches of consecutive batches (or rounds) for the drift term: at most
+/// this many, two batches each at least, and none under 3.
+pub const SEGMENTS: usize = 6;
+/// Placements with data needed before their spread is used.
+pub const MIN_PLACEMENTS: usize = 3;
 
 /// Samples of several batches reduced to counts on one grid of values.
 struct Grid {
@@ -129,6 +144,8 @@ pub struct MedianInterval {
     /// Spread between batches: the robust standard deviation of the batch
     /// medians, over the median.
     pub between_rel: f64,
+    /// What the interval is made of (placements, drift, its standard error).
+    pub parts: Parts,
 }
 
 impl MedianInterval {
@@ -150,31 +167,111 @@ fn percentile_interval(draws: &mut [f64]) -> (f64, f64) {
     (at(0.025), at(0.975))
 }
 
-/// The 95% interval from segments (`logs`: the logs of their medians or
-/// ratios; Student's t over them) around `centre`, the whole run's value, and
-/// around the segments' own mean where that differs: the two estimates
-/// disagree when a drift did not average out, and the interval holds both.
-fn segment_interval(logs: &[f64], centre: f64) -> Option<(f64, f64)> {
-    let k = logs.len();
-    if k < 2 {
-        return None;
-    }
-    let mean = logs.iter().sum::<f64>() / k as f64;
-    let var = logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (k - 1) as f64;
-    let half = super::across_runs::t975(k - 1) * (var / k as f64).sqrt();
-    let c = centre.ln();
-    Some(((c.min(mean) - half).exp(), (c.max(mean) + half).exp()))
+/// Mean and sample variance.
+fn mean_var(x: &[f64]) -> (f64, f64) {
+    let k = x.len() as f64;
+    let mean = x.iter().sum::<f64>() / k;
+    let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (k - 1.0).max(1.0);
+    (mean, var)
 }
 
-/// `n` items cut into `SEGMENTS` runs of consecutive ones, as evenly as
-/// possible; none when there are fewer than two items per segment.
+/// What an interval is made of, on the log scale (relative).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Parts {
+    /// Placements with data, and the spread of one placement's value beyond
+    /// what the within-run noise explains (σ, relative).
+    pub placements: usize,
+    pub placement_rel: f64,
+    /// Stretches of time, and the drift between them beyond the noise (σ of
+    /// the run's value it causes, relative).
+    pub segments: usize,
+    pub drift_rel: f64,
+    /// The standard error of the run's value and its degrees of freedom.
+    pub se: f64,
+    pub df: f64,
+    /// The 95% half-width, t(df)·se.
+    pub half: f64,
+}
+
+/// The run's standard error from its placements' values (`by_placement`,
+/// logs) and its stretches of time (`by_segment`, logs), given the
+/// within-run standard error `se_within` (the bootstrap's): the spread of
+/// placements' values over their number, plus whatever the stretches vary
+/// by beyond the noise both already hold (with one placement, all of it).
+/// None when neither has enough units.
+pub fn combine(by_placement: &[f64], by_segment: &[f64], se_within: f64) -> Option<Parts> {
+    let c = by_placement.len();
+    let k = by_segment.len();
+    let use_placements = c >= MIN_PLACEMENTS;
+    let use_segments = k >= 3;
+    if !use_placements && !use_segments {
+        return None;
+    }
+    let within2 = if se_within.is_finite() { se_within * se_within } else { 0.0 };
+    let (term_p, placement_rel) = if use_placements {
+        let (_, var) = mean_var(by_placement);
+        (var / c as f64, (var - c as f64 * within2).max(0.0).sqrt())
+    } else {
+        (0.0, 0.0)
+    };
+    let term_d = if use_segments {
+        let (_, var) = mean_var(by_segment);
+        if use_placements {
+            (var / k as f64 - within2).max(0.0)
+        } else {
+            var / k as f64
+        }
+    } else {
+        0.0
+    };
+    let se2 = term_p + term_d;
+    let denom = if use_placements { term_p * term_p / (c - 1) as f64 } else { 0.0 }
+        + if use_segments { term_d * term_d / (k - 1) as f64 } else { 0.0 };
+    let df = if denom > 0.0 { (se2 * se2 / denom).max(1.0) } else { 30.0 };
+    let se = se2.sqrt();
+    Some(Parts {
+        placements: c,
+        placement_rel,
+        segments: k,
+        drift_rel: term_d.sqrt(),
+        se,
+        df,
+        half: super::across_runs::t975(df.floor() as usize) * se,
+    })
+}
+
+/// The units' values grouped by placement: for each placement id with
+/// blocks, `value` of its blocks.
+fn by_placement(
+    placement: &[u32],
+    mut value: impl FnMut(&mut dyn Iterator<Item = usize>) -> f64,
+) -> Vec<f64> {
+    let mut ids: Vec<u32> = placement.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.into_iter()
+        .map(|p| {
+            let mut of = (0..placement.len()).filter(|&i| placement[i] == p);
+            value(&mut of).ln()
+        })
+        .filter(|x| x.is_finite())
+        .collect()
+}
+
+/// Half-width (log scale, the larger side) of an interval around `centre`.
+fn log_half(centre: f64, low: f64, high: f64) -> f64 {
+    let h = (high / centre).ln().max((centre / low).ln());
+    if h.is_finite() { h.max(0.0) } else { 0.0 }
+}
+
+/// `n` items cut into up to `SEGMENTS` stretches of consecutive ones, two
+/// items each at least, as evenly as possible; none under three stretches.
 fn segments(n: usize) -> Vec<std::ops::Range<usize>> {
-    if n < 2 * SEGMENTS {
+    let k = (n / 2).min(SEGMENTS);
+    if k < 3 {
         return Vec::new();
     }
-    (0..SEGMENTS)
-        .map(|s| s * n / SEGMENTS..(s + 1) * n / SEGMENTS)
-        .collect()
+    (0..k).map(|s| s * n / k..(s + 1) * n / k).collect()
 }
 
 /// Robust standard deviation, IQR ÷ 1.349 (σ for a normal distribution).
@@ -203,15 +300,34 @@ fn spreads(blocks: &[&[u64]], median: f64, step: f64) -> (f64, f64) {
     (w, robust_sd(&medians) / median)
 }
 
-/// The median of all samples with a block-bootstrap 95% interval; None
-/// under `MIN_BLOCKS` non-empty batches.
+/// The median of all samples with its 95% interval, every batch on one
+/// placement; None under `MIN_BLOCKS` non-empty batches.
 pub fn median_interval(
     blocks: &[&[u64]],
     resolution_ns: f64,
     rounds: usize,
     seed: u64,
 ) -> Option<MedianInterval> {
-    let blocks: Vec<&[u64]> = blocks.iter().copied().filter(|b| !b.is_empty()).collect();
+    median_interval_placed(blocks, &vec![0; blocks.len()], resolution_ns, rounds, seed)
+}
+
+/// The median of all samples with its 95% interval: the wider of a block
+/// bootstrap over batches and t·se from `combine` (placements `placement`,
+/// one per batch, and stretches of time); never narrower than the timer's
+/// step. None under `MIN_BLOCKS` non-empty batches.
+pub fn median_interval_placed(
+    blocks: &[&[u64]],
+    placement: &[u32],
+    resolution_ns: f64,
+    rounds: usize,
+    seed: u64,
+) -> Option<MedianInterval> {
+    let (blocks, placement): (Vec<&[u64]>, Vec<u32>) = blocks
+        .iter()
+        .zip(placement.iter().chain(std::iter::repeat(&0)))
+        .filter(|(b, _)| !b.is_empty())
+        .map(|(b, p)| (*b, *p))
+        .unzip();
     if blocks.len() < MIN_BLOCKS {
         return None;
     }
@@ -227,13 +343,16 @@ pub fn median_interval(
         })
         .collect();
     let (mut low_ns, mut high_ns) = percentile_interval(&mut draws);
-    let logs: Vec<f64> = segments(n)
+    let se_within = log_half(median_ns, low_ns, high_ns) / 1.96;
+    let by_segment: Vec<f64> = segments(n)
         .into_iter()
         .map(|r| grid.median(r, &mut counts).ln())
         .collect();
-    if let Some((lo, hi)) = segment_interval(&logs, median_ns) {
-        low_ns = low_ns.min(lo);
-        high_ns = high_ns.max(hi);
+    let by_place = by_placement(&placement, |of| grid.median(of, &mut counts));
+    let parts = combine(&by_place, &by_segment, se_within);
+    if let Some(p) = parts {
+        low_ns = low_ns.min(median_ns * (-p.half).exp());
+        high_ns = high_ns.max(median_ns * p.half.exp());
     }
     let half_step = grid.step / 2.0;
     let limited_by_resolution = (high_ns - low_ns) < grid.step;
@@ -252,6 +371,12 @@ pub fn median_interval(
         limited_by_resolution,
         within_rel,
         between_rel,
+        parts: parts.unwrap_or(Parts {
+            se: se_within,
+            df: 30.0,
+            half: 1.96 * se_within,
+            ..Parts::default()
+        }),
     })
 }
 
@@ -278,11 +403,28 @@ pub struct RatioInterval {
     /// the segment interval. `ab --calibrate` scores this too, so a
     /// calibration tests the statistics and not the padding.
     pub unpadded: (f64, f64),
+    /// What the interval is made of (placements, drift, its standard error).
+    pub parts: Parts,
 }
 
 pub fn ratio_interval(
     rounds_a: &[&[u64]],
     rounds_b: &[&[u64]],
+    resolution_ns: f64,
+    rounds: usize,
+    seed: u64,
+) -> Option<RatioInterval> {
+    let zeros = vec![0; rounds_a.len().min(rounds_b.len())];
+    ratio_interval_placed(rounds_a, rounds_b, &zeros, resolution_ns, rounds, seed)
+}
+
+/// As `ratio_interval`, each round on placement `placement[i]`: the interval
+/// is the wider of the paired bootstrap over rounds and t·se from `combine`
+/// over the placements' ratios and stretches of rounds.
+pub fn ratio_interval_placed(
+    rounds_a: &[&[u64]],
+    rounds_b: &[&[u64]],
+    placement: &[u32],
     resolution_ns: f64,
     rounds: usize,
     seed: u64,
@@ -295,6 +437,10 @@ pub fn ratio_interval(
     }
     let a: Vec<&[u64]> = keep.iter().map(|&i| rounds_a[i]).collect();
     let b: Vec<&[u64]> = keep.iter().map(|&i| rounds_b[i]).collect();
+    let place: Vec<u32> = keep
+        .iter()
+        .map(|&i| placement.get(i).copied().unwrap_or(0))
+        .collect();
     let (ga, gb) = (Grid::new(&a, resolution_ns), Grid::new(&b, resolution_ns));
     let (mut ca, mut cb) = (vec![0u64; ga.values.len()], vec![0u64; gb.values.len()]);
     let n = keep.len();
@@ -314,13 +460,19 @@ pub fn ratio_interval(
     let p_value = (2.0 * below.min(above) / total).clamp(1.0 / total, 1.0);
     let bootstrap = percentile_interval(&mut draws);
     let (mut low, mut high) = bootstrap;
-    let logs: Vec<f64> = segments(n)
+    let se_within = log_half(ratio, low, high) / 1.96;
+    let by_segment: Vec<f64> = segments(n)
         .into_iter()
         .map(|r| (ga.median(r.clone(), &mut ca) / gb.median(r, &mut cb)).ln())
         .collect();
-    if let Some((lo, hi)) = segment_interval(&logs, ratio) {
-        low = low.min(lo);
-        high = high.max(hi);
+    let by_place = by_placement(&place, |of| {
+        let chosen: Vec<usize> = of.collect();
+        ga.median(chosen.iter().copied(), &mut ca) / gb.median(chosen.into_iter(), &mut cb)
+    });
+    let parts = combine(&by_place, &by_segment, se_within);
+    if let Some(p) = parts {
+        low = low.min(ratio * (-p.half).exp());
+        high = high.max(ratio * p.half.exp());
     }
     let unpadded = (low, high);
     // Each median can sit anywhere within half a step of where the timer put it.
@@ -329,6 +481,19 @@ pub fn ratio_interval(
     let limited_by_resolution = low > ratio * (1.0 - floor) || high < ratio * (1.0 + floor);
     low = low.min(ratio * (1.0 - floor));
     high = high.max(ratio * (1.0 + floor));
+    let mut parts = parts.unwrap_or(Parts {
+        se: se_within,
+        df: 30.0,
+        half: 1.96 * se_within,
+        ..Parts::default()
+    });
+    // The timer's floor is a standard error too: a decision reads this.
+    let floor_se = floor / 1.96;
+    if parts.se < floor_se {
+        parts.se = floor_se;
+        parts.half = parts.half.max(floor);
+    }
+    parts.se = parts.se.max(se_within);
     Some(RatioInterval {
         median_a_ns,
         median_b_ns,
@@ -341,6 +506,7 @@ pub fn ratio_interval(
         p_value,
         bootstrap,
         unpadded,
+        parts,
     })
 }
 

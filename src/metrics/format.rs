@@ -109,6 +109,12 @@ pub fn median_interval(m: &crate::session::event::MeasurementDone) -> String {
     if m.batches == 0 && m.regime.is_none() {
         return format!("{} (per launch, old session)", noise(m.rel_noise));
     }
+    if let Some(more) = m.needs_more_s.filter(|s| s.is_finite()) {
+        return format!(
+            "±? (needs about {} s more for an interval under ±5%)",
+            fixed(more, if more < 10.0 { 1 } else { 0 })
+        );
+    }
     if !m.rel_noise.is_finite() {
         return if m.batches < 5 {
             format!(

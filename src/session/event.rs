@@ -324,6 +324,12 @@ pub struct LatencyBatch {
     /// only, CUPTI timer only; added after schema 2.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub busy: Option<f64>,
+    /// Which placement (copy of the inputs and module of the kernel) the
+    /// batch ran on, of the run's rotation (`gpu/engine/placement.rs`).
+    /// Added after schema 2: absent in older sessions and where a run used
+    /// one placement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -368,6 +374,15 @@ pub struct MeasurementDone {
     /// (`LatencyBatch::busy`); added after schema 2, written only when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub busy_fraction: Option<f64>,
+    /// When the run could not support an interval of at most ±5% for a
+    /// rerun: about how many more seconds it would need for its target
+    /// (`ci_low_ns`/`ci_high_ns` are then None). Added after schema 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs_more_s: Option<f64>,
+    /// Placements (copies of the inputs, modules of the kernel) the run
+    /// rotated through. Added after schema 2; absent: one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placements: Option<u32>,
 }
 
 /// An interval widened for reruns: this run's own interval (the wider of a
@@ -522,6 +537,19 @@ impl TelemetrySample {
     }
 }
 
+/// What a race decided about B against A.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// B faster: |log ratio| past the race's boundary.
+    Faster,
+    Slower,
+    /// No difference beyond the race's band (its resolution, or `--by`).
+    Same,
+    /// Neither yet (or at the time limit: no difference detected).
+    Undecided,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AbReport {
     pub a: Variant,
@@ -574,6 +602,41 @@ pub struct AbReport {
     /// it, `ci_low`/`ci_high` include the run-to-run spread of races.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reruns: Option<Reruns>,
+    /// The race's call (added after schema 2; absent in older sessions,
+    /// whose `verdict` text says it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Decision>,
+    /// The smallest difference (relative) this race would call 9 times in
+    /// 10 by its time limit, from its own standard error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution_rel: Option<f64>,
+    /// Placements the rounds rotated through, and the spread of one
+    /// placement's ratio beyond the noise (σ, relative).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placements: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement_rel: Option<f64>,
+    /// Why the race stopped: `decided`, `time_limit`, `interrupted`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+}
+
+impl AbReport {
+    /// The race's call; sessions from before `decision` read it from the
+    /// verdict's words.
+    pub fn decided(&self) -> Decision {
+        if let Some(d) = self.decision {
+            return d;
+        }
+        let v = self.verdict.as_str();
+        if v.starts_with("B faster") || (v.starts_with("B ") && v.ends_with("× faster")) {
+            Decision::Faster
+        } else if v.starts_with("B slower") || (v.starts_with("B ") && v.ends_with("× slower")) {
+            Decision::Slower
+        } else {
+            Decision::Undecided
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

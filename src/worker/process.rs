@@ -169,12 +169,8 @@ fn serve_commands(args: WorkerConfig, started: Instant, out: Arc<Link>) -> i32 {
         )),
     };
     out.event(&header);
-    if let Some(e) = &engine.run_spread_error {
-        out.event(&error(
-            started,
-            "run-spread",
-            format!("{e}; it is ignored: solo intervals use each run's own drift, races an assumed spread"),
-        ));
+    if let Some(note) = engine.placement_note() {
+        out.event(&error(started, "placements", note.to_string()));
     }
     if let Some(Ok(n)) = &nvml
         && let Some(w) = telemetry::shared_gpu_warning(n)

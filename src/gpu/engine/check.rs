@@ -193,6 +193,23 @@ impl Engine {
         Ok(())
     }
 
+    /// Writes the timing inputs of `seed` into the engine's own buffers in
+    /// place (same allocations): the values change, their placement does not.
+    pub fn rewrite_timing_inputs(&mut self, shape: &Shape, seed: u64) -> Result<(), EngineError> {
+        self.ensure_inputs(shape)?;
+        let host = crate::metrics::qkv::generate(self.timing_inputs, shape, seed);
+        let b = self.bufs.as_mut().expect("ensure_inputs made them");
+        cuda(self.stream.memcpy_htod(&host[0], &mut b.q), "write Q")?;
+        cuda(self.stream.memcpy_htod(&host[1], &mut b.k), "write K")?;
+        cuda(self.stream.memcpy_htod(&host[2], &mut b.v), "write V")?;
+        cuda(self.stream.synchronize(), "write inputs")
+    }
+
+    /// Waits for everything queued on the engine's stream.
+    pub fn synchronize(&self) -> Result<(), EngineError> {
+        cuda(self.stream.synchronize(), "kernel execution")
+    }
+
     /// Runs the variant on the inputs of `dist` and `seed`, O poisoned
     /// first, and judges its output; returns the check and the output.
     pub fn check_output(
@@ -203,6 +220,21 @@ impl Engine {
         seed: u64,
     ) -> Result<(DistCheck, Vec<u16>), EngineError> {
         self.prepare(variant, shape)?;
+        // Checks run on the engine's own buffers and first module.
+        let placed = self.placement();
+        self.use_placement(0, 0);
+        let checked = self.check_here(variant, shape, dist, seed);
+        self.use_placement(placed.0, placed.1);
+        checked
+    }
+
+    fn check_here(
+        &mut self,
+        variant: &Variant,
+        shape: &Shape,
+        dist: Inputs,
+        seed: u64,
+    ) -> Result<(DistCheck, Vec<u16>), EngineError> {
         let r = self.oracle.get(shape, dist, seed);
         self.upload(shape, dist, &r.host)?;
         {

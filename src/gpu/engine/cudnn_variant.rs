@@ -18,10 +18,16 @@ pub(super) struct Cudnn {
     handle: CudnnHandle,
     plans: HashMap<Shape, Planned>,
     workspace: Option<CudaSlice<u8>>,
+    /// A workspace per placement beyond the first (`placement.rs`).
+    workspaces: Vec<CudaSlice<u8>>,
 }
 
 struct Planned {
     plan: SdpaPlan,
+    /// More plans of the same problem: cuDNN compiles its attention kernel
+    /// at run time, and each plan loads its own, at an address of its own.
+    /// Placement i launches plan i (modulo their number).
+    more: Vec<SdpaPlan>,
     build: Build,
     /// Kernels one call launches, counted with CUPTI on the first call (1
     /// when the timer is CUDA events, which bracket the whole call anyway).
@@ -58,6 +64,7 @@ impl Engine {
                 handle,
                 plans: HashMap::new(),
                 workspace: None,
+                workspaces: Vec::new(),
             });
         }
         let t = Instant::now();
@@ -94,6 +101,7 @@ impl Engine {
             *shape,
             Planned {
                 plan,
+                more: Vec::new(),
                 build: build.clone(),
                 kernels: 1,
             },
@@ -132,6 +140,45 @@ impl Engine {
         Ok(())
     }
 
+    /// Plans and workspaces for `n` placements at `shape` in all (the plan
+    /// `prepare` built and its workspace are the first).
+    pub(super) fn ensure_cudnn_placements(
+        &mut self,
+        shape: &Shape,
+        n: usize,
+    ) -> Result<(), EngineError> {
+        self.prepare_cudnn(shape)?;
+        let stream = self.stream.clone();
+        let c = self.cudnn.as_mut().expect("prepared");
+        let unavailable = |e: String| EngineError::Invalid(format!("cudnn: {e}"));
+        let p = c.plans.get_mut(shape).expect("prepared");
+        let problem = *p.plan.problem();
+        while 1 + p.more.len() < n {
+            p.more.push(SdpaPlan::new(&c.handle, &problem).map_err(unavailable)?);
+        }
+        let need = p
+            .more
+            .iter()
+            .chain(std::iter::once(&p.plan))
+            .map(|x| x.info().workspace_bytes as usize)
+            .max()
+            .unwrap_or(0);
+        if c.workspace.as_ref().is_some_and(|w| w.len() < need) {
+            c.workspace = None;
+        }
+        if need > 0 && c.workspace.is_none() {
+            c.workspace = Some(cuda(stream.alloc_zeros::<u8>(need), "allocate the cuDNN workspace")?);
+        }
+        c.workspaces.retain(|w| w.len() >= need);
+        while 1 + c.workspaces.len() < n && need > 0 {
+            c.workspaces.push(cuda(
+                stream.alloc_zeros::<u8>(need),
+                "allocate a cuDNN workspace",
+            )?);
+        }
+        Ok(())
+    }
+
     /// Kernels one call of `shape`'s plan launches (1 for anything else).
     pub(super) fn cudnn_kernels(&self, shape: &Shape) -> usize {
         self.cudnn
@@ -149,14 +196,19 @@ impl Engine {
             .plans
             .get(shape)
             .ok_or_else(|| EngineError::Invalid(format!("cudnn not prepared for {shape}")))?;
-        let b = self
-            .bufs
-            .as_mut()
-            .ok_or_else(|| EngineError::Invalid("no inputs".into()))?;
+        let (code, bufs) = (self.placements.code, self.placements.bufs);
+        let plan = match code % (1 + p.more.len()) {
+            0 => &p.plan,
+            i => &p.more[i - 1],
+        };
+        let workspace = match bufs % (1 + c.workspaces.len()) {
+            0 => c.workspace.as_mut(),
+            i => c.workspaces.get_mut(i - 1),
+        };
+        let b = super::placement::pick(&mut self.bufs, &mut self.placements)?;
         // u16: the bits of the plan's dtype; the plan checks each buffer's
         // length against its shape.
-        p.plan
-            .execute(&b.q, &b.k, &b.v, &mut b.o, c.workspace.as_mut())
+        plan.execute(&b.q, &b.k, &b.v, &mut b.o, workspace)
             .map_err(EngineError::Cuda)
     }
 }

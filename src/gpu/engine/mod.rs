@@ -17,13 +17,16 @@ mod copy_bw;
 mod cudnn_variant;
 mod heads;
 mod isolation;
+mod own_gap;
 mod pipeline;
+mod placement;
 mod python_variant;
 mod timing;
 mod tma;
 
 pub use isolation::Isolation;
 pub use pipeline::{Collected, Queued};
+pub use placement::MAX_PLACEMENTS;
 pub use timing::Timer;
 
 use crate::gpu::nvrtc::{Build, BuildError, Builder, Program};
@@ -78,16 +81,14 @@ fn cuda<T>(r: Result<T, cudarc::driver::DriverError>, what: &str) -> Result<T, E
 }
 
 struct Loaded {
-    func: CudaFunction,
     smem_bytes: u32,
     build: Build,
     /// The manifest's launch at the last shape, kept so a launch in a timed
     /// batch costs no formula evaluation.
     geometry: Option<(Shape, crate::session::manifest::LaunchShape)>,
-    /// The tensor maps a TMA kernel reads (none for the others).
-    tma: Option<tma::TmaMaps>,
-    /// B·H, for a persistent kernel (none for the others).
-    heads: Option<heads::HeadCount>,
+    /// The build loaded as modules of its own, one per placement
+    /// (`placement.rs`); the first is `prepare`'s.
+    instances: Vec<placement::Instance>,
 }
 
 struct Buffers {
@@ -138,13 +139,12 @@ pub struct Engine {
     /// The last few checks' inputs and reference rows, reused when a check
     /// draws the same shape, distribution and seed (selftest's mutants).
     oracle: check::OracleCache,
-    /// This GPU model's run-to-run spreads from the cache directory
-    /// (`bench --runs`, `ab --runs`); what every interval adds for reruns.
-    pub run_spread: Option<crate::session::run_spread::GpuSpread>,
-    /// Why the run-spread file could not be read, when it could not.
-    pub run_spread_error: Option<String>,
     /// Back-to-back batches queued ahead of the one being read.
     pipeline: pipeline::Pipeline,
+    /// Copies of the timing inputs and which one launches use.
+    placements: placement::Placements,
+    /// The GPU's own gap between launches, by variant and shape (`own_gap.rs`).
+    own_gaps: HashMap<(Variant, Shape), u64>,
     /// The copy bandwidth once measured, or why it could not be (`copy_bandwidth`).
     copy_bw: Option<Result<crate::session::event::CopyBandwidth, String>>,
 }
@@ -204,23 +204,11 @@ impl Engine {
             isolation: Isolation::from_env(),
             globaltimer_vs_host: None,
             oracle: check::OracleCache::default(),
-            run_spread: None,
-            run_spread_error: None,
             pipeline: pipeline::Pipeline::default(),
+            placements: placement::Placements::new(),
+            own_gaps: HashMap::new(),
             copy_bw: None,
-        }
-        .with_run_spread())
-    }
-
-    /// Reads this GPU model's spreads from the cache directory.
-    fn with_run_spread(mut self) -> Engine {
-        if let Some(dir) = crate::cache_dir::cache_dir() {
-            match crate::session::run_spread::load(&dir) {
-                Ok(all) => self.run_spread = all.gpus.get(&self.info.name).cloned(),
-                Err(e) => self.run_spread_error = Some(e),
-            }
-        }
-        self
+        })
     }
 
     /// Compiles and loads one of the small helper kernels (no defines).
@@ -562,32 +550,28 @@ impl Engine {
         let builder = self.builder(variant.kernel)?;
         let entry = builder.entry().to_string();
         let mut build = builder.build(variant, shape, &arch)?;
-        let module = cuda(
-            self.ctx.load_module(Ptx::from_binary(build.cubin.clone())),
-            "load module",
-        )?;
-        let func = module.load_function(&entry).map_err(|e| {
-            EngineError::Invalid(format!(
-                "{variant}: the cubin has no entry point {entry} ({e}): declare it extern \"C\" __global__ (docs/kernel-abi.md)"
-            ))
-        })?;
-        crate::gpu::cubin::check_abi(&build.cubin, &entry, variant.abi())
-            .map_err(|e| EngineError::Invalid(format!("{variant}: {e}")))?;
-        let read_const = |name: &str| -> Result<u32, EngineError> {
-            let view = cuda(module.get_global(name, &self.stream), name)?;
-            let bytes = cuda(self.stream.clone_dtoh(&view), name)?;
-            Ok(u32::from_le_bytes(bytes[..4].try_into().map_err(|_| {
-                EngineError::Invalid(format!("{name} too short"))
-            })?))
-        };
         // The manifest says how the launch follows from the variant; a kernel
         // that states its own shared memory must agree with it.
         let smem_bytes = variant
             .launch_shape(&Shape::new(1, 1, 1, shape.d).with_dtype(shape.dtype), 1)
             .map_err(EngineError::Invalid)?
             .smem_bytes;
+        if smem_bytes > self.max_smem_optin {
+            return Err(EngineError::Invalid(format!(
+                "{variant} at D={} needs {smem_bytes} B of shared memory per block; this GPU allows {}",
+                shape.d, self.max_smem_optin
+            )));
+        }
+        let (instance, module) =
+            placement::Instance::load(self, &build.cubin, &entry, smem_bytes, &variant.to_string())?;
+        crate::gpu::cubin::check_abi(&build.cubin, &entry, variant.abi())
+            .map_err(|e| EngineError::Invalid(format!("{variant}: {e}")))?;
         if crate::gpu::cubin::read_u32_symbol(&build.cubin, "attn_smem_bytes").is_some() {
-            let stated = read_const("attn_smem_bytes")?;
+            let view = cuda(module.get_global("attn_smem_bytes", &self.stream), "attn_smem_bytes")?;
+            let bytes = cuda(self.stream.clone_dtoh(&view), "attn_smem_bytes")?;
+            let stated = u32::from_le_bytes(bytes.get(..4).and_then(|b| b.try_into().ok()).ok_or_else(
+                || EngineError::Invalid("attn_smem_bytes too short".into()),
+            )?);
             if stated != smem_bytes {
                 return Err(EngineError::Invalid(format!(
                     "{variant} at D={}: the kernel states attn_smem_bytes = {stated}, its manifest's smem_bytes gives {smem_bytes}: fix the manifest's [launch] formula",
@@ -595,22 +579,10 @@ impl Engine {
                 )));
             }
         }
-        if smem_bytes > self.max_smem_optin {
-            return Err(EngineError::Invalid(format!(
-                "{variant} at D={} needs {smem_bytes} B of shared memory per block; this GPU allows {}",
-                shape.d, self.max_smem_optin
-            )));
-        }
-        cuda(
-            func.set_attribute(
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                smem_bytes as i32,
-            ),
-            "raise the dynamic shared-memory limit",
-        )?;
         if build.report_missing {
-            let get =
-                |a| cuda(func.get_attribute(a), "function attribute").map(|v| v.max(0) as u32);
+            let get = |a| {
+                cuda(instance.func.get_attribute(a), "function attribute").map(|v| v.max(0) as u32)
+            };
             build.registers = get(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)?;
             build.stack_bytes = get(CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?;
             build.smem_static_bytes =
@@ -619,17 +591,13 @@ impl Engine {
                 "\n(no PTXAS report from NVRTC: registers, stack and static shared memory read from the driver; spills unknown)",
             );
         }
-        let tma = tma::TmaMaps::find(&module, &build.cubin, &self.stream)
-            .map_err(|e| EngineError::Invalid(format!("{variant}: {e}")))?;
         self.loaded.insert(
             key,
             Loaded {
-                func,
                 smem_bytes,
                 build: build.clone(),
                 geometry: None,
-                heads: heads::HeadCount::find(&module, &build.cubin),
-                tma,
+                instances: vec![instance],
             },
         );
         Ok(build)
@@ -662,30 +630,35 @@ impl Engine {
                 g
             }
         };
-        let b = self
-            .bufs
-            .as_mut()
-            .ok_or_else(|| EngineError::Invalid("no inputs".into()))?;
-        if let Some(maps) = l.tma.as_mut() {
-            let ptr = |x: &CudaSlice<u16>| x.device_ptr(&self.stream).0;
-            maps.write(&self.stream, shape, [ptr(&b.q), ptr(&b.k), ptr(&b.v)])?;
+        let code = self.placements.code;
+        let (stream, key) = (self.stream.clone(), load_key(variant, shape));
+        let b = self.bufs_now()?;
+        let ptr = |x: &CudaSlice<u16>| x.device_ptr(&stream).0;
+        let ptrs = [ptr(&b.q), ptr(&b.k), ptr(&b.v)];
+        let l = self.loaded.get_mut(&key).expect("found above");
+        let i = placement::instance_index(code, l.instances.len());
+        let smem_bytes = l.smem_bytes;
+        let inst = &mut l.instances[i];
+        if let Some(maps) = inst.tma.as_mut() {
+            maps.write(&stream, shape, ptrs)?;
         }
-        if let Some(heads) = l.heads.as_mut() {
-            heads.write(&self.stream, shape)?;
+        if let Some(heads) = inst.heads.as_mut() {
+            heads.write(&stream, shape)?;
         }
-        let l = &self.loaded[&load_key(variant, shape)];
+        let func = inst.func.clone();
         let cfg = LaunchConfig {
             // From the manifest: the bundled kernel puts heads in y and
             // batches in z, 65535 each (Shape::validate).
             grid_dim: geometry.grid,
             block_dim: (geometry.threads, 1, 1),
-            shared_mem_bytes: l.smem_bytes,
+            shared_mem_bytes: smem_bytes,
         };
         let scale_log2 = std::f32::consts::LOG2_E / (shape.d as f32).sqrt();
         let [s, kv_len, h, kv_heads] =
             [shape.s, shape.kv_len, shape.h, shape.kv_heads].map(|x| x as i32);
         let causal = i32::from(shape.causal);
-        let mut args = self.stream.launch_builder(&l.func);
+        let b = self.bufs_now()?;
+        let mut args = stream.launch_builder(&func);
         args.arg(&b.q).arg(&b.k).arg(&b.v).arg(&mut b.o).arg(&s);
         if variant.abi() >= 2 {
             args.arg(&kv_len).arg(&h).arg(&kv_heads);

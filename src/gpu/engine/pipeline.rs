@@ -27,6 +27,10 @@ pub struct Queued {
     /// An L2 scrub before every launch: its records are dropped, so the
     /// gaps hold it and the GPU's own gap is not capped.
     cold: bool,
+    /// The placement (buffer set) its launches used.
+    placement: usize,
+    /// The GPU's own gap between this variant's launches, when measured.
+    own_gap: Option<u64>,
 }
 
 /// A batch read back: per-launch GPU ns, the host cost of one launch call
@@ -40,6 +44,8 @@ pub struct Collected {
     /// times: this batch is lost and everything queued was waited for and
     /// dropped. The caller goes on one batch at a time.
     pub lost: bool,
+    /// The placement (buffer set) its launches used.
+    pub placement: usize,
 }
 
 /// Records read ahead of their batch, where the last batch ended, and the
@@ -99,6 +105,8 @@ impl Engine {
             events,
             host_us: host_ns as f64 / n.max(1) as f64 / 1e3,
             cold: l2 == L2Mode::Cold,
+            placement: self.placements.bufs,
+            own_gap: self.own_gaps.get(&(*variant, *shape)).copied(),
         })
     }
 
@@ -118,6 +126,7 @@ impl Engine {
                 host_us: q.host_us,
                 busy: None,
                 lost: false,
+                placement: q.placement,
             });
         }
         let want = q.n * q.kernels;
@@ -146,6 +155,7 @@ impl Engine {
                 host_us: q.host_us,
                 busy: None,
                 lost: true,
+                placement: q.placement,
             });
         }
         let spans = take_batch(carry, want).map_err(|e| {
@@ -156,18 +166,22 @@ impl Engine {
             ))
         })?;
         let (samples, pairs) = read_batch(&spans, q.variant, q.n, q.kernels)?;
-        let cap = if q.cold {
-            u64::MAX
-        } else {
-            crate::metrics::busy::OWN_GAP_CAP_NS
+        use crate::metrics::busy::{OWN_GAP_CAP_NS, OwnGap};
+        let own = match (q.cold, q.own_gap) {
+            (true, _) => OwnGap::Median { cap: u64::MAX },
+            (false, Some(ns)) => OwnGap::Baseline(ns),
+            (false, None) => OwnGap::Median {
+                cap: OWN_GAP_CAP_NS,
+            },
         };
-        let busy = crate::metrics::busy::busy_fraction(&pairs, self.pipeline.last_end, cap);
+        let busy = crate::metrics::busy::busy_fraction(&pairs, self.pipeline.last_end, own);
         self.pipeline.last_end = pairs.iter().map(|p| p.1).max().or(self.pipeline.last_end);
         Ok(Collected {
             samples,
             host_us: q.host_us,
             busy,
             lost: false,
+            placement: q.placement,
         })
     }
 

@@ -185,10 +185,7 @@ impl Engine {
             .get(&(*variant, *shape))
             .ok_or_else(|| EngineError::Invalid(format!("{variant} not prepared for {shape}")))?
             .handle;
-        let b = self
-            .bufs
-            .as_ref()
-            .ok_or_else(|| EngineError::Invalid("no inputs".into()))?;
+        let b = super::placement::pick(&mut self.bufs, &mut self.placements)?;
         let ptr = |x: &cudarc::driver::CudaSlice<u16>| x.device_ptr(&self.stream).0;
         let ptrs = [ptr(&b.q), ptr(&b.k), ptr(&b.v), ptr(&b.o)];
         let stream = self.stream.cu_stream() as u64;

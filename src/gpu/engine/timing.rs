@@ -88,7 +88,7 @@ impl Engine {
     }
 
     /// Queues one clock probe on the launch stream, loading it first.
-    fn enqueue_clock_probe(&mut self, cycles: i64) -> Result<(), EngineError> {
+    pub(super) fn enqueue_clock_probe(&mut self, cycles: i64) -> Result<(), EngineError> {
         if self.clock_probe.is_none() {
             let func = self.load_helper(
                 include_str!("../../../kernels/clock_probe.cu"),

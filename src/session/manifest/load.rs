@@ -630,6 +630,12 @@ fn params(at: &At, raw: &Raw, toggles: &[Toggle]) -> Result<Vec<Param>, Manifest
         tags.push(tag.clone());
         let allowed = allowed_values(at, p)?;
         let default = param_default(at, p, &allowed)?;
+        if r.test_only && !(r.optional || r.flag) {
+            return at.err(
+                r.name.span(),
+                format!("{name}: a test_only parameter must be optional (its default is the shipped build)"),
+            );
+        }
 
         out.push(Param {
             name: name.clone(),
@@ -641,6 +647,7 @@ fn params(at: &At, raw: &Raw, toggles: &[Toggle]) -> Result<Vec<Param>, Manifest
             flag: r.flag,
             arch: either_arch(at, &r.min_arch, &r.arch, p.span())?,
             label: r.label.clone().unwrap_or_else(|| name.clone()),
+            test_only: r.test_only,
         });
     }
     Ok(out)

@@ -144,6 +144,9 @@ pub struct Param {
     pub flag: bool,
     pub arch: Option<ArchNeed>,
     pub label: String,
+    /// A test knob (a planted delay): left out of the tile's form in help
+    /// and of every list of tiles; must be optional.
+    pub test_only: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -103,6 +103,8 @@ pub(super) struct RawParam {
     pub(super) arch: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) label: Option<String>,
+    #[serde(default)]
+    pub(super) test_only: bool,
 }
 
 #[derive(Deserialize)]

@@ -25,7 +25,13 @@ fn the_bundled_manifest_loads() {
     assert_eq!(m.name, "attention");
     assert_eq!(m.entry, "attention_fwd");
     assert_eq!(m.toggles.len(), 18);
-    assert_eq!(m.params.len(), 15);
+    assert_eq!(m.params.len(), 16);
+    // The planted delay is a test knob: in the tile's text when set, not in its form.
+    let delay = m.params.iter().find(|p| p.name == "delay").unwrap();
+    assert!(delay.test_only && delay.optional && delay.default == 0);
+    let t = m.parse_tile("64x128s2w8k2giy330").unwrap();
+    assert_eq!(m.tile_text(t), "64x128s2w8k2giy330");
+    assert_eq!(m.tile_text(m.parse_tile("64x128s2w8k2giy0").unwrap()), "64x128s2w8k2gi");
     assert_eq!(m.tile_text(m.default_tile()), "64x64s2w4");
     assert_eq!(m.variant_text(m.start.0, m.start.1), "wmma+pv+async");
     let keys: Vec<char> = m.toggles.iter().filter_map(|t| t.key).collect();
@@ -34,6 +40,13 @@ fn the_bundled_manifest_loads() {
         m.tile_form(),
         "64x64s2w4 (BLOCK_M x BLOCK_N s stages w warps; optional: k K/V split, g wgmma, q Q in smem, p producer, t TMA loads, o ping-pong, r persistent, a Q in registers, i groups apart, e exp first, d split-KV decode)"
     );
+}
+
+#[test]
+fn a_test_only_parameter_must_be_optional() {
+    let text = edited("optional = true\ntest_only = true", "test_only = true");
+    let e = refusal(&text).to_string();
+    assert!(e.contains("a test_only parameter must be optional"), "{e}");
 }
 
 #[test]

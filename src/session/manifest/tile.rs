@@ -70,7 +70,7 @@ impl Manifest {
     pub fn tile_form(&self) -> String {
         let mut required = Vec::new();
         let mut optional = Vec::new();
-        for p in &self.params {
+        for p in self.params.iter().filter(|p| !p.test_only) {
             let part = if p.tag.is_empty() {
                 p.label.clone()
             } else {
