@@ -161,6 +161,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const attn_t* __restrict__ V,
               attn_t* __restrict__ O, int Sq, int Sk, int Hq, int Hkv, float scale_log2, int causal) {
     FOLD_PLAIN(Sq, Sk, Hq, Hkv);
+    PLANT_DELAY_HERE();
     extern __shared__ __align__(128) unsigned char smem[];
     __shared__ int s_last;
     attn_t* sQ = reinterpret_cast<attn_t*>(smem);
@@ -325,7 +326,6 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
                 }
             }
         }
-        PLANT_DELAY_HERE();
 #if INJECT_FAULT
         if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) O[(size_t)1 << 40] = O[0];
 #endif
@@ -376,7 +376,6 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
         merge_splits<8, ITEMS, (16 / ITEMS > 0 ? 16 / ITEMS : 1)>(slots, nsplit, n_valid * (HEAD_DIM / 8), Og_rb, q0,
                                                                   b, kvh, G, Sq, Hq);
     }
-    PLANT_DELAY_HERE();
 #if INJECT_FAULT
     if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) O[(size_t)1 << 40] = O[0];
 #endif
