@@ -96,25 +96,23 @@
 #ifndef INJECT_FAULT
 #define INJECT_FAULT 0
 #endif
-// Test-only: a planted slowdown (issue 55). One thread of every CTA spins
-// PLANT_DELAY SM cycles where the CTA starts, and the others wait for it at
-// the first block-wide barrier, so each CTA takes that much longer: a known
-// edit of the kernel's speed, `y` in a tile (mma+async@64x128s2w8k2giy330),
-// raced to show the smallest difference a race calls. (Spun where a CTA
-// ends instead, run162 saw 1600 cycles vanish in the seeds' kernel, +0.12%,
-// and 6815 cost 14.6%: the end overlapped other work.) At 0 the macro is
+// Test-only: a planted slowdown (issue 55). Every thread of every CTA spins
+// PLANT_DELAY SM cycles before it does anything else, so each CTA starts
+// that much later: a known edit of the kernel's speed, `y` in a tile
+// (mma+async@64x128s2w8k2giy330), raced to show the smallest difference a
+// race calls. Spun by one thread while the others issued their first loads,
+// or where a CTA ends, the delay hid behind memory latency up to a few
+// hundred cycles in the seeds' kernel (run162, run163). At 0 the macro is
 // empty and the build is the shipped one.
 #ifndef PLANT_DELAY
 #define PLANT_DELAY 0
 #endif
 #if PLANT_DELAY
-#define PLANT_DELAY_HERE()                                                  \
-    do {                                                                    \
-        if (threadIdx.x == 0) {                                             \
-            const long long plant_t0 = clock64();                           \
-            while (clock64() - plant_t0 < (long long)PLANT_DELAY) {         \
-            }                                                               \
-        }                                                                   \
+#define PLANT_DELAY_HERE()                                          \
+    do {                                                            \
+        const long long plant_t0 = clock64();                       \
+        while (clock64() - plant_t0 < (long long)PLANT_DELAY) {     \
+        }                                                           \
     } while (0)
 #else
 #define PLANT_DELAY_HERE() \
