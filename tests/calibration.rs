@@ -227,10 +227,15 @@ fn run_race_in(mut p: Process, speedup: f64, placements: usize) -> AbReport {
         };
         let now = report(look);
         if let Some(stop) = race::stop_after(&now, elapsed, &PLAN, false) {
+            let last = if stop == "decided" {
+                now
+            } else {
+                report(race::final_look(stop, look))
+            };
             return AbReport {
                 done: true,
                 stop_reason: Some(stop.into()),
-                ..report(race::final_look(stop, look))
+                ..last
             };
         }
     }

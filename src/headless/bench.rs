@@ -183,8 +183,9 @@ fn print_table(
     println!("{}", check.describe());
     if plan.warm_s > 0.0 {
         println!(
-            "each variant ran {} s untimed first, in the same regime (--warm-seconds)",
-            plan.warm_s
+            "each variant ran untimed first, in the same regime: at least {} s (--warm-seconds) and, back to back, until the SM clock stopped falling (at most {} s)",
+            plan.warm_s,
+            crate::gpu::measure::WARM_MAX_S
         );
     }
     let w = name_width(rows);
