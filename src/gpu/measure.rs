@@ -45,8 +45,6 @@ impl Default for Plan {
 
 /// Samples kept for the interval (older batches are still reported).
 const KEEP: usize = 400_000;
-/// Bootstrap resamples for the stopping rule (the final interval uses more).
-const QUICK_ROUNDS: usize = 300;
 /// About this much GPU time per batch, ns.
 const BATCH_NS: f64 = 25e6;
 /// How often the stopping rule bootstraps the batches so far, seconds.
@@ -388,15 +386,17 @@ pub fn units_text(p: &bootstrap::Parts) -> String {
 
 /// The stopping rule: the median's interval within ±`target` (or as narrow as
 /// the timer allows) after `min_s`, or `max_s` reached.
+/// `interval`: the run's relative half-width so far and whether the timer's
+/// step sets it (`bootstrap::quick_half_width`).
 pub fn should_stop(
-    interval: Option<&MedianInterval>,
+    interval: Option<(f64, bool)>,
     elapsed_s: f64,
     target: f64,
     min_s: f64,
     max_s: f64,
 ) -> Option<&'static str> {
-    let tight = interval.is_some_and(|m| m.rel_halfwidth() < target);
-    let at_step = interval.is_some_and(|m| m.limited_by_resolution);
+    let tight = interval.is_some_and(|m| m.0 < target);
+    let at_step = interval.is_some_and(|m| m.1);
     if elapsed_s >= min_s && tight {
         Some("converged")
     } else if elapsed_s >= min_s && at_step {
@@ -454,6 +454,7 @@ fn measure_placed(
     let started = Instant::now();
     let mut kept: Vec<Vec<u64>> = Vec::new();
     let mut kept_place: Vec<u32> = Vec::new();
+    let mut kept_medians: Vec<f64> = Vec::new();
     let mut kept_samples = 0usize;
     let mut overhead_us = Vec::new();
     let mut busy = Vec::new();
@@ -466,6 +467,7 @@ fn measure_placed(
         batch = next_batch(batch, &c.samples, c.host_us, plan.regime);
         if kept_samples < KEEP {
             kept_samples += c.samples.len();
+            kept_medians.push(bootstrap::median(&c.samples, step));
             kept.push(c.samples.clone());
             kept_place.push(c.placement as u32);
         }
@@ -476,24 +478,18 @@ fn measure_placed(
         }
         on_batch(batch_event.clone());
         let elapsed = started.elapsed().as_secs_f64();
-        // The bootstrap costs more as batches pile up: judge at most every
-        // CHECK_EVERY_S, and always at the time limit.
+        // Judged from the batches' medians, one pass (the full interval
+        // is made once, at the end): at most every CHECK_EVERY_S, and
+        // always at the time limit.
         let due = elapsed - last_check >= CHECK_EVERY_S || elapsed >= plan.max_s;
         let interval = if due && elapsed >= plan.min_s {
             last_check = elapsed;
-            let refs: Vec<&[u64]> = kept.iter().map(Vec::as_slice).collect();
-            bootstrap::median_interval_placed(
-                &refs,
-                &kept_place,
-                step,
-                QUICK_ROUNDS,
-                kept.len() as u64,
-            )
+            bootstrap::quick_half_width(&kept_medians, &kept_place, step)
         } else {
             None
         };
         if let Some(reason) = should_stop(
-            interval.as_ref(),
+            interval,
             elapsed,
             plan.target_noise,
             plan.min_s,
@@ -555,54 +551,18 @@ mod tests {
         assert!((0..20).all(|i| probed(i, Regime::Isolated)));
     }
 
-    fn interval(rel: f64, at_step: bool) -> MedianInterval {
-        MedianInterval {
-            parts: Default::default(),
-            median_ns: 1000.0,
-            low_ns: 1000.0 * (1.0 - rel),
-            high_ns: 1000.0 * (1.0 + rel),
-            blocks: 20,
-            samples: 2000,
-            resolution_ns: 32.0,
-            limited_by_resolution: at_step,
-            within_rel: 0.0,
-            between_rel: 0.0,
-        }
-    }
-
-    #[test]
-    fn a_warm_up_waits_for_a_falling_clock() {
-        // A power cap: 1980 MHz falling to 1600 over a second, then flat.
-        let capped: Vec<(f64, u32)> = (1..=30)
-            .map(|i| {
-                let t = i as f64 * 0.1;
-                (t, (1980.0 - 380.0 * t.min(1.0)) as u32)
-            })
-            .collect();
-        let upto = |t: f64| capped.iter().copied().filter(|p| p.0 <= t).collect::<Vec<_>>();
-        assert!(!clock_settled(&upto(0.6), 0.6));
-        assert!(!clock_settled(&upto(0.9), 0.9));
-        assert!(clock_settled(&upto(1.5), 1.5));
-        // A clock that holds settles as soon as two windows have probes.
-        let flat: Vec<(f64, u32)> = (1..=6).map(|i| (i as f64 * 0.1, 1980)).collect();
-        assert!(clock_settled(&flat, 0.6));
-        assert!(!clock_settled(&flat[..2], 0.2));
-    }
-
     #[test]
     fn stopping_rule() {
-        let tight = interval(0.001, false);
-        let loose = interval(0.01, false);
-        let step = interval(0.016, true);
-        assert_eq!(should_stop(Some(&tight), 0.4, 0.005, 0.5, 10.0), None);
+        let (tight, loose, step) = ((0.001, false), (0.01, false), (0.016, true));
+        assert_eq!(should_stop(Some(tight), 0.4, 0.005, 0.5, 10.0), None);
         assert_eq!(
-            should_stop(Some(&tight), 0.6, 0.005, 0.5, 10.0),
+            should_stop(Some(tight), 0.6, 0.005, 0.5, 10.0),
             Some("converged")
         );
-        assert_eq!(should_stop(Some(&loose), 0.6, 0.005, 0.5, 10.0), None);
+        assert_eq!(should_stop(Some(loose), 0.6, 0.005, 0.5, 10.0), None);
         // A kernel short against the timer's step converges at the step.
         assert_eq!(
-            should_stop(Some(&step), 0.6, 0.005, 0.5, 10.0),
+            should_stop(Some(step), 0.6, 0.005, 0.5, 10.0),
             Some("converged_at_timer_step")
         );
         assert_eq!(

@@ -250,7 +250,7 @@ fn compare(
         );
         if let Some(r) = &report.reruns {
             println!(
-                "  units: {}; one placement's ratio moves by σ {}% beyond the noise (docs/measurement.md)",
+                "  units: {}; placements' ratios spread σ {}% (docs/measurement.md)",
                 r.source,
                 crate::metrics::format::fixed(r.between_run_rel * 100.0, 3),
             );

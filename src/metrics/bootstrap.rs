@@ -178,8 +178,8 @@ fn mean_var(x: &[f64]) -> (f64, f64) {
 /// What an interval is made of, on the log scale (relative).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Parts {
-    /// Placements with data, and the spread of one placement's value beyond
-    /// what the within-run noise explains (σ, relative).
+    /// Placements with data, and the spread of their values (σ, relative;
+    /// the noise of the batches each holds included).
     pub placements: usize,
     pub placement_rel: f64,
     /// Stretches of time, and the drift between them beyond the noise (σ of
@@ -210,7 +210,7 @@ pub fn combine(by_placement: &[f64], by_segment: &[f64], se_within: f64) -> Opti
     let within2 = if se_within.is_finite() { se_within * se_within } else { 0.0 };
     let (term_p, placement_rel) = if use_placements {
         let (_, var) = mean_var(by_placement);
-        (var / c as f64, (var - c as f64 * within2).max(0.0).sqrt())
+        (var / c as f64, var.sqrt())
     } else {
         (0.0, 0.0)
     };
@@ -378,6 +378,47 @@ pub fn median_interval_placed(
             ..Parts::default()
         }),
     })
+}
+
+/// A quick estimate of a run's interval from its batches' medians alone
+/// (`batch_medians`, each batch on `placement`): its relative 95%
+/// half-width and whether the timer's step (`resolution_ns`) sets it. It
+/// costs one pass over the batches, so a stopping rule can ask for it every
+/// few batches while the GPU runs: the full interval (a bootstrap over every
+/// sample, regridded) took longer than a batch once a run held a few
+/// hundred batches, and the GPU ran dry behind it (run167: busy fell from
+/// 99% to 47% and the kernel read 10% faster by the end of a 5 s run).
+/// None under `MIN_BLOCKS` batches.
+pub fn quick_half_width(batch_medians: &[f64], placement: &[u32], resolution_ns: f64) -> Option<(f64, bool)> {
+    let logs: Vec<f64> = batch_medians
+        .iter()
+        .map(|m| m.ln())
+        .filter(|x| x.is_finite())
+        .collect();
+    let n = logs.len();
+    if n < MIN_BLOCKS {
+        return None;
+    }
+    let (mean, var) = mean_var(&logs);
+    let se_within = (var / n as f64).sqrt();
+    let by_segment: Vec<f64> = segments(n)
+        .into_iter()
+        .map(|r| logs[r.clone()].iter().sum::<f64>() / r.len() as f64)
+        .collect();
+    let by_place: Vec<f64> = {
+        let mut sums: BTreeMap<u32, (f64, usize)> = BTreeMap::new();
+        for (x, p) in logs.iter().zip(placement.iter().chain(std::iter::repeat(&0))) {
+            let e = sums.entry(*p).or_insert((0.0, 0));
+            e.0 += x;
+            e.1 += 1;
+        }
+        sums.values().map(|(s, k)| s / *k as f64).collect()
+    };
+    let half = combine(&by_place, &by_segment, se_within)
+        .map_or(1.96 * se_within, |p| p.half)
+        .max(1.96 * se_within);
+    let step_half = resolution_ns.max(1.0) / 2.0 / mean.exp();
+    Some((half.max(step_half), step_half >= half))
 }
 
 /// p50(A) ÷ p50(B) of a race with its 95% interval, from a paired block
@@ -555,6 +596,46 @@ mod tests {
         );
         // One step of 6.5 µs each side: ±0.49% in all.
         assert!((r.high - 1.0 - 32.0 / 6496.0).abs() < 1e-9, "{r:?}");
+    }
+
+    #[test]
+    fn the_quick_interval_reads_placements_and_the_timer() {
+        // 64 batches of a 10 µs kernel on 16 placements 1% apart (σ), little else.
+        let medians: Vec<f64> = (0..64)
+            .map(|i| 10_000.0 * (1.0 + 0.01 * (((i % 16) as f64 * 0.37).sin())))
+            .collect();
+        let place: Vec<u32> = (0..64).map(|i| i % 16).collect();
+        let (half, at_step) = quick_half_width(&medians, &place, 1.0).unwrap();
+        // About t₁₅ · 0.7% / 4.
+        assert!(half > 0.002 && half < 0.006, "{half}");
+        assert!(!at_step);
+        // Steadier than a 32 ns step of a 6 µs kernel: the step's half.
+        let flat = vec![6_000.0; 20];
+        let (half, at_step) = quick_half_width(&flat, &[0; 20], 32.0).unwrap();
+        assert!(at_step && (half - 16.0 / 6_000.0).abs() < 1e-12, "{half}");
+        assert!(quick_half_width(&flat[..4], &[0; 4], 32.0).is_none());
+    }
+
+    #[test]
+    fn placements_widen_an_interval_and_segments_see_drift() {
+        // A block bootstrap alone sees batches; placements 2% apart, each
+        // visited in turn, make the run's value uncertain by their spread.
+        let batches: Vec<Vec<u64>> = (0..48)
+            .map(|i| vec![10_000 + (i % 8) as u64 * 200; 50])
+            .collect();
+        let refs: Vec<&[u64]> = batches.iter().map(Vec::as_slice).collect();
+        let place: Vec<u32> = (0..48).map(|i| (i % 8) as u32).collect();
+        let placed = median_interval_placed(&refs, &place, 1.0, 300, 1).unwrap();
+        assert_eq!(placed.parts.placements, 8);
+        assert!(placed.parts.placement_rel > 0.01, "{:?}", placed.parts);
+        let one = median_interval(&refs, 1.0, 300, 1).unwrap();
+        assert_eq!(one.parts.placements, 1);
+        assert!(placed.high_ns - placed.low_ns >= one.high_ns - one.low_ns);
+        // With one placement, stretches that drift apart widen it.
+        let drift: Vec<Vec<u64>> = (0..48).map(|i| vec![10_000 + i as u64 * 20; 50]).collect();
+        let refs: Vec<&[u64]> = drift.iter().map(Vec::as_slice).collect();
+        let d = median_interval(&refs, 1.0, 300, 1).unwrap();
+        assert!(d.parts.segments == SEGMENTS && d.parts.drift_rel > 0.01, "{:?}", d.parts);
     }
 
     #[test]

@@ -610,8 +610,8 @@ pub struct AbReport {
     /// 10 by its time limit, from its own standard error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution_rel: Option<f64>,
-    /// Placements the rounds rotated through, and the spread of one
-    /// placement's ratio beyond the noise (σ, relative).
+    /// Placements the rounds rotated through, and the spread of their
+    /// ratios (σ, relative, the rounds' noise included).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placements: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
