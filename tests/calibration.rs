@@ -163,7 +163,10 @@ impl Process {
     fn round_in(&mut self, speedup: f64, placement: usize, order: &[bool]) -> Vec<u64> {
         let (ma, mb) = self.means(speedup, placement);
         let rng = &mut self.rng;
-        order.iter().map(|&is_a| launch(rng, if is_a { ma } else { mb })).collect()
+        order
+            .iter()
+            .map(|&is_a| launch(rng, if is_a { ma } else { mb }))
+            .collect()
     }
 
     /// The next round's mean times of A and B.
@@ -176,7 +179,11 @@ impl Process {
         let warm = 0.02 * (-(self.t as f64) / 4.0).exp();
         self.t += 1;
         let (pa, pb) = self.placed[placement % self.placed.len()];
-        let ma = self.base * (1.0 + shared) * (1.0 + self.side_a) * (1.0 + self.clock + warm) * (1.0 + pa);
+        let ma = self.base
+            * (1.0 + shared)
+            * (1.0 + self.side_a)
+            * (1.0 + self.clock + warm)
+            * (1.0 + pa);
         let mb = self.base / speedup
             * (1.0 + shared)
             * (1.0 + self.side_b)
@@ -245,8 +252,16 @@ fn run_race_in(mut p: Process, speedup: f64, placements: usize) -> AbReport {
 /// The interval the method before issue 55 printed: one placement, the
 /// race's own interval widened by an assumed between-run σ of 0.1%.
 fn as_before(r: &AbReport) -> (f64, f64) {
-    let own = r.reruns.as_ref().map_or((r.ci_low, r.ci_high), |x| (x.run_low, x.run_high));
-    let h = ((r.speedup / own.0).ln().max((own.1 / r.speedup).ln()).powi(2) + (1.96 * 0.001f64).powi(2)).sqrt();
+    let own = r
+        .reruns
+        .as_ref()
+        .map_or((r.ci_low, r.ci_high), |x| (x.run_low, x.run_high));
+    let h = ((r.speedup / own.0)
+        .ln()
+        .max((own.1 / r.speedup).ln())
+        .powi(2)
+        + (1.96 * 0.001f64).powi(2))
+    .sqrt();
     (r.speedup * (-h).exp(), r.speedup * h.exp())
 }
 
@@ -278,7 +293,9 @@ fn five_processes(
 #[test]
 fn races_in_separate_processes_agree_with_placements_sampled() {
     let (overlap, pairs) = five_processes(20, PLACEMENTS, |r| (r.ci_low, r.ci_high));
-    println!("64 placements: {overlap} of {pairs} pairs of intervals from separate processes overlap");
+    println!(
+        "64 placements: {overlap} of {pairs} pairs of intervals from separate processes overlap"
+    );
     assert!(overlap * 100 >= pairs * 95, "{overlap} of {pairs}");
 }
 
@@ -317,7 +334,11 @@ fn a_a_races_call_a_difference_about_one_time_in_a_hundred() {
 fn planted_differences_of_one_and_half_a_percent_are_called() {
     let races = 100;
     for (pct, want) in [(1.0, 90), (0.5, 50)] {
-        let d = decisions(races, 2_000_000 + (pct * 1000.0) as u64, 1.0 / (1.0 + pct / 100.0));
+        let d = decisions(
+            races,
+            2_000_000 + (pct * 1000.0) as u64,
+            1.0 / (1.0 + pct / 100.0),
+        );
         let slower = d.iter().filter(|d| **d == Decision::Slower).count();
         let wrong = d.iter().filter(|d| **d == Decision::Faster).count();
         println!("B {pct}% slower: called slower in {slower} of {races}, faster in {wrong}");
@@ -337,7 +358,11 @@ fn within_one_race_the_interval_covers_under_drift() {
             // No placement effect: the drift alone, which single rounds miss.
             let p = Process::new(3_000_000 + i, 1, base_of(i), 0.0);
             let r = run_race_in(p, 1.0, 1);
-            let (lo, hi) = r.reruns.as_ref().and_then(|x| x.unpadded).expect("unpadded");
+            let (lo, hi) = r
+                .reruns
+                .as_ref()
+                .and_then(|x| x.unpadded)
+                .expect("unpadded");
             lo <= 1.0 && 1.0 <= hi
         })
         .count();
@@ -403,17 +428,30 @@ fn solo_coverage(groups: u64, placements: usize) -> (usize, usize, f64) {
         .collect();
     let inside = per.iter().map(|p| p.0).sum();
     let total = per.iter().map(|p| p.1).sum();
-    (inside, total, per.iter().map(|p| p.2).sum::<f64>() / per.len() as f64)
+    (
+        inside,
+        total,
+        per.iter().map(|p| p.2).sum::<f64>() / per.len() as f64,
+    )
 }
 
 #[test]
 fn solo_medians_hold_across_processes_with_placements_sampled() {
     let (inside, total, hw) = solo_coverage(30, PLACEMENTS);
-    println!("solo, 64 placements: {inside} of {total} other runs' medians inside (mean ±{:.2}%)", hw * 100.0);
+    println!(
+        "solo, 64 placements: {inside} of {total} other runs' medians inside (mean ±{:.2}%)",
+        hw * 100.0
+    );
     assert!(inside * 100 >= total * 90, "{inside} of {total}");
     let (inside, total, hw) = solo_coverage(30, 1);
-    println!("solo, one placement: {inside} of {total} (mean ±{:.2}%)", hw * 100.0);
-    assert!(inside * 100 < total * 90, "one placement was expected to fail: {inside} of {total}");
+    println!(
+        "solo, one placement: {inside} of {total} (mean ±{:.2}%)",
+        hw * 100.0
+    );
+    assert!(
+        inside * 100 < total * 90,
+        "one placement was expected to fail: {inside} of {total}"
+    );
 }
 
 #[test]
@@ -426,11 +464,11 @@ fn the_old_per_launch_interval_fails_the_coverage_test() {
         .filter(|&i| {
             let mut p = Process::new(5_000_000 + i, 1, base_of(i), 0.0);
             let (a, b): (Vec<Vec<u64>>, Vec<Vec<u64>>) = (0..60).map(|_| p.round(1.0, 0)).unzip();
-            let (lo, hi) = abstats::per_launch_interval(&a.concat(), &b.concat(), 200, i).expect("samples");
+            let (lo, hi) =
+                abstats::per_launch_interval(&a.concat(), &b.concat(), 200, i).expect("samples");
             lo <= 1.0 && 1.0 <= hi
         })
         .count() as u64;
     println!("A/A, per-launch bootstrap (old): {covered} of {races} intervals cover 1.0");
     assert!(covered * 100 < races * 93, "{covered} of {races}");
 }
-

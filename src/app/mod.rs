@@ -365,7 +365,7 @@ mod tests {
     fn a_session_of_a_kernel_folder_is_not_the_bundled_kernels() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions");
         assert!(!of_the_bundled_kernel(
-            &dir.join("20261123-165521_H100_rowwarp-vs-bundled.jsonl.zst")
+            &dir.join("20261129-014507_H200_edit-loop.jsonl.zst")
         ));
         assert!(of_the_bundled_kernel(
             &dir.join("20261123-180803_H100_remote-tour.jsonl.zst")
@@ -380,7 +380,7 @@ mod tests {
         let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions");
         let tour = shipped.join("20261125-034401_H100_tour.jsonl.zst");
         let remote = shipped.join("20261123-180803_H100_remote-tour.jsonl.zst");
-        let rowwarp = shipped.join("20261123-165521_H100_rowwarp-vs-bundled.jsonl.zst");
+        let rowwarp = shipped.join("20261129-014507_H200_edit-loop.jsonl.zst");
         let dir = tempfile::tempdir().unwrap();
         let put = |from: &std::path::Path, name: &str| {
             std::fs::copy(from, dir.path().join(name)).unwrap();

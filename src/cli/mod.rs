@@ -241,9 +241,9 @@ pub struct BenchArgs {
     #[serde(skip)]
     pub kernels: Option<PathBuf>,
     /// Run the whole bench this many times, 2 to 100, each in a process of its own, one after
-    /// another, and report each variant's mean over the runs with a 95% interval from them: what
-    /// a rerun tomorrow is compared against. One run's ± resamples its own batches and does not
-    /// see what differs between processes (docs/measurement.md).
+    /// another, and report each variant's mean over the runs with a 95% interval from them, and
+    /// how many of the other runs' medians each run's interval holds (nothing is saved: every
+    /// run samples what differs between processes itself; docs/measurement.md).
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..=100), conflicts_with = "record")]
     #[serde(skip)]
     pub runs: Option<u32>,
@@ -329,16 +329,13 @@ pub struct AbArgs {
     #[serde(skip)]
     pub kernels: Option<PathBuf>,
     /// Run the race this many times, 2 to 100, each in a process of its own, one after another,
-    /// and measure how much its speedup moves between processes; saved for this GPU model, it
-    /// is the run-to-run term every later race's interval adds (docs/measurement.md).
+    /// and measure how much its speedup moves between processes and how many pairs of intervals
+    /// overlap (nothing is saved; docs/measurement.md).
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..=100), conflicts_with_all = ["record", "calibrate"])]
     #[serde(skip)]
     pub runs: Option<u32>,
-    /// What moves a race between processes (docs/measurement.md): in this one process, race A
-    /// and B for --ab-seconds at each of --levels levels of each factor: control (nothing
-    /// changed), buffers (another copy of the inputs), code (another module of each kernel),
-    /// seed (other input values), idle (2 s of idle first), all (buffers and code), and print
-    /// the spread each causes.
+    /// What moves a race between processes: race A and B for --ab-seconds at --levels levels of
+    /// each factor (control, buffers, code, seed, idle, all; docs/measurement.md).
     #[arg(long, value_name = "FACTORS", hide = true, conflicts_with_all = ["calibrate", "expect", "runs"])]
     #[serde(skip)]
     pub offsets: Option<String>,

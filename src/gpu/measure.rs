@@ -322,7 +322,8 @@ fn summary(
 ) -> MeasurementDone {
     let step = engine.timer_step_ns.unwrap_or(1.0);
     let all: Vec<u64> = batches.concat();
-    let interval = bootstrap::median_interval_placed(batches, placement, step, bootstrap::ROUNDS, 17);
+    let interval =
+        bootstrap::median_interval_placed(batches, placement, step, bootstrap::ROUNDS, 17);
     let wall_s = started.elapsed().as_secs_f64();
     let reruns = interval.as_ref().map(rerun_of);
     let rel = interval
@@ -424,7 +425,15 @@ pub fn measure(
     if plan.regime == Regime::BackToBack {
         engine.measure_own_gap(variant, shape)?;
     }
-    let result = measure_placed(engine, variant, shape, plan, placements, &mut on_batch, &mut keep_going);
+    let result = measure_placed(
+        engine,
+        variant,
+        shape,
+        plan,
+        placements,
+        &mut on_batch,
+        &mut keep_going,
+    );
     engine.use_placement(0, 0);
     result
 }
@@ -488,13 +497,9 @@ fn measure_placed(
         } else {
             None
         };
-        if let Some(reason) = should_stop(
-            interval,
-            elapsed,
-            plan.target_noise,
-            plan.min_s,
-            plan.max_s,
-        ) {
+        if let Some(reason) =
+            should_stop(interval, elapsed, plan.target_noise, plan.min_s, plan.max_s)
+        {
             break (reason.to_string(), batch_event);
         }
         if !keep_going() {

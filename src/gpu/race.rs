@@ -70,12 +70,7 @@ pub struct Rounds {
 impl Rounds {
     /// Splits one round's samples (in launch order) by side, dropping the
     /// first `DISCARD_PER_ROUND`.
-    pub fn add(
-        &mut self,
-        order: &[bool],
-        samples: &[u64],
-        placement: u32,
-    ) -> (Vec<u64>, Vec<u64>) {
+    pub fn add(&mut self, order: &[bool], samples: &[u64], placement: u32) -> (Vec<u64>, Vec<u64>) {
         let (mut sa, mut sb) = (Vec::new(), Vec::new());
         for (&is_a, &ns) in order.iter().zip(samples).skip(DISCARD_PER_ROUND) {
             if is_a { sa.push(ns) } else { sb.push(ns) }
@@ -108,7 +103,15 @@ pub fn race(
     engine.prepare(a, shape)?;
     engine.prepare(b, shape)?;
     let placements = engine.prepare_placements(&[*a, *b], shape)?;
-    let result = race_placed(engine, (a, b), shape, plan, placements, &mut emit, &mut keep_going);
+    let result = race_placed(
+        engine,
+        (a, b),
+        shape,
+        plan,
+        placements,
+        &mut emit,
+        &mut keep_going,
+    );
     engine.use_placement(0, 0);
     result
 }
@@ -177,7 +180,15 @@ fn race_placed(
             fraction: (elapsed / plan.max_s).min(1.0),
             band: plan.band,
         };
-        let now = report((a, b), shape, &rounds, (step, &timer), regime, QUICK_ROUNDS, look);
+        let now = report(
+            (a, b),
+            shape,
+            &rounds,
+            (step, &timer),
+            regime,
+            QUICK_ROUNDS,
+            look,
+        );
         let interrupted = out_of_time && elapsed < plan.max_s;
         if let Some(stop) = stop_after(&now, elapsed, plan, interrupted) {
             // A race decided at a look keeps that look's call (a report with
@@ -187,7 +198,15 @@ fn race_placed(
                 now
             } else {
                 let look = final_look(stop, look);
-                report((a, b), shape, &rounds, (step, &timer), regime, bootstrap::ROUNDS, look)
+                report(
+                    (a, b),
+                    shape,
+                    &rounds,
+                    (step, &timer),
+                    regime,
+                    bootstrap::ROUNDS,
+                    look,
+                )
             };
             return Ok(AbReport {
                 done: true,
@@ -228,7 +247,11 @@ pub fn stop_after(
 /// limit's (an interrupted race is judged as if it had ended).
 pub fn final_look(stop: &str, look: Look) -> Look {
     Look {
-        fraction: if stop == "decided" { look.fraction } else { 1.0 },
+        fraction: if stop == "decided" {
+            look.fraction
+        } else {
+            1.0
+        },
         ..look
     }
 }
@@ -253,8 +276,7 @@ pub fn report(
 ) -> AbReport {
     let ra: Vec<&[u64]> = rounds.a.iter().map(Vec::as_slice).collect();
     let rb: Vec<&[u64]> = rounds.b.iter().map(Vec::as_slice).collect();
-    let ratio =
-        bootstrap::ratio_interval_placed(&ra, &rb, &rounds.placement, step, bootstrap, 7);
+    let ratio = bootstrap::ratio_interval_placed(&ra, &rb, &rounds.placement, step, bootstrap, 7);
     let call = ratio.map(|r| abstats::decide(&r, look.fraction, look.band));
     let covers = ratio.map(|r| Reruns {
         run_low: r.low,
@@ -312,9 +334,7 @@ pub fn report(
         reruns: covers,
         decision: call.map(|c| c.decision),
         resolution_rel: call.map(|c| c.resolution),
-        placements: ratio
-            .map(|r| r.parts.placements as u32)
-            .filter(|&p| p > 1),
+        placements: ratio.map(|r| r.parts.placements as u32).filter(|&p| p > 1),
         placement_rel: ratio
             .filter(|r| r.parts.placements > 1)
             .map(|r| r.parts.placement_rel),

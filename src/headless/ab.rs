@@ -434,7 +434,7 @@ fn calibrate(
     } else {
         println!(
             "{own_covered} of {races} races' own intervals cover 1.0 before the timer's floor (target ≥ {target}); \
-             {at_floor} of {races} were at the floor; {covered} of {races} printed intervals (run-to-run spread included) cover 1.0; \
+             {at_floor} of {races} were at the floor; {covered} of {races} printed intervals cover 1.0; \
              {called} verdicts called a difference"
         );
         if at_floor * 2 > races {

@@ -32,7 +32,11 @@ pub fn repeat(
         };
         let secs = t.elapsed().as_secs_f64();
         if i == 0 && !args.json {
-            println!("{} raced {races} times: {}", a.name(), conditions(engine, shape, &r));
+            println!(
+                "{} raced {races} times: {}",
+                a.name(),
+                conditions(engine, shape, &r)
+            );
         }
         if !args.json {
             println!(

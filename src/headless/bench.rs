@@ -216,8 +216,8 @@ fn print_table(
         println!("{line}");
     }
     println!(
-        "p50: grouped median on the timer's grid; ±95%: where a rerun's median lands (this run's \
-         batches resampled, runs of consecutive batches, and the run-to-run spread: {})",
+        "p50: grouped median on the timer's grid; ±95%: where a rerun's median lands, from this run's \
+         units ({}; docs/measurement.md)",
         rerun_sources(rows)
     );
     if let Some(line) = busy_line(rows) {
@@ -241,8 +241,8 @@ fn print_table(
     }
 }
 
-/// Where the rows' between-run terms came from, said once: "run-to-run on this GPU (8
-/// processes)" or each variant's own drift.
+/// What each row's interval was made of, said once: "mma+async: 64 placements and 6 stretches
+/// of this run (placements spread 0.41%)".
 fn rerun_sources(rows: &[serde_json::Value]) -> String {
     let mut seen: Vec<String> = Vec::new();
     for r in rows {
@@ -251,11 +251,15 @@ fn rerun_sources(rows: &[serde_json::Value]) -> String {
             r["between_run_rel"].as_f64(),
         ) {
             let name = r["variant"].as_str().unwrap_or("");
-            let text = format!(
-                "{name} σ {}% from {s}",
-                crate::metrics::format::fixed(rel * 100.0, 2)
-            );
-            seen.push(text);
+            let spread = if s.contains("placements") {
+                format!(
+                    " (placements spread {}%)",
+                    crate::metrics::format::fixed(rel * 100.0, 2)
+                )
+            } else {
+                String::new()
+            };
+            seen.push(format!("{name}: {s}{spread}"));
         }
     }
     if seen.is_empty() {

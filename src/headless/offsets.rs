@@ -73,7 +73,12 @@ pub fn offsets(
             let f = (level + k) % wanted.len();
             match one_level(engine, (a, b), shape, plan, wanted[f], level) {
                 Ok(r) => results[f].push(r),
-                Err(e) => return fail(exit::CHECK_FAILED, format!("{} at level {level}: {e}", wanted[f])),
+                Err(e) => {
+                    return fail(
+                        exit::CHECK_FAILED,
+                        format!("{} at level {level}: {e}", wanted[f]),
+                    );
+                }
             }
         }
     }
@@ -198,12 +203,16 @@ fn report(
         engine.info.name,
         plan.max_s
     );
-    println!("| factor | levels | σ of the ratio | σ of A's median | σ of B's median | ratios (min–max) |");
+    println!(
+        "| factor | levels | σ of the ratio | σ of A's median | σ of B's median | ratios (min–max) |"
+    );
     println!("| --- | ---: | ---: | ---: | ---: | --- |");
     for (f, r) in factors.iter().zip(results) {
-        let (lo, hi) = r.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), l| {
-            (lo.min(l.ratio), hi.max(l.ratio))
-        });
+        let (lo, hi) = r
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), l| {
+                (lo.min(l.ratio), hi.max(l.ratio))
+            });
         let pct = |x: f64| format!("{:.3}%", x * 100.0);
         println!(
             "| {f} | {} | {} | {} | {} | {lo:.4}–{hi:.4} |",

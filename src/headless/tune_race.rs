@@ -142,21 +142,42 @@ mod tests {
     #[test]
     fn only_a_difference_the_race_calls_moves_the_choice() {
         let f = Some(Decision::Faster);
-        assert_eq!(settle(&raced(1.03, f, "B faster by 3.0%", true)), Pick::Second);
+        assert_eq!(
+            settle(&raced(1.03, f, "B faster by 3.0%", true)),
+            Pick::Second
+        );
         assert_eq!(Pick::Second.index(), 1);
         let s = Some(Decision::Slower);
-        assert_eq!(settle(&raced(0.97, s, "B slower by 3.1%", true)), Pick::First);
+        assert_eq!(
+            settle(&raced(0.97, s, "B slower by 3.1%", true)),
+            Pick::First
+        );
         assert_eq!(Pick::First.index(), 0);
         // Not called, or called the same: the lower median stays.
         for d in [Decision::Same, Decision::Undecided] {
-            assert_eq!(settle(&raced(1.004, Some(d), "no difference detected", true)), Pick::NoDifference);
+            assert_eq!(
+                settle(&raced(1.004, Some(d), "no difference detected", true)),
+                Pick::NoDifference
+            );
         }
         assert_eq!(Pick::NoDifference.index(), 0);
         // An unfinished race or one without a ratio decides nothing.
-        assert_eq!(settle(&raced(1.03, f, "B faster by 3.0%", false)), Pick::NoDifference);
-        assert_eq!(settle(&raced(f64::NAN, f, "B faster", true)), Pick::NoDifference);
+        assert_eq!(
+            settle(&raced(1.03, f, "B faster by 3.0%", false)),
+            Pick::NoDifference
+        );
+        assert_eq!(
+            settle(&raced(f64::NAN, f, "B faster", true)),
+            Pick::NoDifference
+        );
         // A session from before decisions: the verdict's words.
-        assert_eq!(settle(&raced(1.03, None, "B faster by 3.0%", true)), Pick::Second);
-        assert_eq!(settle(&raced(1.03, None, "no difference detected", true)), Pick::NoDifference);
+        assert_eq!(
+            settle(&raced(1.03, None, "B faster by 3.0%", true)),
+            Pick::Second
+        );
+        assert_eq!(
+            settle(&raced(1.03, None, "no difference detected", true)),
+            Pick::NoDifference
+        );
     }
 }

@@ -221,10 +221,16 @@ mod tests {
         assert_eq!(text(&interval(1.2, 0.001, 60.0), 1.0), "B faster by 20.0%");
         assert_eq!(text(&interval(0.8, 0.001, 60.0), 1.0), "B slower by 25.0%");
         // Past a factor of two, a factor: not "slower by 2542.0%".
-        assert_eq!(text(&interval(1.0 / 26.42, 0.001, 60.0), 1.0), "B 26.42× slower");
+        assert_eq!(
+            text(&interval(1.0 / 26.42, 0.001, 60.0), 1.0),
+            "B 26.42× slower"
+        );
         assert_eq!(text(&interval(3.654, 0.001, 60.0), 1.0), "B 3.65× faster");
         // No fixed smallest effect: 0.3% is called when the race resolves it.
-        assert_eq!(text(&interval(1.003, 0.0005, 60.0), 1.0), "B faster by 0.3%");
+        assert_eq!(
+            text(&interval(1.003, 0.0005, 60.0), 1.0),
+            "B faster by 0.3%"
+        );
         // Not resolved: no difference, and what the race could have seen.
         let t = text(&interval(1.003, 0.002, 60.0), 1.0);
         assert!(t.starts_with("no difference detected"), "{t}");
@@ -239,15 +245,24 @@ mod tests {
         assert_eq!(decide(&r, 1.0, 0.0).decision, Decision::Faster);
         assert_eq!(decide(&r, 0.1, 0.0).decision, Decision::Undecided);
         // A large difference is called at once.
-        assert_eq!(decide(&interval(1.05, 0.003, 60.0), 0.1, 0.0).decision, Decision::Faster);
+        assert_eq!(
+            decide(&interval(1.05, 0.003, 60.0), 0.1, 0.0).decision,
+            Decision::Faster
+        );
         // Few degrees of freedom ask for more: 3.3 errors at 5 df is not past 4.26.
-        assert_eq!(decide(&interval(1.01, 0.003, 5.0), 1.0, 0.0).decision, Decision::Undecided);
+        assert_eq!(
+            decide(&interval(1.01, 0.003, 5.0), 1.0, 0.0).decision,
+            Decision::Undecided
+        );
         // Inside the band (the race's resolution, or --by): the same.
         let same = interval(1.0002, 0.0005, 60.0);
         let call = decide(&same, 1.0, 0.0);
         assert_eq!(call.decision, Decision::Same);
         assert!(text(&same, 1.0).starts_with("no difference detected: none beyond ±"));
-        assert_eq!(decide(&interval(1.004, 0.003, 60.0), 1.0, 0.02).decision, Decision::Same);
+        assert_eq!(
+            decide(&interval(1.004, 0.003, 60.0), 1.0, 0.02).decision,
+            Decision::Same
+        );
         // Early, the band is what the race will resolve by its limit.
         assert!(decide(&same, 0.25, 0.0).band < call.band);
         assert!(boundary(0.01) == boundary(0.1) && boundary(1.0) == Z_FINAL);
@@ -257,11 +272,19 @@ mod tests {
     fn t_quantiles_from_z() {
         // t at 97.5% (z 1.96): 2.571 (5 df), 2.228 (10), 2.042 (30).
         for (df, t) in [(5.0, 2.571), (10.0, 2.228), (30.0, 2.042)] {
-            assert!((t_of_z(1.96, df) / t - 1.0).abs() < 0.01, "{df}: {}", t_of_z(1.96, df));
+            assert!(
+                (t_of_z(1.96, df) / t - 1.0).abs() < 0.01,
+                "{df}: {}",
+                t_of_z(1.96, df)
+            );
         }
         // Two-sided 0.8% (z 2.652): 4.262 (5 df), 3.301 (10), 2.841 (30), 2.706 (100).
         for (df, t) in [(5.0, 4.262), (10.0, 3.301), (30.0, 2.841), (100.0, 2.706)] {
-            assert!((t_of_z(2.652, df) / t - 1.0).abs() < 0.02, "{df}: {}", t_of_z(2.652, df));
+            assert!(
+                (t_of_z(2.652, df) / t - 1.0).abs() < 0.02,
+                "{df}: {}",
+                t_of_z(2.652, df)
+            );
         }
     }
 

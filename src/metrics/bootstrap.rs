@@ -207,7 +207,11 @@ pub fn combine(by_placement: &[f64], by_segment: &[f64], se_within: f64) -> Opti
     if !use_placements && !use_segments {
         return None;
     }
-    let within2 = if se_within.is_finite() { se_within * se_within } else { 0.0 };
+    let within2 = if se_within.is_finite() {
+        se_within * se_within
+    } else {
+        0.0
+    };
     let (term_p, placement_rel) = if use_placements {
         let (_, var) = mean_var(by_placement);
         (var / c as f64, var.sqrt())
@@ -225,9 +229,20 @@ pub fn combine(by_placement: &[f64], by_segment: &[f64], se_within: f64) -> Opti
         0.0
     };
     let se2 = term_p + term_d;
-    let denom = if use_placements { term_p * term_p / (c - 1) as f64 } else { 0.0 }
-        + if use_segments { term_d * term_d / (k - 1) as f64 } else { 0.0 };
-    let df = if denom > 0.0 { (se2 * se2 / denom).max(1.0) } else { 30.0 };
+    let denom = if use_placements {
+        term_p * term_p / (c - 1) as f64
+    } else {
+        0.0
+    } + if use_segments {
+        term_d * term_d / (k - 1) as f64
+    } else {
+        0.0
+    };
+    let df = if denom > 0.0 {
+        (se2 * se2 / denom).max(1.0)
+    } else {
+        30.0
+    };
     let se = se2.sqrt();
     Some(Parts {
         placements: c,
@@ -389,7 +404,11 @@ pub fn median_interval_placed(
 /// hundred batches, and the GPU ran dry behind it (run167: busy fell from
 /// 99% to 47% and the kernel read 10% faster by the end of a 5 s run).
 /// None under `MIN_BLOCKS` batches.
-pub fn quick_half_width(batch_medians: &[f64], placement: &[u32], resolution_ns: f64) -> Option<(f64, bool)> {
+pub fn quick_half_width(
+    batch_medians: &[f64],
+    placement: &[u32],
+    resolution_ns: f64,
+) -> Option<(f64, bool)> {
     let logs: Vec<f64> = batch_medians
         .iter()
         .map(|m| m.ln())
@@ -407,7 +426,10 @@ pub fn quick_half_width(batch_medians: &[f64], placement: &[u32], resolution_ns:
         .collect();
     let by_place: Vec<f64> = {
         let mut sums: BTreeMap<u32, (f64, usize)> = BTreeMap::new();
-        for (x, p) in logs.iter().zip(placement.iter().chain(std::iter::repeat(&0))) {
+        for (x, p) in logs
+            .iter()
+            .zip(placement.iter().chain(std::iter::repeat(&0)))
+        {
             let e = sums.entry(*p).or_insert((0.0, 0));
             e.0 += x;
             e.1 += 1;
@@ -635,7 +657,11 @@ mod tests {
         let drift: Vec<Vec<u64>> = (0..48).map(|i| vec![10_000 + i as u64 * 20; 50]).collect();
         let refs: Vec<&[u64]> = drift.iter().map(Vec::as_slice).collect();
         let d = median_interval(&refs, 1.0, 300, 1).unwrap();
-        assert!(d.parts.segments == SEGMENTS && d.parts.drift_rel > 0.01, "{:?}", d.parts);
+        assert!(
+            d.parts.segments == SEGMENTS && d.parts.drift_rel > 0.01,
+            "{:?}",
+            d.parts
+        );
     }
 
     #[test]

@@ -92,7 +92,9 @@ pub fn median_busy(fractions: &[Option<f64>]) -> Option<f64> {
 mod tests {
     use super::*;
 
-    const CAPPED: OwnGap = OwnGap::Median { cap: OWN_GAP_CAP_NS };
+    const CAPPED: OwnGap = OwnGap::Median {
+        cap: OWN_GAP_CAP_NS,
+    };
 
     #[test]
     fn a_host_bound_batch_reads_idle_and_a_scrubbed_one_busy() {
@@ -109,7 +111,10 @@ mod tests {
         // Cold L2: every gap holds a scrub whose records are dropped, the GPU's work, not a wait.
         let scrubbed: Vec<(u64, u64)> =
             (0..20).map(|i| (i * 60_000, i * 60_000 + 10_000)).collect();
-        assert_eq!(busy_fraction(&scrubbed, None, OwnGap::Median { cap: u64::MAX }), Some(1.0));
+        assert_eq!(
+            busy_fraction(&scrubbed, None, OwnGap::Median { cap: u64::MAX }),
+            Some(1.0)
+        );
     }
 
     #[test]
@@ -124,7 +129,10 @@ mod tests {
         assert!((f - (1.0 - 39.0 * 2_700.0 / window)).abs() < 1e-12, "{f}");
         // Fed as fast as the GPU goes, the baseline reads full.
         let tight: Vec<(u64, u64)> = (0..40).map(|i| (i * 7_700, i * 7_700 + 6_500)).collect();
-        assert_eq!(busy_fraction(&tight, None, OwnGap::Baseline(1_200)), Some(1.0));
+        assert_eq!(
+            busy_fraction(&tight, None, OwnGap::Baseline(1_200)),
+            Some(1.0)
+        );
     }
 
     #[test]
@@ -153,10 +161,7 @@ mod tests {
         );
         // A launch 18 ns late inside the batch: 16 ns of waiting in 62.
         let late = [(0, 10), (12, 22), (40, 50), (52, 62)];
-        assert_eq!(
-            busy_fraction(&late, None, CAPPED),
-            Some(1.0 - 16.0 / 62.0)
-        );
+        assert_eq!(busy_fraction(&late, None, CAPPED), Some(1.0 - 16.0 / 62.0));
     }
 
     #[test]
@@ -186,10 +191,7 @@ mod tests {
         assert_eq!(busy_fraction(&[], Some(3), CAPPED), None);
         assert_eq!(busy_fraction(&[(7, 7)], None, CAPPED), None);
         // A previous end later than the first start adds no gap.
-        assert_eq!(
-            busy_fraction(&[(5, 15)], Some(9), CAPPED),
-            Some(1.0)
-        );
+        assert_eq!(busy_fraction(&[(5, 15)], Some(9), CAPPED), Some(1.0));
     }
 
     #[test]

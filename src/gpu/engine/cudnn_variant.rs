@@ -154,7 +154,8 @@ impl Engine {
         let p = c.plans.get_mut(shape).expect("prepared");
         let problem = *p.plan.problem();
         while 1 + p.more.len() < n {
-            p.more.push(SdpaPlan::new(&c.handle, &problem).map_err(unavailable)?);
+            p.more
+                .push(SdpaPlan::new(&c.handle, &problem).map_err(unavailable)?);
         }
         let need = p
             .more
@@ -167,7 +168,10 @@ impl Engine {
             c.workspace = None;
         }
         if need > 0 && c.workspace.is_none() {
-            c.workspace = Some(cuda(stream.alloc_zeros::<u8>(need), "allocate the cuDNN workspace")?);
+            c.workspace = Some(cuda(
+                stream.alloc_zeros::<u8>(need),
+                "allocate the cuDNN workspace",
+            )?);
         }
         c.workspaces.retain(|w| w.len() >= need);
         while 1 + c.workspaces.len() < n && need > 0 {

@@ -562,16 +562,27 @@ impl Engine {
                 shape.d, self.max_smem_optin
             )));
         }
-        let (instance, module) =
-            placement::Instance::load(self, &build.cubin, &entry, smem_bytes, &variant.to_string())?;
+        let (instance, module) = placement::Instance::load(
+            self,
+            &build.cubin,
+            &entry,
+            smem_bytes,
+            &variant.to_string(),
+        )?;
         crate::gpu::cubin::check_abi(&build.cubin, &entry, variant.abi())
             .map_err(|e| EngineError::Invalid(format!("{variant}: {e}")))?;
         if crate::gpu::cubin::read_u32_symbol(&build.cubin, "attn_smem_bytes").is_some() {
-            let view = cuda(module.get_global("attn_smem_bytes", &self.stream), "attn_smem_bytes")?;
+            let view = cuda(
+                module.get_global("attn_smem_bytes", &self.stream),
+                "attn_smem_bytes",
+            )?;
             let bytes = cuda(self.stream.clone_dtoh(&view), "attn_smem_bytes")?;
-            let stated = u32::from_le_bytes(bytes.get(..4).and_then(|b| b.try_into().ok()).ok_or_else(
-                || EngineError::Invalid("attn_smem_bytes too short".into()),
-            )?);
+            let stated = u32::from_le_bytes(
+                bytes
+                    .get(..4)
+                    .and_then(|b| b.try_into().ok())
+                    .ok_or_else(|| EngineError::Invalid("attn_smem_bytes too short".into()))?,
+            );
             if stated != smem_bytes {
                 return Err(EngineError::Invalid(format!(
                     "{variant} at D={}: the kernel states attn_smem_bytes = {stated}, its manifest's smem_bytes gives {smem_bytes}: fix the manifest's [launch] formula",

@@ -71,7 +71,10 @@ mod tests {
 
     #[test]
     fn the_median_gap_of_queued_launches() {
-        assert_eq!(median_gap(&[(0, 10), (12, 20), (21, 30), (33, 40)]), Some(2));
+        assert_eq!(
+            median_gap(&[(0, 10), (12, 20), (21, 30), (33, 40)]),
+            Some(2)
+        );
         assert_eq!(median_gap(&[(0, 10)]), None);
         assert_eq!(median_gap(&[]), None);
         // Overlapping kernels (a call of two) leave no gap between them.

@@ -259,7 +259,12 @@ impl Engine {
             .iter()
             .map(|s| 2 * (s.q.len() + s.k.len() + s.v.len() + s.o.len()))
             .sum();
-        sets + self.placements.pads.iter().map(CudaSlice::len).sum::<usize>()
+        sets + self
+            .placements
+            .pads
+            .iter()
+            .map(CudaSlice::len)
+            .sum::<usize>()
     }
 
     /// Loads `n` modules of `variant`'s build in all (the first is
@@ -331,7 +336,7 @@ mod tests {
         unique.sort_unstable();
         unique.dedup();
         assert_eq!(unique.len(), pads.len(), "{pads:?}");
-        assert!(pads.iter().all(|&p| p >= 64 << 10 && p < 5 << 20));
+        assert!(pads.iter().all(|p| (64 << 10..5 << 20).contains(p)));
         // 16 MB of inputs, 80 GB free: all 16, and all 64.
         assert_eq!(placements_that_fit(16, 16e6, 80_000_000_000), 16);
         assert_eq!(placements_that_fit(64, 16e6, 80_000_000_000), 64);
@@ -345,7 +350,10 @@ mod tests {
         assert_eq!(limit_from(Some("1")), (1, None));
         let (n, why) = limit_from(Some("0"));
         assert_eq!(n, 64);
-        assert!(why.unwrap().contains("ATTNSCOPE_PLACEMENTS=0 is not a number from 1 to 64"));
+        assert!(
+            why.unwrap()
+                .contains("ATTNSCOPE_PLACEMENTS=0 is not a number from 1 to 64")
+        );
         assert_eq!(instance_index(3, 0), 0);
     }
 }

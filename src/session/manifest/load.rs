@@ -8,6 +8,7 @@ use std::fmt;
 use toml::Spanned;
 
 use super::expr::Expr;
+use super::names::{self, is_ident, is_word};
 use super::raw::{Raw, RawKernel, RawLaunch, RawParam, RawToggle};
 use super::{
     Allowed, ArchNeed, Launch, MAX_PARAMS, MAX_TOGGLES, Manifest, Param, RESERVED_KEYS, Rule, Tile,
@@ -59,20 +60,6 @@ impl At<'_> {
             message: message.into(),
         })
     }
-}
-
-fn is_ident(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-fn is_word(s: &str) -> bool {
-    !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// The define that tells a kernel of ABI 2 its dtype (1: bf16, 0: fp16).
@@ -631,12 +618,8 @@ fn params(at: &At, raw: &Raw, toggles: &[Toggle]) -> Result<Vec<Param>, Manifest
         let allowed = allowed_values(at, p)?;
         let default = param_default(at, p, &allowed)?;
         if r.test_only && !(r.optional || r.flag) {
-            return at.err(
-                r.name.span(),
-                format!("{name}: a test_only parameter must be optional (its default is the shipped build)"),
-            );
+            return at.err(r.name.span(), format!("{name}: {}", names::TEST_ONLY));
         }
-
         out.push(Param {
             name: name.clone(),
             define: define.clone(),

@@ -6,6 +6,7 @@
 
 pub mod expr;
 mod load;
+mod names;
 mod raw;
 pub mod registry;
 pub mod sources;

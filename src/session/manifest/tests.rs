@@ -31,7 +31,10 @@ fn the_bundled_manifest_loads() {
     assert!(delay.test_only && delay.optional && delay.default == 0);
     let t = m.parse_tile("64x128s2w8k2giy330").unwrap();
     assert_eq!(m.tile_text(t), "64x128s2w8k2giy330");
-    assert_eq!(m.tile_text(m.parse_tile("64x128s2w8k2giy0").unwrap()), "64x128s2w8k2gi");
+    assert_eq!(
+        m.tile_text(m.parse_tile("64x128s2w8k2giy0").unwrap()),
+        "64x128s2w8k2gi"
+    );
     assert_eq!(m.tile_text(m.default_tile()), "64x64s2w4");
     assert_eq!(m.variant_text(m.start.0, m.start.1), "wmma+pv+async");
     let keys: Vec<char> = m.toggles.iter().filter_map(|t| t.key).collect();
