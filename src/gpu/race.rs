@@ -311,10 +311,11 @@ pub fn report(
         ci_low: ratio.map_or(f64::NAN, |r| r.low),
         ci_high: ratio.map_or(f64::NAN, |r| r.high),
         p_value: ratio.map_or(1.0, |r| r.p_value),
-        test: format!(
-            "bootstrap over {} rounds",
-            ratio.map_or(rounds.a.len(), |r| r.blocks)
-        ),
+        test: match ratio.map(|r| (r.blocks, r.parts.placements)) {
+            Some((n, p)) if p > 1 => format!("{n} rounds on {p} placements"),
+            Some((n, _)) => format!("bootstrap over {n} rounds"),
+            None => format!("bootstrap over {} rounds", rounds.a.len()),
+        },
         verdict: ratio.zip(call).map_or_else(
             || format!("not enough rounds yet (needs {})", bootstrap::MIN_BLOCKS),
             |(r, c)| abstats::verdict_text(&r, &c),
