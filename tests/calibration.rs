@@ -2,8 +2,8 @@
 //! Simulated runs go through the product's own code, not a restatement of
 //! it: rounds are fed to `gpu::race::Rounds` with the placement each ran
 //! on, `race::report` judges them at looks as `race::race` does on a GPU,
-//! `race::stop_after` decides when to stop and `race::final_look` how the
-//! last report is judged; a solo run's batches go through
+//! `race::stop_after` decides when to stop and `race::ending` what the
+//! race ends with; a solo run's batches go through
 //! `bootstrap::median_interval_placed` and `measure::rerun_of`.
 //!
 //! The model (each simulated process on its own seed):
@@ -234,16 +234,7 @@ fn run_race_in(mut p: Process, speedup: f64, placements: usize) -> AbReport {
         };
         let now = report(look);
         if let Some(stop) = race::stop_after(&now, elapsed, &PLAN, false) {
-            let last = if stop == "decided" {
-                now
-            } else {
-                report(race::final_look(stop, look))
-            };
-            return AbReport {
-                done: true,
-                stop_reason: Some(stop.into()),
-                ..last
-            };
+            return race::ending(stop, now, look, report);
         }
     }
     unreachable!("the rounds do not run out")

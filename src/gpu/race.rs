@@ -191,13 +191,7 @@ fn race_placed(
         );
         let interrupted = out_of_time && elapsed < plan.max_s;
         if let Some(stop) = stop_after(&now, elapsed, plan, interrupted) {
-            // A race decided at a look keeps that look's call (a report with
-            // more resamples could move a standard error at the boundary and
-            // say otherwise: run165); at its limit it is judged once more.
-            let last = if stop == "decided" {
-                now
-            } else {
-                let look = final_look(stop, look);
+            return Ok(ending(stop, now, look, |look| {
                 report(
                     (a, b),
                     shape,
@@ -207,12 +201,7 @@ fn race_placed(
                     bootstrap::ROUNDS,
                     look,
                 )
-            };
-            return Ok(AbReport {
-                done: true,
-                stop_reason: Some(stop.into()),
-                ..last
-            });
+            }));
         }
         emit(RaceEvent::Report(Box::new(now)));
     }
@@ -243,16 +232,29 @@ pub fn stop_after(
     }
 }
 
-/// The look the final report is made at: the deciding one's, or the time
-/// limit's (an interrupted race is judged as if it had ended).
-pub fn final_look(stop: &str, look: Look) -> Look {
-    Look {
-        fraction: if stop == "decided" {
-            look.fraction
-        } else {
-            1.0
-        },
-        ..look
+/// The report a race ends with after it stopped for `stop` at the look
+/// that made `now`: decided, that look's own (a report with more resamples
+/// could move a standard error at the boundary and say otherwise: run165);
+/// at the time limit or interrupted, `judge` at the limit's boundary (an
+/// interrupted race is judged as if it had ended).
+pub fn ending(
+    stop: &'static str,
+    now: AbReport,
+    look: Look,
+    judge: impl FnOnce(Look) -> AbReport,
+) -> AbReport {
+    let last = if stop == "decided" {
+        now
+    } else {
+        judge(Look {
+            fraction: 1.0,
+            ..look
+        })
+    };
+    AbReport {
+        done: true,
+        stop_reason: Some(stop.into()),
+        ..last
     }
 }
 

@@ -14,8 +14,8 @@ use serde_json::json;
 use super::fail;
 use crate::cli::{AbArgs, exit};
 use crate::gpu::engine::{Engine, EngineError};
-use crate::gpu::race::RacePlan;
-use crate::metrics::abstats::{self, DISCARD_PER_ROUND};
+use crate::gpu::race::{RacePlan, Rounds};
+use crate::metrics::abstats;
 use crate::metrics::bootstrap;
 use crate::session::{Shape, Variant};
 
@@ -125,7 +125,7 @@ fn short_race(
     shape: &Shape,
     plan: &RacePlan,
 ) -> Result<Level, EngineError> {
-    let (mut ra, mut rb) = (Vec::new(), Vec::new());
+    let mut rounds = Rounds::default();
     let mut launches = 16;
     let started = Instant::now();
     for round in 0u64.. {
@@ -133,19 +133,14 @@ fn short_race(
         let vs: Vec<Variant> = order.iter().map(|&x| if x { a } else { b }).collect();
         let (samples, host_us) = engine.time_sequence(&vs, shape, plan.l2, plan.regime)?;
         launches = crate::gpu::measure::launches_for(ROUND_NS, &samples, host_us);
-        let (mut sa, mut sb) = (Vec::new(), Vec::new());
-        for (&is_a, &ns) in order.iter().zip(&samples).skip(DISCARD_PER_ROUND) {
-            if is_a { sa.push(ns) } else { sb.push(ns) }
-        }
-        ra.push(sa);
-        rb.push(sb);
+        rounds.add(&order, &samples, 0);
         if started.elapsed().as_secs_f64() >= plan.max_s && round >= 8 {
             break;
         }
     }
     let step = engine.timer_step_ns.unwrap_or(1.0);
-    let median_a = bootstrap::median(&ra.concat(), step);
-    let median_b = bootstrap::median(&rb.concat(), step);
+    let median_a = bootstrap::median(&rounds.a.concat(), step);
+    let median_b = bootstrap::median(&rounds.b.concat(), step);
     Ok(Level {
         ratio: median_a / median_b,
         median_a,

@@ -1,6 +1,5 @@
 //! `--runs N` for `bench` and `ab`: the same command N times, each in a process of its own, one
-//! after another, its JSON read back; and the spread between them, saved for this GPU model so
-//! that every later interval can say where a rerun lands (session/run_spread.rs).
+//! after another, its JSON read back, and the spread between them (reported, not saved).
 
 use super::fail;
 use crate::cli::exit;

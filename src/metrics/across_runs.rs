@@ -86,14 +86,6 @@ pub fn rerun_interval(centre: f64, low: f64, high: f64, sigma_rel: f64) -> (f64,
     )
 }
 
-/// A 95% interval for the value itself on this GPU, run-to-run variation included: this run's
-/// own interval (half `h`, relative, on the log scale) and the between-run σ, √(h² + (1.96 σ)²).
-/// A race's speedup is read this way: a verdict is about the two kernels on this GPU, and two
-/// races' intervals of this width overlap 99% of the time (two races differ by σ√2 of noise).
-pub fn with_between_run(centre: f64, low: f64, high: f64, sigma_rel: f64) -> (f64, f64) {
-    around(centre, with_sigma(centre, low, high, sigma_rel))
-}
-
 /// time(a) ÷ time(b) for two medians from different runs (or sessions), each with its rerun
 /// interval: a 95% interval of the ratio with each side's own and between-run error. A rerun
 /// interval's half is √2 times its side's error, hence the ÷2.
@@ -122,14 +114,6 @@ mod tests {
         assert!(lo < 98.6, "{lo}");
         let (lo, hi) = rerun_interval(100.0, f64::NAN, f64::NAN, 0.001);
         assert!(lo < 100.0 && hi > 100.0, "{lo} {hi}");
-        // For the value itself: no √2.
-        let (lo, hi) = with_between_run(100.0, 99.9, 100.1, 0.0);
-        assert!(
-            (hi - 100.1).abs() < 1e-3 && (lo - 99.9).abs() < 1e-3,
-            "{lo} {hi}"
-        );
-        let (_, hi) = with_between_run(100.0, 99.9, 100.1, 0.001);
-        assert!((hi / 100.0 - 1.0 - 0.0022).abs() < 1e-4, "{hi}");
         // Two rerun intervals of ±1% each: their ratio is known to ±1%.
         let (r, lo, hi) = cross_run_ratio((101.0, 100.0, 102.01), (100.0, 99.0099, 101.0));
         assert!((r - 1.01).abs() < 1e-12);

@@ -256,10 +256,10 @@ pub fn combine(by_placement: &[f64], by_segment: &[f64], se_within: f64) -> Opti
 }
 
 /// The units' values grouped by placement: for each placement id with
-/// blocks, `value` of its blocks.
+/// blocks, `log_value` of its blocks (a log), where finite.
 fn by_placement(
     placement: &[u32],
-    mut value: impl FnMut(&mut dyn Iterator<Item = usize>) -> f64,
+    mut log_value: impl FnMut(&mut dyn Iterator<Item = usize>) -> f64,
 ) -> Vec<f64> {
     let mut ids: Vec<u32> = placement.to_vec();
     ids.sort_unstable();
@@ -267,7 +267,7 @@ fn by_placement(
     ids.into_iter()
         .map(|p| {
             let mut of = (0..placement.len()).filter(|&i| placement[i] == p);
-            value(&mut of).ln()
+            log_value(&mut of)
         })
         .filter(|x| x.is_finite())
         .collect()
@@ -363,7 +363,7 @@ pub fn median_interval_placed(
         .into_iter()
         .map(|r| grid.median(r, &mut counts).ln())
         .collect();
-    let by_place = by_placement(&placement, |of| grid.median(of, &mut counts));
+    let by_place = by_placement(&placement, |of| grid.median(of, &mut counts).ln());
     let parts = combine(&by_place, &by_segment, se_within);
     if let Some(p) = parts {
         low_ns = low_ns.min(median_ns * (-p.half).exp());
@@ -409,11 +409,12 @@ pub fn quick_half_width(
     placement: &[u32],
     resolution_ns: f64,
 ) -> Option<(f64, bool)> {
-    let logs: Vec<f64> = batch_medians
+    let (logs, place): (Vec<f64>, Vec<u32>) = batch_medians
         .iter()
-        .map(|m| m.ln())
-        .filter(|x| x.is_finite())
-        .collect();
+        .zip(placement.iter().chain(std::iter::repeat(&0)))
+        .map(|(m, p)| (m.ln(), *p))
+        .filter(|(x, _)| x.is_finite())
+        .unzip();
     let n = logs.len();
     if n < MIN_BLOCKS {
         return None;
@@ -424,18 +425,10 @@ pub fn quick_half_width(
         .into_iter()
         .map(|r| logs[r.clone()].iter().sum::<f64>() / r.len() as f64)
         .collect();
-    let by_place: Vec<f64> = {
-        let mut sums: BTreeMap<u32, (f64, usize)> = BTreeMap::new();
-        for (x, p) in logs
-            .iter()
-            .zip(placement.iter().chain(std::iter::repeat(&0)))
-        {
-            let e = sums.entry(*p).or_insert((0.0, 0));
-            e.0 += x;
-            e.1 += 1;
-        }
-        sums.values().map(|(s, k)| s / *k as f64).collect()
-    };
+    let by_place = by_placement(&place, |of| {
+        let (sum, k) = of.fold((0.0, 0usize), |(s, k), i| (s + logs[i], k + 1));
+        sum / k as f64
+    });
     let half = combine(&by_place, &by_segment, se_within)
         .map_or(1.96 * se_within, |p| p.half)
         .max(1.96 * se_within);
@@ -530,7 +523,7 @@ pub fn ratio_interval_placed(
         .collect();
     let by_place = by_placement(&place, |of| {
         let chosen: Vec<usize> = of.collect();
-        ga.median(chosen.iter().copied(), &mut ca) / gb.median(chosen.into_iter(), &mut cb)
+        (ga.median(chosen.iter().copied(), &mut ca) / gb.median(chosen.into_iter(), &mut cb)).ln()
     });
     let parts = combine(&by_place, &by_segment, se_within);
     if let Some(p) = parts {

@@ -46,19 +46,10 @@ pub fn busy_fraction(spans: &[(u64, u64)], prev_end: Option<u64>, own_gap: OwnGa
     if window == 0 {
         return None;
     }
-    let mut gaps = Vec::with_capacity(sorted.len());
-    let mut reach = sorted[0].1;
-    for &(s, e) in &sorted[1..] {
-        gaps.push(s.saturating_sub(reach));
-        reach = reach.max(e);
-    }
+    let gaps = gaps(&sorted);
     let own = match own_gap {
         OwnGap::Baseline(ns) => ns,
-        OwnGap::Median { cap } => {
-            let mut g = gaps.clone();
-            g.sort_unstable();
-            g.get(g.len() / 2).copied().unwrap_or(0).min(cap)
-        }
+        OwnGap::Median { cap } => median(&gaps).unwrap_or(0).min(cap),
     };
     let waited: u64 = gaps
         .iter()
@@ -66,6 +57,33 @@ pub fn busy_fraction(spans: &[(u64, u64)], prev_end: Option<u64>, own_gap: OwnGa
         .map(|g| g.saturating_sub(own))
         .sum();
     Some(1.0 - waited.min(window) as f64 / window as f64)
+}
+
+/// The gaps between consecutive spans sorted by start (overlaps count as
+/// none: a call of two kernels that overlap leaves no gap).
+fn gaps(sorted: &[(u64, u64)]) -> Vec<u64> {
+    let Some(&(_, mut reach)) = sorted.first() else {
+        return Vec::new();
+    };
+    let mut gaps = Vec::with_capacity(sorted.len());
+    for &(s, e) in &sorted[1..] {
+        gaps.push(s.saturating_sub(reach));
+        reach = reach.max(e);
+    }
+    gaps
+}
+
+/// The upper median of `values`; None when there are none.
+fn median(values: &[u64]) -> Option<u64> {
+    let mut v = values.to_vec();
+    v.sort_unstable();
+    v.get(v.len() / 2).copied()
+}
+
+/// The median gap between consecutive spans sorted by start: the GPU's own
+/// gap when the spans were queued with no host in the way.
+pub fn median_gap(sorted: &[(u64, u64)]) -> Option<u64> {
+    median(&gaps(sorted))
 }
 
 /// The median of the batches' busy fractions that are known.
@@ -133,6 +151,18 @@ mod tests {
             busy_fraction(&tight, None, OwnGap::Baseline(1_200)),
             Some(1.0)
         );
+    }
+
+    #[test]
+    fn the_median_gap_of_queued_launches() {
+        assert_eq!(
+            median_gap(&[(0, 10), (12, 20), (21, 30), (33, 40)]),
+            Some(2)
+        );
+        assert_eq!(median_gap(&[(0, 10)]), None);
+        assert_eq!(median_gap(&[]), None);
+        // Overlapping kernels (a call of two) leave no gap between them.
+        assert_eq!(median_gap(&[(0, 10), (5, 12), (14, 20)]), Some(2));
     }
 
     #[test]

@@ -34,6 +34,21 @@ struct Planned {
     kernels: usize,
 }
 
+/// A workspace of at least `need` bytes in `slot` (none for 0).
+fn grow_workspace(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    slot: &mut Option<CudaSlice<u8>>,
+    need: usize,
+) -> Result<(), EngineError> {
+    if need > 0 && slot.as_ref().is_none_or(|w| w.len() < need) {
+        *slot = Some(cuda(
+            stream.alloc_zeros::<u8>(need),
+            "allocate the cuDNN workspace",
+        )?);
+    }
+    Ok(())
+}
+
 /// One line on what runs: "cuDNN 9.19.0, engine 2 (…), workspace 0 B".
 fn describe(plan: &SdpaPlan) -> String {
     let i = plan.info();
@@ -83,13 +98,11 @@ impl Engine {
             causal: shape.causal,
         };
         let plan = SdpaPlan::new(&c.handle, &problem).map_err(unavailable)?;
-        let need = plan.info().workspace_bytes as usize;
-        if need > 0 && c.workspace.as_ref().is_none_or(|w| w.len() < need) {
-            c.workspace = Some(cuda(
-                self.stream.alloc_zeros::<u8>(need),
-                "allocate the cuDNN workspace",
-            )?);
-        }
+        grow_workspace(
+            &self.stream,
+            &mut c.workspace,
+            plan.info().workspace_bytes as usize,
+        )?;
         let build = Build {
             arch: self.arch.clone(),
             log: describe(&plan),
@@ -164,21 +177,12 @@ impl Engine {
             .map(|x| x.info().workspace_bytes as usize)
             .max()
             .unwrap_or(0);
-        if c.workspace.as_ref().is_some_and(|w| w.len() < need) {
-            c.workspace = None;
-        }
-        if need > 0 && c.workspace.is_none() {
-            c.workspace = Some(cuda(
-                stream.alloc_zeros::<u8>(need),
-                "allocate the cuDNN workspace",
-            )?);
-        }
+        grow_workspace(&stream, &mut c.workspace, need)?;
         c.workspaces.retain(|w| w.len() >= need);
         while 1 + c.workspaces.len() < n && need > 0 {
-            c.workspaces.push(cuda(
-                stream.alloc_zeros::<u8>(need),
-                "allocate a cuDNN workspace",
-            )?);
+            let mut w = None;
+            grow_workspace(&stream, &mut w, need)?;
+            c.workspaces.extend(w);
         }
         Ok(())
     }

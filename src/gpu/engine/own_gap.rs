@@ -45,39 +45,10 @@ impl Engine {
             .map(|s| (s.start, s.end))
             .collect();
         spans.sort_unstable();
-        let gap = median_gap(&spans);
+        let gap = crate::metrics::busy::median_gap(&spans);
         if let Some(g) = gap {
             self.own_gaps.insert((*variant, *shape), g);
         }
         Ok(gap)
-    }
-}
-
-/// The median gap between consecutive spans (overlaps count as none).
-fn median_gap(sorted: &[(u64, u64)]) -> Option<u64> {
-    let mut reach = sorted.first()?.1;
-    let mut gaps = Vec::with_capacity(sorted.len());
-    for &(s, e) in &sorted[1..] {
-        gaps.push(s.saturating_sub(reach));
-        reach = reach.max(e);
-    }
-    gaps.sort_unstable();
-    gaps.get(gaps.len() / 2).copied()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_median_gap_of_queued_launches() {
-        assert_eq!(
-            median_gap(&[(0, 10), (12, 20), (21, 30), (33, 40)]),
-            Some(2)
-        );
-        assert_eq!(median_gap(&[(0, 10)]), None);
-        assert_eq!(median_gap(&[]), None);
-        // Overlapping kernels (a call of two) leave no gap between them.
-        assert_eq!(median_gap(&[(0, 10), (5, 12), (14, 20)]), Some(2));
     }
 }

@@ -97,7 +97,7 @@ pub(super) struct Placements {
     pub note: Option<String>,
 }
 
-/// The diagnostic knob: `ATTNSCOPE_PLACEMENTS=N` (1 to 16) sets how many
+/// The diagnostic knob: `ATTNSCOPE_PLACEMENTS=N` (1 to 64) sets how many
 /// placements runs rotate through; 1 times everything on one, as before
 /// issue 55.
 pub const ENV: &str = "ATTNSCOPE_PLACEMENTS";
@@ -156,11 +156,6 @@ impl Engine {
         self.placements.sets.clear();
         self.placements.pads.clear();
         self.placements.key = None;
-    }
-
-    /// The limit `set_placement_limit` set.
-    pub fn placement_limit(&self) -> usize {
-        self.placements.limit
     }
 
     /// Why a run has fewer placements than asked, when memory was short.
