@@ -198,7 +198,8 @@ _SDPA_CACHE = {}
 def _sdpa_backend(which):
     from torch.nn.attention import SDPBackend
 
-    return SDPBackend.FLASH_ATTENTION if which == "flash" else SDPBackend.EFFICIENT_ATTENTION
+    return {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
+            "math": SDPBackend.MATH}[which]
 
 
 def _sdpa_plan(p):
@@ -223,6 +224,17 @@ def _sdpa_reason(which, p):
     gqa = p["hq"] != p["hkv"]
     if gqa and tv < (2, 5):
         return "Hq != Hkv needs scaled_dot_product_attention(enable_gqa=True), torch >= 2.5 (have %s)" % torch.__version__
+    if which == "math":
+        # The reference backend: any D, any mask (the lower-right bias is
+        # materialized), scores of Sq x Sk per head in memory.
+        kw, lower_right = _sdpa_plan(p)
+        if lower_right:
+            bias = _import("torch.nn.attention.bias")
+            if bias is None or not hasattr(bias, "causal_lower_right"):
+                return "torch %s has no causal_lower_right bias; SDPA's is_causal is top-left aligned (needs Sq == Sk)" % torch.__version__
+        if p["b"] * p["hq"] * p["sq"] * p["sk"] > (1 << 31):
+            return "SDPA math holds every score in memory: B*H*Sq*Sk over 2^31"
+        return None
     if d % 8 != 0:
         return "D=%d is not a multiple of 8 (SDPA %s would pad or refuse)" % (d, which)
     if which == "flash" and d > 256:
@@ -313,6 +325,17 @@ def sdpa_flash(q, k, v, causal=False):
 def sdpa_efficient(q, k, v, causal=False):
     """torch SDPA restricted to its memory-efficient (CUTLASS) backend."""
     return _sdpa_call("efficient", q, k, v, causal)
+
+
+def sdpa_math(q, k, v, causal=False):
+    """torch SDPA restricted to its math backend (PyTorch's reference: the
+    scores materialized, softmax and P·V as separate operations)."""
+    return _sdpa_call("math", q, k, v, causal)
+
+
+@_supports(sdpa_math)
+def _sdpa_math_supports(p):
+    return _sdpa_reason("math", p)
 
 
 @_supports(sdpa_flash)
@@ -960,6 +983,7 @@ def _flashinfer_status():
 ADAPTERS = {
     "sdpa_flash": sdpa_flash,
     "sdpa_efficient": sdpa_efficient,
+    "sdpa_math": sdpa_math,
     "flex": flex,
     "triton_tutorial": triton_tutorial,
     "fa3": fa3,
@@ -970,6 +994,7 @@ ADAPTERS = {
 _STATUS = {
     "sdpa_flash": lambda: _sdpa_status("flash"),
     "sdpa_efficient": lambda: _sdpa_status("efficient"),
+    "sdpa_math": lambda: _sdpa_status("math"),
     "flex": _flex_status,
     "triton_tutorial": _triton_status,
     "fa3": _fa3_status,

@@ -137,9 +137,18 @@
 // the first split's O unscaled (weight 1 against the largest maximum of the
 // first batch of splits it loads; the row sums stay right) when it merges the
 // splits, which changes O where a later split of that batch holds a row's
-// larger maximum. With all
-// of them 0 the macros below expand to the expressions they wrap, so the
-// shipped builds compile to the same code as before.
+// larger maximum. Systematic errors (issue 56), each a factor 1 + δ
+// (BIAS_DELTA: 0.05% in fp16, 0.3% in bf16), far inside every row's bound:
+// only a check that sees an error of one sign over many rows can catch them
+// (rounding's errors average out there, these add up). MUTATE_BIAS_HEAD the
+// last head (as MUTATE_LAST_HEAD); MUTATE_BIAS_COLUMN column 0 of every row;
+// MUTATE_BIAS_KEYS weights the keys of the first key tile (key < BLOCK_N) by
+// 1 + δ in P·V but not in the row sums, which adds δ times their share of
+// P·V to every row (a shift by their mean V, where V's mean is not 0);
+// MUTATE_BIAS_TAIL the same for the keys of a ragged last tile (key >=
+// Sk / BLOCK_N · BLOCK_N; none when BLOCK_N divides Sk). With all of them 0
+// the macros below expand to the expressions they wrap, so the shipped builds
+// compile to the same code as before.
 #ifndef MUTATE_RESCALE
 #define MUTATE_RESCALE 0
 #endif
@@ -178,6 +187,18 @@
 #endif
 #ifndef MUTATE_SPLITS
 #define MUTATE_SPLITS 0
+#endif
+#ifndef MUTATE_BIAS_HEAD
+#define MUTATE_BIAS_HEAD 0
+#endif
+#ifndef MUTATE_BIAS_COLUMN
+#define MUTATE_BIAS_COLUMN 0
+#endif
+#ifndef MUTATE_BIAS_KEYS
+#define MUTATE_BIAS_KEYS 0
+#endif
+#ifndef MUTATE_BIAS_TAIL
+#define MUTATE_BIAS_TAIL 0
 #endif
 
 #include <cuda_fp16.h>
@@ -235,12 +256,21 @@ static_assert(!STAGGER || (SPLIT > 1 && SPLIT <= 8 && USE_CP_ASYNC && STAGES == 
 static_assert(!DECODE || (USE_MMA && USE_CP_ASYNC && STAGES >= 2 && !USE_WGMMA && !STAGGER),
               "DECODE (d, split-KV decoding) is a tile option of mma+async tiles with 2 or 3 stages, without g or i");
 static_assert(!(MUTATE_LAST_BATCH && PERSIST), "MUTATE_LAST_BATCH reads the batch from the grid's z: not a PERSIST tile");
+// The systematic errors' δ: at most one unit in the last place of P or O
+// (fp16's is 2^-11 to 2^-10 of a value, bf16's 2^-8 to 2^-7), so a value
+// rounds up or not and the mean moves by δ.
+#if ATTN_BF16
+#define BIAS_DELTA 0.003f
+#else
+#define BIAS_DELTA 0.0005f
+#endif
 // The planted output bugs, as a row's 1/l. `heads`: B·Hq.
-#if MUTATE_ROW || MUTATE_TILE || MUTATE_LAST_HEAD || MUTATE_LAST_BATCH || MUTATE_NORM
+#if MUTATE_ROW || MUTATE_TILE || MUTATE_LAST_HEAD || MUTATE_LAST_BATCH || MUTATE_NORM || MUTATE_BIAS_HEAD
 __device__ __forceinline__ float planted_inv(float inv, int row, int bh, int heads, int Sq) {
     const bool off = (MUTATE_ROW && bh == 0 && row == Sq / 2) || (MUTATE_TILE && row >= (Sq - 1) / 64 * 64) ||
                      (MUTATE_LAST_HEAD && bh == heads - 1) || (MUTATE_LAST_BATCH && blockIdx.z == gridDim.z - 1);
-    return MUTATE_NORM ? 1.f : off ? inv * 1.01f : inv;
+    const bool biased = MUTATE_BIAS_HEAD && bh == heads - 1;
+    return MUTATE_NORM ? 1.f : off ? inv * 1.01f : biased ? inv * (1.f + BIAS_DELTA) : inv;
 }
 #define PLANT_INV(inv, row, bh, Sq) planted_inv(inv, row, bh, HEADS_TOTAL, Sq)
 #else
@@ -257,6 +287,23 @@ __device__ __forceinline__ float planted_inv(float inv, int row, int bh, int hea
 #else
 #define PLANT_COL(value, left, col) (value)
 #endif
+// An output value in column `col`, or with MUTATE_BIAS_COLUMN column 0's
+// times 1 + δ (a column's own value: the even column of a pair).
+#if MUTATE_BIAS_COLUMN
+#define PLANT_COL0(value, col) ((col) == 0 ? (value) * (1.f + BIAS_DELTA) : (value))
+#else
+#define PLANT_COL0(value, col) (value)
+#endif
+// Whether P·V weights the BLOCK_N keys from key0 by 1 + δ, the row sums
+// taking them as they are: with MUTATE_BIAS_KEYS the first tile (keys below
+// BLOCK_N), with MUTATE_BIAS_TAIL a ragged last one (keys from
+// Sk / BLOCK_N · BLOCK_N: the tile that passes Sk). Every loop's tiles start
+// at a multiple of BLOCK_N, so a tile is planted whole or not at all. A
+// function in every build (the mma path asks under `if constexpr`); nothing
+// asks with both 0.
+__device__ __forceinline__ bool planted_keys(int key0, int Sk) {
+    return (MUTATE_BIAS_KEYS && key0 == 0) || (MUTATE_BIAS_TAIL && key0 + BLOCK_N > Sk);
+}
 // Whether a key lies past a query row's diagonal (causal); `row` is the
 // query's diagonal key, its index shifted by CAUSAL_SHIFT.
 #if MUTATE_CAUSAL
@@ -402,6 +449,7 @@ enum : bool {
     q_regs = Q_REGS != 0,
     rowsum_fadd = ROWSUM_FADD != 0,
     mutate_rescale = MUTATE_RESCALE != 0,
+    mutate_bias_keys = MUTATE_BIAS_KEYS != 0 || MUTATE_BIAS_TAIL != 0,
 };
 enum : int { stages = STAGES };
 }  // namespace cfg

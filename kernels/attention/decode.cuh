@@ -58,7 +58,7 @@ __device__ __forceinline__ void mask_decode(float (&s)[MI][NB][4], int key0, int
 
 // The planted output bugs at packed row r (query r % Sq of head kvh·G + r / Sq).
 __device__ __forceinline__ float decode_inv(float inv, int r, int b, int kvh, int G, int Sq, int Hq) {
-#if MUTATE_ROW || MUTATE_TILE || MUTATE_LAST_HEAD || MUTATE_LAST_BATCH || MUTATE_NORM
+#if MUTATE_ROW || MUTATE_TILE || MUTATE_LAST_HEAD || MUTATE_LAST_BATCH || MUTATE_NORM || MUTATE_BIAS_HEAD
     return planted_inv(inv, r % Sq, b * Hq + kvh * G + r / Sq, (int)gridDim.z * Hq, Sq);
 #else
     (void)r, (void)b, (void)kvh, (void)G, (void)Sq, (void)Hq;
@@ -146,7 +146,8 @@ __device__ __forceinline__ void merge_splits(const float* slots, int nsplit, int
 #pragma unroll
             for (int k = 0; k < V4; ++k) {
                 const int col = c[i] + 4 * k;
-                out[2 * k] = pack2(acc[i][k].x * inv, PLANT_COL(acc[i][k].y, acc[i][k].x, col + 1) * inv);
+                out[2 * k] =
+                    pack2(PLANT_COL0(acc[i][k].x, col) * inv, PLANT_COL(acc[i][k].y, acc[i][k].x, col + 1) * inv);
                 out[2 * k + 1] = pack2(acc[i][k].z * inv, PLANT_COL(acc[i][k].w, acc[i][k].z, col + 3) * inv);
             }
             attn_t* dst = Og + (size_t)r[i] * HEAD_DIM + c[i];
@@ -248,7 +249,8 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
             float s[MI][NB][4];
             mma_qk(s, qf, sQ, sK + stage * KV_TILE_HALVES + key_off * KV_ROW_HALVES, lane);
             mask_decode(s, key0, diag_lo, diag_hi, diag_min, Sk, causal, lane);
-            softmax_pv(s, o, l_acc, m_r, sV + stage * KV_TILE_HALVES + key_off * KV_ROW_HALVES, scale_log2, lane);
+            softmax_pv(s, o, l_acc, m_r, sV + stage * KV_TILE_HALVES + key_off * KV_ROW_HALVES, key0, Sk, scale_log2,
+                       lane);
         }
         __syncthreads();
     }
@@ -318,7 +320,7 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
                     unsigned a[4];
 #pragma unroll
                     for (int j = 0; j < 4; ++j)
-                        a[j] = pack2(o[0][4 * k + j][2 * h] * inv,
+                        a[j] = pack2(PLANT_COL0(o[0][4 * k + j][2 * h], (4 * k + j) * 8 + 2 * q) * inv,
                                      PLANT_COL(o[0][4 * k + j][2 * h + 1], o[0][4 * k + j][2 * h],
                                                (4 * k + j) * 8 + 2 * q + 1) * inv);
                     const uint4 v = quad_transpose(a, q);

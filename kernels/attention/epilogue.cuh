@@ -93,7 +93,8 @@
                     unsigned a[4];
 #pragma unroll
                     for (int j = 0; j < 4; ++j)
-                        a[j] = pack2(o[mi][4 * k + j][2 * h] * PLANT_INV(inv, row, rb.bh, Sq),
+                        a[j] = pack2(PLANT_COL0(o[mi][4 * k + j][2 * h], (4 * k + j) * 8 + 2 * q) *
+                                         PLANT_INV(inv, row, rb.bh, Sq),
                                      PLANT_COL(o[mi][4 * k + j][2 * h + 1], o[mi][4 * k + j][2 * h],
                                                (4 * k + j) * 8 + 2 * q + 1) *
                                          PLANT_INV(inv, row, rb.bh, Sq));

@@ -33,8 +33,8 @@
             float s_next[MI][NB][4];
             if (more)
                 mma_qk<false>(s_next, qf, tQ, sK + ((t + 1) % KV_STAGES) * KV_TILE_HALVES + key_off * KV_ROW_HALVES, lane);
-            softmax_pv(s, o, l_acc, m_r, sV + (t % KV_STAGES) * KV_TILE_HALVES + key_off * KV_ROW_HALVES, scale_log2,
-                       lane);
+            softmax_pv(s, o, l_acc, m_r, sV + (t % KV_STAGES) * KV_TILE_HALVES + key_off * KV_ROW_HALVES,
+                       t * KV_ROWS + key_off, Sk, scale_log2, lane);
             if (more) take_next<true>(s, s_next, (t + 1) * KV_ROWS + key_off, q0 + wrow, Sk, causal, lane, shift);
             // Every warp is done with tile t before its stage is refilled.
             __syncthreads();

@@ -20,7 +20,8 @@
                 float s[MI][NB][4];
                 mma_qk(s, qf, tQ, sK + stage * KV_TILE_HALVES + key_off * KV_ROW_HALVES, lane);
                 mask_scores(s, key0, diag0, Sk, causal, lane);
-                softmax_pv(s, o, l_acc, m_r, sV + stage * KV_TILE_HALVES + key_off * KV_ROW_HALVES, scale_log2, lane);
+                softmax_pv(s, o, l_acc, m_r, sV + stage * KV_TILE_HALVES + key_off * KV_ROW_HALVES, key0, Sk,
+                           scale_log2, lane);
             }
             // Every warp is done with this stage before it is refilled.
             __syncthreads();

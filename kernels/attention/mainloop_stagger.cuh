@@ -40,7 +40,8 @@
                 mma_qk(s, qf, tQ, sK + stage * KV_TILE_HALVES + key_off * KV_ROW_HALVES, lane);
                 if (t == 0 && group + 1 < SPLIT) mbar_arrive(stagger_bar(smem, group + 1));
                 mask_scores(s, key0, diag0, Sk, causal, lane);
-                softmax_pv(s, o, l_acc, m_r, sV + stage * KV_TILE_HALVES + key_off * KV_ROW_HALVES, scale_log2, lane);
+                softmax_pv(s, o, l_acc, m_r, sV + stage * KV_TILE_HALVES + key_off * KV_ROW_HALVES, key0, Sk,
+                           scale_log2, lane);
             } else if (t == 0 && group + 1 < SPLIT) {
                 mbar_arrive(stagger_bar(smem, group + 1));
             }

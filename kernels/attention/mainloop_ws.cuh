@@ -22,7 +22,7 @@
                 wait_tile(bars, u + 1);
                 mma_qk<false>(s_next, qf, tQ, sK + (u + 1) % STAGES * KV_TILE_HALVES, lane);
             }
-            softmax_pv(s, o, l_acc, m_r, sV + (u % STAGES) * KV_TILE_HALVES, scale_log2, lane);
+            softmax_pv(s, o, l_acc, m_r, sV + (u % STAGES) * KV_TILE_HALVES, t * KV_ROWS, Sk, scale_log2, lane);
             // P·V's wait covered every wgmma reading stage u.
             release_tile(bars, u);
             if (more) take_next(s, s_next, (t + 1) * KV_ROWS, diag0, Sk, causal, lane);

@@ -175,6 +175,9 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
             for (int c = 0; c < HALF_N; ++c) {
                 v[c] = exp2f(v[c] - base);
                 row_sum += v[c];
+#if MUTATE_BIAS_KEYS || MUTATE_BIAS_TAIL
+                if (planted_keys(kv0, Sk)) v[c] *= 1.f + BIAS_DELTA;  // P·V's, after the row sum's
+#endif
             }
 #if USE_WMMA_PV
             half* prow = sP + (wrow + sr) * LDP + sh * HALF_N;
@@ -281,7 +284,7 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
 #pragma unroll
             for (int d = 0; d < HEAD_DIM / 2; d += 2)
                 *reinterpret_cast<half2*>(dst + d) = __float22half2_rn(
-                    make_float2(orow[d] * PLANT_INV(inv, qrow, SEED_BH, Sq),
+                    make_float2(PLANT_COL0(orow[d], sh * (HEAD_DIM / 2) + d) * PLANT_INV(inv, qrow, SEED_BH, Sq),
                                 PLANT_COL(orow[d + 1], orow[d], sh * (HEAD_DIM / 2) + d + 1) * PLANT_INV(inv, qrow, SEED_BH, Sq)));
         }
     }
@@ -294,7 +297,7 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
 #pragma unroll
         for (int c = 0; c < DCHUNKS; ++c) {
             const float2 o = make_float2(
-                o_acc[r][c].x * PLANT_INV(inv_r, qrow, SEED_BH, Sq),
+                PLANT_COL0(o_acc[r][c].x, 2 * lane + 64 * c) * PLANT_INV(inv_r, qrow, SEED_BH, Sq),
                 PLANT_COL(o_acc[r][c].y, o_acc[r][c].x, 2 * lane + 64 * c + 1) * PLANT_INV(inv_r, qrow, SEED_BH, Sq));
             *reinterpret_cast<half2*>(Oh + (size_t)qrow * HEAD_DIM + 2 * lane + 64 * c) = __float22half2_rn(o);
         }

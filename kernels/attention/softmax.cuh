@@ -112,6 +112,23 @@ __device__ __forceinline__ void pack_p(const float (&s)[MI][NB][4], unsigned (&p
     }
 }
 
+// MUTATE_BIAS_KEYS, MUTATE_BIAS_TAIL: the A fragment of P for keys
+// 16·kk … 16·kk + 15 of a planted tile (planted_keys), packed again times
+// 1 + δ once the row sums have taken it as pack_p packed it.
+__device__ __forceinline__ void plant_keys(unsigned (&pa)[4], const float (&s)[NB][4], int kk) {
+    constexpr float w = 1.f + BIAS_DELTA;
+    pa[0] = pack2(s[2 * kk][0] * w, s[2 * kk][1] * w);
+    pa[1] = pack2(s[2 * kk][2] * w, s[2 * kk][3] * w);
+    pa[2] = pack2(s[2 * kk + 1][0] * w, s[2 * kk + 1][1] * w);
+    pa[3] = pack2(s[2 * kk + 1][2] * w, s[2 * kk + 1][3] * w);
+}
+
+// The same for a whole tile's P as pack_p left it (wgmma, one m-tile).
+__device__ __forceinline__ void plant_keys(unsigned (&pa)[BLOCK_N / 16][4], const float (&s)[MI][NB][4]) {
+#pragma unroll
+    for (int kk = 0; kk < BLOCK_N / 16; ++kk) plant_keys(pa[kk], s[0], kk);
+}
+
 #if EXP_FIRST
 static_assert(PINGPONG && WARPS == 8 && ROWSUM_FADD && MI == 1,
               "EXP_FIRST (exponentials first) is a tile option of ping-pong tiles with two consumer warpgroups");

@@ -128,14 +128,18 @@ __device__ __forceinline__ void pv_issue(float (&o)[MI][DB][4], const unsigned (
 }
 
 // One tile: the softmax of s, then O += P·V with P straight from the S
-// registers (V's B fragments by ldmatrix.trans without wgmma).
+// registers (V's B fragments by ldmatrix.trans without wgmma). key0, the
+// tile's first key, and Sk are read by the planted P·V bias alone.
 __device__ __forceinline__ void softmax_pv(float (&s)[MI][NB][4], float (&o)[MI][DB][4], float (&l_acc)[MI][4],
-                                           float (&m_r)[MI][2], const attn_t* tV, float scale_log2, int lane) {
+                                           float (&m_r)[MI][2], const attn_t* tV, int key0, int Sk,
+                                           float scale_log2, int lane) {
     float alpha[MI][2];
     if (softmax_exp(s, m_r, alpha, scale_log2)) rescale_o(o, l_acc, alpha);
     if constexpr (cfg::wgmma) {
         unsigned pa[BLOCK_N / 16][4];
         pack_p(s, pa, l_acc);
+        if constexpr (cfg::mutate_bias_keys)
+            if (planted_keys(key0, Sk)) plant_keys(pa, s);
         pv_issue(o, pa, tV);
         wgmma_wait<0>();
         (void)lane;
@@ -150,6 +154,8 @@ __device__ __forceinline__ void softmax_pv(float (&s)[MI][NB][4], float (&o)[MI]
                 pa[mi][2] = pack2(s[mi][2 * kk + 1][0], s[mi][2 * kk + 1][1]);
                 pa[mi][3] = pack2(s[mi][2 * kk + 1][2], s[mi][2 * kk + 1][3]);
                 mma_16816(l_acc[mi], pa[mi], ONES2, ONES2);  // row sums by mma
+                if constexpr (cfg::mutate_bias_keys)
+                    if (planted_keys(key0, Sk)) plant_keys(pa[mi], s[mi], kk);
             }
 #pragma unroll
             for (int d2 = 0; d2 < HEAD_DIM / 16; ++d2) {

@@ -13,10 +13,12 @@ pub mod argv;
 mod link;
 mod problem;
 mod resolve;
+mod selftest;
 mod sweep;
 mod variants;
 pub use link::{RemoteArgs, WorkerArgs, parse_labelled_dir};
 pub use problem::ProblemArgs;
+pub use selftest::SelftestArgs;
 pub use sweep::{MergeArgs, SweepArgs};
 pub use variants::{
     VariantList, VariantNames, VariantSpec, names_no_tile, parse_variant_list, parse_variants,
@@ -118,7 +120,7 @@ pub struct GatesArgs {
     /// on the same seed: uniform, normal:σ, rising, outliers, ties, large, or
     /// all (`attnscope selftest --help` lists them). The default's rising
     /// inputs make the online softmax rescale.
-    #[arg(long, default_value = "uniform,rising", value_parser = parse_input_set)]
+    #[arg(long, default_value = "uniform,rising,offset", value_parser = parse_input_set)]
     pub inputs: InputSet,
     /// Seed of the check's inputs (default: a fresh one, printed).
     #[arg(long)]
@@ -229,7 +231,7 @@ pub struct BenchArgs {
     /// on the same seed: uniform, normal:σ, rising, outliers, ties, large, or
     /// all (`attnscope selftest --help` lists them). The default's rising
     /// inputs make the online softmax rescale.
-    #[arg(long, default_value = "uniform,rising", value_parser = parse_input_set)]
+    #[arg(long, default_value = "uniform,rising,offset", value_parser = parse_input_set)]
     #[serde(with = "crate::session::as_text")]
     pub inputs: InputSet,
     /// Seed of the check's inputs (default: a fresh one, printed).
@@ -303,7 +305,7 @@ pub struct AbArgs {
     pub races: Option<u32>,
     /// Inputs of both checks, comma-separated, each on the same seed (see
     /// `attnscope selftest --help`); the race runs on the first.
-    #[arg(long, default_value = "uniform,rising", value_parser = parse_input_set)]
+    #[arg(long, default_value = "uniform,rising,offset", value_parser = parse_input_set)]
     #[serde(with = "crate::session::as_text")]
     pub inputs: InputSet,
     /// Race even when a side fails its correctness check (no verdict
@@ -348,53 +350,6 @@ pub struct AbArgs {
     pub remote: RemoteArgs,
     #[command(flatten)]
     pub gpu: DeviceArg,
-}
-
-#[derive(Debug, Args)]
-#[command(after_help = selftest_help())]
-pub struct SelftestArgs {
-    /// Only these input distributions, comma-separated (default: every
-    /// one; with --mutations, the default check's uniform,rising; see below).
-    #[arg(long, value_parser = parse_input_set)]
-    pub inputs: Option<InputSet>,
-    /// A subset: every path and tile on a few shapes (3.5 minutes on an H100).
-    #[arg(long)]
-    pub quick: bool,
-    /// Only these variants (comma-separated, e.g. mma+async@128x64s3w8gqpt),
-    /// each over the paths' shapes (S=512, causal and not; S=333 causal at
-    /// D=128; S=4097), more row blocks than SMs (S=333, causal and not;
-    /// S=4097 and 2049, not causal), every distribution, in one process.
-    #[arg(long = "variants", id = "variants", value_name = "VARIANTS", conflicts_with_all = ["quick", "mutations"])]
-    pub variants_arg: Option<String>,
-    /// `variants_arg` checked against the registered kernels (cli/resolve.rs).
-    #[arg(skip)]
-    pub variants: Option<VariantNames>,
-    /// Prove the oracle has teeth: build each path with each planted bug
-    /// (the manifest's mutation sites) and run the default check on it at
-    /// three shapes; exits 1 if the check misses one where it fires, or a
-    /// build or launch fails.
-    #[arg(long)]
-    pub mutations: bool,
-    /// Base seed (each case adds its index; default: a fresh one, printed).
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
-    /// A kernel folder (a .cu and its .toml manifest) to use instead of the
-    /// bundled kernel: variant names are its toggles (docs/kernel-abi.md).
-    #[arg(long, value_name = "DIR")]
-    pub kernels: Option<PathBuf>,
-    #[command(flatten)]
-    pub gpu: DeviceArg,
-}
-
-fn selftest_help() -> String {
-    format!(
-        "Input distributions (--inputs on bench, ab, gates, tune, sweep and selftest: a comma-separated list or all; \
-         every command but selftest checks on uniform,rising unless told; I in live picks one and rising joins it):\n{}",
-        Inputs::help()
-    )
 }
 
 #[derive(Debug, Args)]
@@ -482,7 +437,7 @@ pub struct TuneArgs {
     /// on the same seed: uniform, normal:σ, rising, outliers, ties, large, or
     /// all (`attnscope selftest --help` lists them). The default's rising
     /// inputs make the online softmax rescale.
-    #[arg(long, default_value = "uniform,rising", value_parser = parse_input_set)]
+    #[arg(long, default_value = "uniform,rising,offset", value_parser = parse_input_set)]
     pub inputs: InputSet,
     /// Seed of the check's inputs (default: a fresh one, printed).
     #[arg(long)]

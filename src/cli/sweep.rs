@@ -37,7 +37,7 @@ pub struct SweepArgs {
     pub causal: String,
     /// Input distributions of the correctness checks, comma-separated
     /// (`selftest --help` lists them; rising makes the softmax rescale).
-    #[arg(long, default_value = "uniform,rising", value_parser = parse_input_set)]
+    #[arg(long, default_value = "uniform,rising,offset", value_parser = parse_input_set)]
     #[serde(with = "crate::session::as_text")]
     pub inputs: InputSet,
     /// Seed of the checks' inputs (default: a fresh one, printed).

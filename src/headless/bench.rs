@@ -449,6 +449,10 @@ pub(super) fn print_checks(rows: &[serde_json::Value]) {
         else {
             continue;
         };
+        let pooled = crate::metrics::reference::pooled_text(&c);
+        if !pooled.is_empty() {
+            println!("{}: {pooled}", c.variant.name());
+        }
         for line in crate::metrics::reference::failures(&c) {
             println!("{}: {line}", c.variant.name());
         }
@@ -614,6 +618,7 @@ fn time_one(
         // above 1 passes by that factor.
         "margin": check.worst_ratio().map(|r| 1.0 / r),
         "checked": crate::metrics::reference::coverage_text(&check),
+        "pooled": crate::metrics::reference::pooled_text(&check),
         "check": check,
         // cuDNN's kernel has no PTXAS report: its resources are unknown, not 0.
         "registers": (!variant.is_library()).then_some(build.registers),

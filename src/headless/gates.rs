@@ -262,6 +262,10 @@ fn print_checks(checks: &[&CorrectnessReport]) {
             c.seed,
             crate::metrics::reference::coverage_text(c)
         );
+        let pooled = crate::metrics::reference::pooled_text(c);
+        if !pooled.is_empty() {
+            println!("  {pooled}");
+        }
         for line in crate::metrics::reference::failures(c) {
             println!("  {line}");
         }

@@ -9,6 +9,7 @@ mod ab_runs;
 mod bench;
 mod bench_runs;
 mod build;
+mod calibrate;
 mod clocks;
 mod doctor;
 mod doctor_python;

@@ -14,7 +14,7 @@ use super::selftest::shape;
 use crate::cli::{SelftestArgs, exit};
 use crate::gpu::engine::Engine;
 use crate::session::manifest::registry;
-use crate::session::{InputSet, Inputs, Shape, Toggles, Variant};
+use crate::session::{Dtype, InputSet, Inputs, Shape, Toggles, Variant};
 
 /// The planted bugs and the variants each is planted in, those a GPU of
 /// compute capability `cc` runs.
@@ -57,8 +57,9 @@ fn clean_of(mutant: Variant) -> Variant {
 enum Cell {
     /// The check failed on these distributions.
     Caught(Vec<Inputs>),
-    /// O differs from the clean variant's and every check passed.
-    Missed,
+    /// O differs from the clean variant's and every check passed; by how
+    /// much, at most over the distributions (‖O − O_clean‖ ÷ ‖O_clean‖).
+    Missed(f64),
     /// O is the clean variant's, bit for bit, on every distribution: the
     /// bug does not fire here (a causal bug at a non-causal shape).
     Silent,
@@ -76,11 +77,28 @@ impl Cell {
                 let names: Vec<String> = by.iter().map(Inputs::to_string).collect();
                 format!("caught ({})", names.join("+"))
             }
-            Cell::Missed => "MISSED".into(),
+            Cell::Missed(moved) => format!("MISSED ({})", crate::metrics::bias::percent(*moved)),
             Cell::Silent => "silent".into(),
             Cell::NotTaken => "—".into(),
             Cell::Error(_) => "ERROR".into(),
         }
+    }
+}
+
+/// ‖a − b‖ ÷ ‖b‖ over two outputs (bits of `dtype`).
+fn relative_change(dtype: Dtype, a: &[u16], b: &[u16]) -> f64 {
+    let (mut diff, mut norm) = (0f64, 0f64);
+    for (&x, &y) in a.iter().zip(b) {
+        let (x, y) = (dtype.to_f32(x) as f64, dtype.to_f32(y) as f64);
+        if x.is_finite() && y.is_finite() {
+            diff += (x - y) * (x - y);
+            norm += y * y;
+        }
+    }
+    if norm > 0.0 {
+        (diff / norm).sqrt()
+    } else {
+        0.0
     }
 }
 
@@ -147,11 +165,12 @@ fn cell(
     seed: u64,
 ) -> Cell {
     let clean = clean_of(mutant);
-    if clean.runs(&shape).is_err() {
+    if clean.runs(&shape).is_err() || engine.info.smem_refusal(&clean, shape.d).is_some() {
         return Cell::NotTaken;
     }
     let mut caught = Vec::new();
     let mut fired = false;
+    let mut moved = 0f64;
     for &dist in dists {
         let base = match clean_run(engine, runs, found, (clean, shape, dist, seed)) {
             Ok(o) => o,
@@ -163,6 +182,7 @@ fn cell(
         };
         let changed = out.iter().zip(&base).any(|(a, b)| a != b);
         fired |= changed;
+        moved = moved.max(relative_change(shape.dtype, &out, &base));
         if !c.pass {
             caught.push(dist);
         }
@@ -174,7 +194,7 @@ fn cell(
     }
     match (caught.is_empty(), fired) {
         (false, _) => Cell::Caught(caught),
-        (true, true) => Cell::Missed,
+        (true, true) => Cell::Missed(moved),
         (true, false) => Cell::Silent,
     }
 }
@@ -184,17 +204,6 @@ fn cell(
 /// missed where it fires, never fires, or a build or launch fails, or when
 /// an unmutated variant fails (the table would mean nothing).
 pub(super) fn mutations(engine: &mut Engine, args: &SelftestArgs, base: u64) -> i32 {
-    // The third: not causal, more row blocks than SMs, so persistent tiles
-    // walk several (and split tiles' groups merge in many CTAs). The fourth
-    // (ABI 2): grouped-query heads (8 over 2) and queries after a cache,
-    // the mask aligned to the end, where a wrong KV head or a mask aligned
-    // to the start changes O; fp16, whose units catch the 1% bugs.
-    let shapes = [
-        Shape::MISSION,
-        shape("1,3,333,64", true),
-        shape("1,72,333,64", false),
-        shape("2,8/2,100/333,64", true),
-    ];
     let dists = args
         .inputs
         .clone()
@@ -207,41 +216,71 @@ pub(super) fn mutations(engine: &mut Engine, args: &SelftestArgs, base: u64) -> 
             "this kernel's manifest plants no bugs: give a test_only toggle mutation sites (docs/kernel-abi.md)",
         );
     }
-    let mut runs = CleanRuns::new();
-    let mut found = Findings::default();
-    for (what, mutant) in mutants {
-        let cells = shapes
+    let dtypes = args
+        .dtype
+        .map_or(vec![Dtype::F16, Dtype::Bf16], |d| vec![d]);
+    let mut all_ok = true;
+    let mut docs = Vec::new();
+    for dtype in dtypes {
+        let shapes: Vec<Shape> = mutation_shapes()
             .iter()
-            .enumerate()
-            .map(|(i, &s)| {
-                let seed = base + i as u64;
-                cell(
-                    engine,
-                    &mut runs,
-                    &mut found,
-                    (&what, mutant),
-                    s,
-                    &dists,
-                    seed,
-                )
-            })
+            .map(|s| s.with_dtype(dtype))
             .collect();
-        found.rows.push((what, mutant, cells));
+        let mut runs = CleanRuns::new();
+        let mut found = Findings::default();
+        for (what, mutant) in &mutants {
+            let cells: Vec<Cell> = shapes
+                .iter()
+                .enumerate()
+                .map(|(i, &s)| {
+                    let seed = base + i as u64;
+                    let at = (what.as_str(), *mutant);
+                    cell(engine, &mut runs, &mut found, at, s, &dists, seed)
+                })
+                .collect();
+            // A path this format never runs (the seeds' paths in bf16).
+            if !cells.iter().all(|c| *c == Cell::NotTaken) {
+                found.rows.push((what.clone(), *mutant, cells));
+            }
+        }
+        all_ok &= found.failed().is_empty() && found.clean_failed.is_empty();
+        if args.json {
+            docs.push(json_of(dtype, &shapes, &found));
+        } else {
+            print_table(engine, (base, dtype), &shapes, &dists, &found);
+        }
     }
-    let failed = found.failed();
     if args.json {
-        print_json(engine, base, &shapes, &dists, &found);
-    } else {
-        print_table(engine, base, &shapes, &dists, &found);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"gpu": engine.info, "base_seed": base,
+                "inputs": dists, "by_dtype": docs}))
+            .unwrap_or_default()
+        );
     }
-    if failed.is_empty() && found.clean_failed.is_empty() {
-        0
-    } else {
-        exit::CHECK_FAILED
-    }
+    if all_ok { 0 } else { exit::CHECK_FAILED }
 }
 
-fn print_json(engine: &Engine, base: u64, shapes: &[Shape], dists: &[Inputs], f: &Findings) {
+/// The shapes every planted bug meets, in each format: the mission shape;
+/// S = 333 causal (ragged query and key tails); not causal with more row
+/// blocks than SMs, so persistent tiles walk several and split tiles'
+/// groups merge in many CTAs; grouped-query heads (8 over 2) after a cache
+/// with the mask aligned to the end, where a wrong KV head or a mask
+/// aligned to the start changes O; D 128 and D 256 with ragged tails; and
+/// 16 queries after 4,097 keys, where the decode tiles split the keys.
+pub fn mutation_shapes() -> Vec<Shape> {
+    vec![
+        Shape::MISSION,
+        shape("1,3,333,64", true),
+        shape("1,72,333,64", false),
+        shape("2,8/2,100/333,64", true),
+        shape("1,4,333,128", true),
+        shape("1,2,200,256", true),
+        shape("1,8/2,16/4097,64", true),
+    ]
+}
+
+fn json_of(dtype: Dtype, shapes: &[Shape], f: &Findings) -> serde_json::Value {
     let rows: Vec<serde_json::Value> = f
         .rows
         .iter()
@@ -252,7 +291,7 @@ fn print_json(engine: &Engine, base: u64, shapes: &[Shape], dists: &[Inputs], f:
                 .map(|(s, c)| {
                     let (state, by, error) = match c {
                         Cell::Caught(by) => ("caught", by.clone(), None),
-                        Cell::Missed => ("missed", Vec::new(), None),
+                        Cell::Missed(_) => ("missed", Vec::new(), None),
                         Cell::Silent => ("silent", Vec::new(), None),
                         Cell::NotTaken => ("not_taken", Vec::new(), None),
                         Cell::Error(e) => ("error", Vec::new(), Some(e.clone())),
@@ -264,22 +303,23 @@ fn print_json(engine: &Engine, base: u64, shapes: &[Shape], dists: &[Inputs], f:
                 "ok": Findings::verdict(cells), "by_shape": by})
         })
         .collect();
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&json!({"gpu": engine.info, "base_seed": base,
-            "inputs": dists, "shapes": shapes, "table": rows, "checks": f.checks,
-            "not_caught": f.failed(), "unmutated_failures": f.clean_failed}))
-        .unwrap_or_default()
-    );
+    json!({"dtype": dtype, "shapes": shapes, "table": rows, "checks": f.checks,
+        "not_caught": f.failed(), "unmutated_failures": f.clean_failed})
 }
 
-fn print_table(engine: &Engine, base: u64, shapes: &[Shape], dists: &[Inputs], f: &Findings) {
+fn print_table(
+    engine: &Engine,
+    (base, dtype): (u64, Dtype),
+    shapes: &[Shape],
+    dists: &[Inputs],
+    f: &Findings,
+) {
     let names: Vec<String> = dists.iter().map(Inputs::to_string).collect();
     println!(
-        "mutations on {} ({}): the check on {} inputs (shape i on seed {base} + i) against each planted bug",
+        "mutations on {} ({}), {dtype}: the check on {} inputs (shape i on seed {base} + i) against each planted bug",
         engine.info.name,
         engine.arch,
-        names.join(" and ")
+        names.join(", ")
     );
     println!(
         "caught: the check failed (on the distributions named, when not all); silent: the bug left O unchanged at that shape; —: the variant does not take the shape (its manifest); ERROR: a build or launch failed (never counted as caught)"
@@ -352,7 +392,11 @@ mod tests {
             Cell::Caught(u.clone()),
         ];
         assert!(Findings::verdict(&ok));
-        assert!(!Findings::verdict(&[Cell::Caught(u.clone()), Cell::Missed]));
+        assert!(!Findings::verdict(&[
+            Cell::Caught(u.clone()),
+            Cell::Missed(1e-4)
+        ]));
+        assert_eq!(Cell::Missed(8e-6).text(3), "MISSED (0.00080%)");
         assert!(
             !Findings::verdict(&[Cell::Silent, Cell::Silent]),
             "never fired"
@@ -381,6 +425,10 @@ mod tests {
             "mutcausal",
             "mutnorm",
             "mutsplits",
+            "mutbiashead",
+            "mutbiascol",
+            "mutbiaskeys",
+            "mutbiastail",
         ] {
             assert!(names.contains(want), "{want} has no site");
         }
@@ -398,6 +446,10 @@ mod tests {
             "mutcolumn",
             "mutcausal",
             "mutnorm",
+            "mutbiashead",
+            "mutbiascol",
+            "mutbiaskeys",
+            "mutbiastail",
         ] {
             let paths: Vec<String> = all
                 .iter()

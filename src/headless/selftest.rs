@@ -231,6 +231,9 @@ pub fn selftest(args: SelftestArgs) -> i32 {
     if args.mutations {
         return super::mutations::mutations(&mut engine, &args, base);
     }
+    if let Some(seeds) = args.calibrate {
+        return super::calibrate::calibrate(&mut engine, &args, base, seeds);
+    }
     let mut results = Vec::new();
     let mut skipped = Vec::new();
     let mut failures: Vec<Failure> = Vec::new();

@@ -3,6 +3,7 @@
 
 pub mod abstats;
 pub mod across_runs;
+pub mod bias;
 pub mod bootstrap;
 pub mod busy;
 pub mod catalogue;

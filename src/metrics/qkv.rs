@@ -123,6 +123,16 @@ fn fill(
             let a = if tensor == 2 { 60_000.0 } else { 16.0 };
             chunk.iter_mut().for_each(|x| *x = uniform(r, a));
         }
+        Inputs::Offset => {
+            let v = tensor == 2;
+            chunk.iter_mut().for_each(|x| {
+                *x = if v {
+                    r.random_range(0.0f32..=60_000.0)
+                } else {
+                    uniform(r, 1.0)
+                }
+            });
+        }
     }
 }
 

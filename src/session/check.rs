@@ -86,6 +86,116 @@ pub struct DistCheck {
     /// Elements not compared that lie outside their column's range in V
     /// (an output is a convex combination of V's rows).
     pub out_of_range: u64,
+    /// The pooled test for systematic error (`metrics/bias.rs`); none in
+    /// sessions from before it, and for inputs whose rows are one unit
+    /// (ties).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bias: Option<BiasCheck>,
+}
+
+/// Which rows (or elements) a pooled mean runs over.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Region {
+    /// Every compared row.
+    #[default]
+    All,
+    /// One head (b·H + h).
+    Head,
+    /// Every head of one batch.
+    Batch,
+    /// One 64-row tile of queries, in every head.
+    QueryTile,
+    /// The rows that see the same number of 64-key tiles (causal).
+    KeyTiles,
+    /// One column of O, over every compared row.
+    Column,
+}
+
+impl Region {
+    /// "head 3", "column 0", "every row", as a sentence says it.
+    pub fn name(self, index: u64) -> String {
+        match self {
+            Region::All => "every row".into(),
+            Region::Head => format!("head {index}"),
+            Region::Batch => format!("batch {index}"),
+            Region::QueryTile => format!("query rows {}-{}", index * 64, index * 64 + 63),
+            Region::KeyTiles => format!("rows seeing {} key tiles", index + 1),
+            Region::Column => format!("column {index}"),
+        }
+    }
+}
+
+/// What a pooled mean measures: a shift (Δ ÷ the row's scale, averaged) or
+/// a scale (Δ projected on the reference: O read (1 + x) times too large).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stat {
+    #[default]
+    Shift,
+    Scale,
+}
+
+/// The pooled mean furthest from what rounding explains.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BiasWorst {
+    pub region: Region,
+    pub index: u64,
+    pub stat: Stat,
+    /// The mean, relative to the rows' scale (0.0005 reads 0.05%).
+    #[serde(deserialize_with = "nan_null::de")]
+    pub value: f64,
+    /// Its standard errors from zero, and the most rounding explains there.
+    #[serde(deserialize_with = "nan_null::de")]
+    pub t: f64,
+    #[serde(deserialize_with = "nan_null::de")]
+    pub threshold: f64,
+    /// The smallest |mean| that can fail (relative), whatever t says.
+    #[serde(deserialize_with = "nan_null::de")]
+    pub floor: f64,
+    /// Rows (or elements) the mean ran over.
+    pub units: u64,
+}
+
+impl BiasWorst {
+    /// How near the mean is to failing: the smaller of |t| over its
+    /// threshold and |mean| over the floor (a mean fails past both, so
+    /// above 1 fails).
+    pub fn ratio(&self) -> f64 {
+        let by_t = self.t.abs() / self.threshold;
+        if self.floor > 0.0 {
+            by_t.min(self.value.abs() / self.floor)
+        } else {
+            by_t
+        }
+    }
+}
+
+/// The smallest shift planted into a region's rows that the check caught.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Limit {
+    pub region: Region,
+    /// Relative to each row's scale (its RMS); none when 1% went uncaught.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rel: Option<f64>,
+}
+
+/// The pooled test's verdict: every mean of the signed error over rows,
+/// heads, batches, tiles and columns within what rounding explains.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BiasCheck {
+    pub pass: bool,
+    /// Means tested (the Bonferroni family).
+    pub tests: u64,
+    /// The worst mean, failing or not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worst: Option<BiasWorst>,
+    /// Measured detection limits (the first distribution of a check only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub limits: Vec<Limit>,
 }
 
 impl DistCheck {

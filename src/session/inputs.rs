@@ -26,11 +26,15 @@ pub enum Inputs {
     /// Q, K uniform in ±16 (scores of hundreds of nats), V uniform in
     /// ±60000, near fp16's largest finite value; outputs stay finite.
     Large,
+    /// Q, K uniform in [-1, 1], V uniform in [0, 60000]: O's mean is far
+    /// from 0, so a key weighted wrong in P·V moves it (the pooled test
+    /// sees the shift), and an fp16 intermediate of O before 1/l overflows.
+    Offset,
 }
 
 impl Inputs {
     /// What `selftest` sweeps and `I` cycles through in live mode.
-    pub const ALL: [Inputs; 7] = [
+    pub const ALL: [Inputs; 8] = [
         Inputs::Uniform,
         Inputs::Normal { sigma_milli: 1000 },
         Inputs::Normal { sigma_milli: 4000 },
@@ -38,6 +42,7 @@ impl Inputs {
         Inputs::Outliers,
         Inputs::Ties,
         Inputs::Large,
+        Inputs::Offset,
     ];
 
     /// One line each, for `--help` and the docs.
@@ -51,6 +56,9 @@ impl Inputs {
             Inputs::Outliers => "uniform, with about 1% of keys 40× larger",
             Inputs::Ties => "all keys of a head equal: every score in a row ties, O = mean of V",
             Inputs::Large => "Q, K in ±16 and V in ±60000, near fp16's range without overflow",
+            Inputs::Offset => {
+                "Q, K uniform, V in [0, 60000]: O's mean far from 0 (a misweighted key shifts it), an unnormalized fp16 O overflows"
+            }
         }
     }
 
@@ -99,6 +107,7 @@ impl fmt::Display for Inputs {
             Inputs::Outliers => f.write_str("outliers"),
             Inputs::Ties => f.write_str("ties"),
             Inputs::Large => f.write_str("large"),
+            Inputs::Offset => f.write_str("offset"),
         }
     }
 }
@@ -112,13 +121,14 @@ impl FromStr for Inputs {
     type Err = String;
     fn from_str(text: &str) -> Result<Inputs, String> {
         let text = text.trim();
-        let known = "uniform, normal:σ (e.g. normal:4), rising, outliers, ties, large";
+        let known = "uniform, normal:σ (e.g. normal:4), rising, outliers, ties, large, offset";
         match text {
             "uniform" => return Ok(Inputs::Uniform),
             "rising" => return Ok(Inputs::Rising),
             "outliers" => return Ok(Inputs::Outliers),
             "ties" => return Ok(Inputs::Ties),
             "large" => return Ok(Inputs::Large),
+            "offset" => return Ok(Inputs::Offset),
             _ => {}
         }
         let Some(sigma) = text.strip_prefix("normal:") else {
@@ -145,22 +155,29 @@ impl FromStr for Inputs {
 pub struct InputSet(pub Vec<Inputs>);
 
 impl InputSet {
-    /// Every command's check unless told otherwise: uniform, and rising,
-    /// which makes the running maximum rise mid-row so the online softmax's
+    /// Every command's check unless told otherwise: uniform; rising, which
+    /// makes the running maximum rise mid-row so the online softmax's
     /// rescale runs (uniform inputs never trigger the lazy rescale of the
-    /// WMMA P·V, mma and wgmma paths: docs/measurement.md).
+    /// WMMA P·V, mma and wgmma paths: docs/measurement.md); and offset,
+    /// whose V has a mean far from 0 (a key weighted wrong shifts O) and
+    /// whose unnormalized O overflows fp16.
     pub fn default_check() -> InputSet {
-        InputSet(vec![Inputs::Uniform, Inputs::Rising])
+        InputSet(vec![Inputs::Uniform, Inputs::Rising, Inputs::Offset])
     }
 
-    /// `i` and a distribution that drives the rescale (live's `I` picks `i`).
+    /// `i` and the rest of the default check (live's `I` picks `i`): a
+    /// distribution that drives the rescale, and offset.
     pub fn with_rescale(i: Inputs) -> InputSet {
-        let other = if i == Inputs::Rising {
-            Inputs::Uniform
-        } else {
-            Inputs::Rising
-        };
-        InputSet(vec![i, other])
+        let mut out = vec![i];
+        for other in [Inputs::Rising, Inputs::Offset] {
+            if !out.contains(&other) {
+                out.push(other);
+            }
+        }
+        if out.len() < 3 {
+            out.insert(1, Inputs::Uniform);
+        }
+        InputSet(out)
     }
 
     pub fn all() -> InputSet {
@@ -237,8 +254,8 @@ mod tests {
     #[test]
     fn input_sets_parse_and_default_to_a_rescale() {
         let d = InputSet::default();
-        assert_eq!(d.to_string(), "uniform,rising");
-        assert_eq!("uniform,rising".parse::<InputSet>(), Ok(d));
+        assert_eq!(d.to_string(), "uniform,rising,offset");
+        assert_eq!("uniform,rising,offset".parse::<InputSet>(), Ok(d));
         assert_eq!(
             "all".parse::<InputSet>().unwrap().0.len(),
             Inputs::ALL.len()
@@ -251,7 +268,11 @@ mod tests {
         assert!("".parse::<InputSet>().is_err());
         assert_eq!(
             InputSet::with_rescale(Inputs::Rising).0,
-            vec![Inputs::Rising, Inputs::Uniform]
+            vec![Inputs::Rising, Inputs::Uniform, Inputs::Offset]
+        );
+        assert_eq!(
+            InputSet::with_rescale(Inputs::Ties).0,
+            vec![Inputs::Ties, Inputs::Rising, Inputs::Offset]
         );
         assert_eq!(InputSet::with_rescale(Inputs::Ties).first(), Inputs::Ties);
     }

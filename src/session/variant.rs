@@ -451,7 +451,7 @@ fn python_spec_ok(spec: &str) -> Result<(), String> {
     if ident(function) && module_ok {
         return Ok(());
     }
-    Err("a Python variant is py:NAME (a bundled adapter: sdpa_flash, sdpa_efficient, flex, triton_tutorial, fa3, flashinfer), py:MODULE:FUNCTION or py:/path/file.py:FUNCTION".into())
+    Err("a Python variant is py:NAME (a bundled adapter: sdpa_flash, sdpa_efficient, sdpa_math, flex, triton_tutorial, fa3, flashinfer), py:MODULE:FUNCTION or py:/path/file.py:FUNCTION".into())
 }
 
 /// A kernel by label, or by folder (a path, loaded on first use).

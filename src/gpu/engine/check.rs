@@ -8,6 +8,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::{Buffers, Engine, EngineError, cuda};
+use crate::metrics::bias::{self, Pooled};
 use crate::metrics::reference::{self, At, RowSample, Tally};
 use crate::session::check::{Bounds, DistCheck};
 use crate::session::event::CorrectnessReport;
@@ -65,41 +66,83 @@ impl Reference {
     }
 
     /// `out` (the kernel's O) judged: sampled rows against the reference,
-    /// the others scanned.
-    fn judge(&self, shape: &Shape, bounds: &Bounds, out: &[u16]) -> DistCheck {
+    /// the others scanned; the sampled rows' errors pooled for systematic
+    /// error (not for ties, whose rows in a head are one output), with the
+    /// smallest shift the check catches measured when `limits`.
+    fn judge(&self, shape: &Shape, bounds: &Bounds, out: &[u16], limits: bool) -> DistCheck {
         let (s, d) = (shape.s as usize, shape.d as usize);
-        self.sample
+        let (tally, pooled) = self
+            .sample
             .rows
             .par_iter()
             .enumerate()
-            .map(|(h, rows)| {
-                let mut t = Tally::default();
-                let mut got = vec![0f32; d];
-                let mut poisoned = vec![false; d];
-                let mut next = 0;
-                for row in 0..s {
-                    let at = (h * s + row) * d;
-                    for (c, &x) in out[at..at + d].iter().enumerate() {
-                        got[c] = shape.dtype.to_f32(x);
-                        poisoned[c] = x == shape.dtype.poison();
+            .fold(
+                || (Tally::default(), Pooled::new(shape)),
+                |(mut t, mut pooled), (h, rows)| {
+                    let mut got = vec![0f32; d];
+                    let mut poisoned = vec![false; d];
+                    let mut next = 0;
+                    for row in 0..s {
+                        let at = (h * s + row) * d;
+                        for (c, &x) in out[at..at + d].iter().enumerate() {
+                            got[c] = shape.dtype.to_f32(x);
+                            poisoned[c] = x == shape.dtype.poison();
+                        }
+                        if rows.get(next) == Some(&row) {
+                            let want = &self.rows[h][next * d..(next + 1) * d];
+                            let at = At {
+                                head: h as u64,
+                                row: row as u64,
+                            };
+                            t.compare_row(bounds, at, &got, &poisoned, want);
+                            if !poisoned.contains(&true) {
+                                pooled.add_row(h, row, &got, want, 1.0);
+                            }
+                            next += 1;
+                        } else {
+                            let kv = reference::kv_index(shape, h);
+                            t.scan_row(bounds, &got, &poisoned, &self.ranges[kv]);
+                        }
                     }
-                    if rows.get(next) == Some(&row) {
-                        let want = &self.rows[h][next * d..(next + 1) * d];
-                        let at = At {
-                            head: h as u64,
-                            row: row as u64,
-                        };
-                        t.compare_row(bounds, at, &got, &poisoned, want);
-                        next += 1;
-                    } else {
-                        let kv = reference::kv_index(shape, h);
-                        t.scan_row(bounds, &got, &poisoned, &self.ranges[kv]);
-                    }
+                    (t, pooled)
+                },
+            )
+            .reduce(
+                || (Tally::default(), Pooled::new(shape)),
+                |a, b| (a.0.merge(b.0), a.1.merge(&b.1)),
+            );
+        let mut check = tally.finish();
+        if self.key.1 != Inputs::Ties {
+            let mut bias = pooled.verdict(shape.dtype.unit());
+            if limits {
+                let rows = self.row_views(shape, out);
+                bias.limits = bias::detection_limits(shape, bounds, &rows, &pooled);
+            }
+            check.pass &= bias.pass;
+            check.bias = Some(bias);
+        }
+        check
+    }
+
+    /// The compared rows as the detection limits read them.
+    fn row_views<'a>(&'a self, shape: &Shape, out: &'a [u16]) -> Vec<bias::Row<'a>> {
+        let (s, d) = (shape.s as usize, shape.d as usize);
+        let mut views = Vec::with_capacity(self.sample.checked() as usize);
+        for (h, rows) in self.sample.rows.iter().enumerate() {
+            for (i, &row) in rows.iter().enumerate() {
+                let at = (h * s + row) * d;
+                let got = &out[at..at + d];
+                if !got.contains(&shape.dtype.poison()) {
+                    views.push(bias::Row {
+                        head: h,
+                        row,
+                        got,
+                        want: &self.rows[h][i * d..(i + 1) * d],
+                    });
                 }
-                t
-            })
-            .reduce(Tally::default, Tally::merge)
-            .finish()
+            }
+        }
+        views
     }
 }
 
@@ -219,11 +262,23 @@ impl Engine {
         dist: Inputs,
         seed: u64,
     ) -> Result<(DistCheck, Vec<u16>), EngineError> {
+        self.check_output_with(variant, shape, dist, seed, false)
+    }
+
+    /// `check_output`, measuring the detection limits when `limits`.
+    fn check_output_with(
+        &mut self,
+        variant: &Variant,
+        shape: &Shape,
+        dist: Inputs,
+        seed: u64,
+        limits: bool,
+    ) -> Result<(DistCheck, Vec<u16>), EngineError> {
         self.prepare(variant, shape)?;
         // Checks run on the engine's own buffers and first module.
         let placed = self.placement();
         self.use_placement(0, 0);
-        let checked = self.check_here(variant, shape, dist, seed);
+        let checked = self.check_here(variant, shape, (dist, seed), limits);
         self.use_placement(placed.0, placed.1);
         checked
     }
@@ -232,8 +287,8 @@ impl Engine {
         &mut self,
         variant: &Variant,
         shape: &Shape,
-        dist: Inputs,
-        seed: u64,
+        (dist, seed): (Inputs, u64),
+        limits: bool,
     ) -> Result<(DistCheck, Vec<u16>), EngineError> {
         let r = self.oracle.get(shape, dist, seed);
         self.upload(shape, dist, &r.host)?;
@@ -254,13 +309,14 @@ impl Engine {
             inputs: dist,
             seed,
             value_scale: r.value_scale,
-            ..r.judge(shape, &Bounds::of(shape.dtype), &out)
+            ..r.judge(shape, &Bounds::of(shape.dtype), &out, limits)
         };
         Ok((check, out))
     }
 
     /// Checks the variant on every distribution of `set`, each on `seed`:
-    /// one report, passing when every check passes.
+    /// one report, passing when every check passes; the first distribution
+    /// measures the detection limits.
     pub fn check(
         &mut self,
         variant: &Variant,
@@ -269,8 +325,11 @@ impl Engine {
         seed: u64,
     ) -> Result<CorrectnessReport, EngineError> {
         let mut checks = Vec::new();
-        for &dist in &set.0 {
-            checks.push(self.check_output(variant, shape, dist, seed)?.0);
+        for (i, &dist) in set.0.iter().enumerate() {
+            checks.push(
+                self.check_output_with(variant, shape, dist, seed, i == 0)?
+                    .0,
+            );
         }
         let sample = reference::rows_to_check(shape, seed);
         Ok(report(variant, shape, seed, &sample, checks))

@@ -436,6 +436,27 @@ fn every_head_gets_rows() {
 }
 
 #[test]
+fn sampled_rows_reach_every_block_of_rows_a_stretch_long() {
+    // B4 H16 S4096: about 80 rows a head, one in each stretch of about 51,
+    // so every 64-row block of every head is compared, whatever the seed
+    // (a plain draw left some blocks out for some seeds).
+    let big = Shape::new(4, 16, 4096, 64);
+    for seed in 0..20 {
+        let a = rows_to_check(&big, seed);
+        let per = a.rows[0].len();
+        assert!(4096 / per <= 64, "{per} rows a head");
+        for r in &a.rows {
+            for block in 0..64 {
+                assert!(
+                    r.iter().any(|&x| x / 64 == block),
+                    "seed {seed}: block {block} of a head has no row"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn coverage_in_words() {
     use crate::session::event::CorrectnessReport;
     let c = CorrectnessReport {

@@ -180,6 +180,10 @@ fn correctness_lines(s: &VariantState, width: u16) -> Vec<Line<'static>> {
             if !coverage.is_empty() {
                 groups.push(vec![Span::styled(coverage, theme::dim())]);
             }
+            let pooled = crate::metrics::reference::pooled_text(c);
+            if !pooled.is_empty() {
+                groups.push(vec![Span::styled(pooled, theme::dim())]);
+            }
             super::flow(groups, width)
         }
         None => vec![Line::styled("correct  not checked yet (o)", theme::dim())],
