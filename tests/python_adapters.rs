@@ -56,7 +56,7 @@ fn doctor_names_every_adapter_without_torch() {
     };
     assert!(ok, "{out}");
     assert!(
-        out.contains("ok 7") || out.contains("torch present"),
+        out.contains("ok 8") || out.contains("torch present"),
         "{out}"
     );
 }

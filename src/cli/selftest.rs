@@ -32,8 +32,8 @@ pub struct SelftestArgs {
     pub variants: Option<VariantNames>,
     /// Prove the oracle has teeth: build each path with each planted bug
     /// (the manifest's mutation sites) and run the default check on it at
-    /// three shapes; exits 1 if the check misses one where it fires, or a
-    /// build or launch fails.
+    /// seven shapes, in fp16 and then bf16; exits 1 if the check misses one
+    /// where it fires, or a build or launch fails.
     #[arg(long)]
     pub mutations: bool,
     /// With --mutations or --calibrate: one format only (default: fp16 and
@@ -47,8 +47,8 @@ pub struct SelftestArgs {
     #[arg(long, value_name = "SEEDS", conflicts_with_all = ["quick", "mutations"],
           value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub calibrate: Option<u32>,
-    /// With --calibrate: stop starting seeds after this many seconds (every
-    /// shape has the same number of seeds when it stops).
+    /// With --calibrate: stop after this many seconds, between two shapes
+    /// (the report counts the seeds done whole and every check run).
     #[arg(long, value_name = "SECONDS", requires = "calibrate")]
     pub deadline: Option<f64>,
     /// Base seed (each case adds its index; default: a fresh one, printed).
@@ -68,7 +68,7 @@ pub struct SelftestArgs {
 fn selftest_help() -> String {
     format!(
         "Input distributions (--inputs on bench, ab, gates, tune, sweep and selftest: a comma-separated list or all; \
-         every command but selftest checks on uniform,rising,offset unless told; I in live picks one and rising joins it):\n{}",
+         every command but selftest checks on uniform,rising,offset unless told; I in live picks one and the rest of the default joins it):\n{}",
         Inputs::help()
     )
 }

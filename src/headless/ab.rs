@@ -310,11 +310,7 @@ fn print_checks(checks: &[CorrectnessReport], inputs: &crate::session::InputSet,
             c.worst_ratio()
                 .map_or("—".into(), |r| format!("{:.1}×", 1.0 / r))
         );
-        let pooled = crate::metrics::reference::pooled_text(c);
-        if !pooled.is_empty() {
-            println!("    {pooled}");
-        }
-        for line in crate::metrics::reference::failures(c) {
+        for line in crate::metrics::reference::check_lines(c) {
             println!("    {line}");
         }
     }

@@ -449,11 +449,7 @@ pub(super) fn print_checks(rows: &[serde_json::Value]) {
         else {
             continue;
         };
-        let pooled = crate::metrics::reference::pooled_text(&c);
-        if !pooled.is_empty() {
-            println!("{}: {pooled}", c.variant.name());
-        }
-        for line in crate::metrics::reference::failures(&c) {
+        for line in crate::metrics::reference::check_lines(&c) {
             println!("{}: {line}", c.variant.name());
         }
     }

@@ -262,11 +262,7 @@ fn print_checks(checks: &[&CorrectnessReport]) {
             c.seed,
             crate::metrics::reference::coverage_text(c)
         );
-        let pooled = crate::metrics::reference::pooled_text(c);
-        if !pooled.is_empty() {
-            println!("  {pooled}");
-        }
-        for line in crate::metrics::reference::failures(c) {
+        for line in crate::metrics::reference::check_lines(c) {
             println!("  {line}");
         }
     }

@@ -1,9 +1,9 @@
 //! `attnscope selftest --mutations`: every planted bug (the manifest's
 //! test-only toggles with mutation sites) built into each variant that
-//! lists it, run through the default check at three shapes beside the same
-//! variant without it, on the same inputs. A bug must be caught at every
-//! shape where it changes O; a build or launch error is an error, never a
-//! catch.
+//! lists it, run through the default check at seven shapes (fp16, then
+//! bf16) beside the same variant without it, on the same inputs. A bug must
+//! be caught at every shape where it changes O; a build or launch error is
+//! an error, never a catch.
 
 use std::collections::HashMap;
 

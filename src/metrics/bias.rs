@@ -180,13 +180,14 @@ impl Pooled {
             return;
         }
         let (mut shift, mut proj) = (0.0, 0.0);
+        let col0 = l.start(Region::Column);
         for (c, (&g, &w)) in got.iter().zip(want).enumerate() {
             let e = (g as f64 - l.shape.dtype.round(w)) / scale;
             let r = w / scale;
             shift += e;
             proj += e * r;
             if c < l.d {
-                let at = l.start(Region::Column) + c;
+                let at = col0 + c;
                 self.acc[at][0].add(e, 1.0, sign);
                 self.acc[at][1].add(e * r, r * r, sign);
             }

@@ -183,6 +183,19 @@ pub fn fit_middle(text: &str, width: usize) -> String {
     out
 }
 
+/// `text` in at most `width` characters, cut at the end with `…`: what
+/// comes first matters most (`uniform +rising,offset` → `uniform +risi…`).
+pub fn fit_end(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
+    if width > 0 {
+        out.push('…');
+    }
+    out
+}
+
 /// A metric value in its unit, compact.
 pub fn metric(value: f64, unit: &str) -> String {
     if !value.is_finite() {
@@ -281,6 +294,9 @@ mod tests {
             "{cut}"
         );
         assert_eq!(fit_middle("abc", 1), "a");
+        assert_eq!(fit_end("uniform +rising,offset", 14), "uniform +risi…");
+        assert_eq!(fit_end("short", 14), "short");
+        assert_eq!(fit_end("abc", 0), "");
     }
 
     #[test]

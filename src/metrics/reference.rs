@@ -449,6 +449,17 @@ pub fn failures(c: &crate::session::event::CorrectnessReport) -> Vec<String> {
         .collect()
 }
 
+/// What a report says under its verdict: the pooled test's line, then one
+/// per failing check.
+pub fn check_lines(c: &crate::session::event::CorrectnessReport) -> Vec<String> {
+    let pooled = pooled_text(c);
+    (!pooled.is_empty())
+        .then_some(pooled)
+        .into_iter()
+        .chain(failures(c))
+        .collect()
+}
+
 /// A failing pooled mean in words: "head 7 shifted by +0.052% of its
 /// scale (t 14.2, past the 6.6 rounding explains; 512 rows)".
 fn bias_failure(w: &crate::session::check::BiasWorst) -> String {

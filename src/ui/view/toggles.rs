@@ -34,7 +34,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     let mut rest = tile_lines(v, manifest.as_deref(), width);
     rest.push(shape_line(&key.shape, width));
     rest.push(timing_line(state, width));
-    rest.extend(inputs_line(state));
+    rest.extend(inputs_line(state, width));
     rest.extend(slot_lines(state, width));
     if 1 + switch_lines.len() + rest.len() <= inner.height as usize {
         lines.extend(switch_lines);
@@ -178,25 +178,24 @@ fn timing_line(state: &UiState, width: usize) -> Line<'static> {
     ])
 }
 
-/// The checks' input distributions, when known.
-fn inputs_line(state: &UiState) -> Option<Line<'static>> {
-    // Live checks the chosen distribution and one that makes the softmax
-    // rescale (gpu/executor.rs).
+/// The checks' input distributions, when known: live's chosen one (`I`)
+/// first, the rest of the default check after it, cut to the panel.
+fn inputs_line(state: &UiState, width: usize) -> Option<Line<'static>> {
     let inputs = match &state.mode {
-        Mode::Live { inputs, .. } => Some(
-            crate::session::InputSet::with_rescale(*inputs)
-                .0
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("+"),
-        ),
-        Mode::Replay { .. } => state.session.inputs.map(|i| i.to_string()),
+        Mode::Live { inputs, .. } => {
+            let set = crate::session::InputSet::with_rescale(*inputs).0;
+            let rest: Vec<String> = set.iter().skip(1).map(ToString::to_string).collect();
+            Some(format!("{} +{}", set[0], rest.join(",")))
+        }
+        Mode::Replay { .. } => state.session.inputs.map(|i| format!("{i} inputs")),
     };
     inputs.map(|i| {
         Line::from(vec![
             Span::styled(" check ", theme::label()),
-            Span::styled(format!("{i} inputs"), theme::value()),
+            Span::styled(
+                crate::metrics::format::fit_end(&i, width.saturating_sub(7)),
+                theme::value(),
+            ),
         ])
     })
 }
