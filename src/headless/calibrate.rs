@@ -87,7 +87,21 @@ struct Record {
     pooled: f64,
 }
 
+/// Bins of the row-error histogram: 0.01u wide from 0 to 8u, the last
+/// one holding everything above.
+const HIST_BINS: usize = 801;
+
 impl Record {
+    /// The row errors as counts per 0.01u, so runs in pieces merge
+    /// (`scripts/calibrate_table.py` takes several files).
+    fn histogram(&self) -> Vec<u64> {
+        let mut h = vec![0u64; HIST_BINS];
+        for x in &self.row_units {
+            h[((x / 0.01) as usize).min(HIST_BINS - 1)] += 1;
+        }
+        h
+    }
+
     fn quantile(&self, q: f64) -> f64 {
         let mut v = self.row_units.clone();
         v.sort_by(f64::total_cmp);
@@ -195,7 +209,8 @@ fn report(
                 json!({"variant": v, "dtype": dtype, "checks": r.checks, "not_taken": r.not_taken,
                 "false_failures": r.failures.len(), "failures": r.failures, "errors": r.errors,
                 "row_units_p50": r.quantile(0.5), "row_units_p99": r.quantile(0.99),
-                "row_units_max": r.quantile(1.0), "worst_element_ratio": r.worst_element,
+                "row_units_max": r.quantile(1.0), "row_units_hist_0_01u": r.histogram(),
+                "worst_element_ratio": r.worst_element,
                 "pooled_max_ratio": r.pooled})
             })
             .collect();
