@@ -14,6 +14,7 @@ mod clocks;
 mod doctor;
 mod doctor_python;
 pub mod gates;
+mod mutation_paths;
 mod mutations;
 mod new;
 mod offsets;

@@ -18,7 +18,7 @@ use crate::session::{Dtype, InputSet, Inputs, Shape, Toggles, Variant};
 
 /// The planted bugs and the variants each is planted in, those a GPU of
 /// compute capability `cc` runs.
-fn mutants(cc: u32) -> Vec<(String, Variant)> {
+pub(super) fn mutants(cc: u32) -> Vec<(String, Variant)> {
     let kernel = registry::primary();
     let m = registry::manifest(kernel);
     let mut out = Vec::new();
@@ -38,7 +38,7 @@ fn mutants(cc: u32) -> Vec<(String, Variant)> {
 }
 
 /// The variant without its test-only toggles.
-fn clean_of(mutant: Variant) -> Variant {
+pub(super) fn clean_of(mutant: Variant) -> Variant {
     let m = mutant.manifest().expect("a kernel variant");
     let test_only = m
         .toggles
@@ -83,6 +83,25 @@ impl Cell {
             Cell::Error(_) => "ERROR".into(),
         }
     }
+}
+
+/// "variant: path" for each path of a planted variant none of `shapes`
+/// reaches (super::mutation_paths).
+fn unreached_paths(f: &Findings, shapes: &[Shape]) -> Vec<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for (_, v, _) in &f.rows {
+        let clean = clean_of(*v);
+        if !seen.insert(clean.name()) {
+            continue;
+        }
+        for (path, hit) in super::mutation_paths::coverage(&clean, shapes) {
+            if hit.is_none() {
+                out.push(format!("{}: {path}", clean.name()));
+            }
+        }
+    }
+    out
 }
 
 /// ‖a − b‖ ÷ ‖b‖ over two outputs (bits of `dtype`).
@@ -361,6 +380,14 @@ fn print_table(
     }
     for c in &f.clean_failed {
         println!("the unmutated variant failed: {c}");
+    }
+    let unreached = unreached_paths(f, shapes);
+    if unreached.is_empty() {
+        println!(
+            "paths: every planted variant meets at these shapes each path it has (ragged key tails with and without the mask, a ragged query tail, grouped-query heads, each D it launches at)"
+        );
+    } else {
+        println!("paths no shape here reaches: {}", unreached.join("; "));
     }
     let failed = f.failed();
     if failed.is_empty() && f.clean_failed.is_empty() {
