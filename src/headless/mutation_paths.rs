@@ -51,26 +51,18 @@ pub const PATHS: [Path; 7] = [
 ];
 
 /// Whether `v` launches at `shape`: its manifest takes it and its shared
-/// memory fits.
+/// memory at that D fits (the figure `GpuInfo::smem_over` judges on a GPU).
 pub fn launches(v: &Variant, shape: &Shape) -> bool {
-    let Some(m) = v.manifest() else {
-        return v.runs(shape).is_ok();
-    };
-    v.runs(shape).is_ok()
-        && m.launch_shape(v.toggles.0, v.tile, shape, 132)
-            .is_ok_and(|l| l.smem_bytes <= SMEM_LIMIT)
+    v.runs(shape).is_ok() && v.smem_bytes(shape.d) <= SMEM_LIMIT
 }
 
 /// For each path `v` has at all (a D it cannot launch at is no path), the
 /// first of `shapes` that reaches it, or None.
 pub fn coverage(v: &Variant, shapes: &[Shape]) -> Vec<(&'static str, Option<Shape>)> {
-    let Some(m) = v.manifest() else {
+    if v.manifest().is_none() {
         return Vec::new();
-    };
-    let rows = |define: &str| {
-        m.value(v.toggles.0, v.tile, define)
-            .map_or(64, |x| x.max(1) as u32)
-    };
+    }
+    let rows = |define: &str| v.param(define).map_or(64, |x| x.max(1) as u32);
     let (bm, bn) = (rows("BLOCK_M"), rows("BLOCK_N"));
     PATHS
         .iter()
@@ -92,6 +84,24 @@ pub fn coverage(v: &Variant, shapes: &[Shape]) -> Vec<(&'static str, Option<Shap
             (p.name, hit)
         })
         .collect()
+}
+
+/// "variant: path" for each path of `variants` (each once) that none of
+/// `shapes` reaches.
+pub fn unreached(variants: impl IntoIterator<Item = Variant>, shapes: &[Shape]) -> Vec<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for v in variants {
+        if !seen.insert(v.name()) {
+            continue;
+        }
+        for (path, hit) in coverage(&v, shapes) {
+            if hit.is_none() {
+                out.push(format!("{}: {path}", v.name()));
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -85,25 +85,6 @@ impl Cell {
     }
 }
 
-/// "variant: path" for each path of a planted variant none of `shapes`
-/// reaches (super::mutation_paths).
-fn unreached_paths(f: &Findings, shapes: &[Shape]) -> Vec<String> {
-    let mut seen = std::collections::BTreeSet::new();
-    let mut out = Vec::new();
-    for (_, v, _) in &f.rows {
-        let clean = clean_of(*v);
-        if !seen.insert(clean.name()) {
-            continue;
-        }
-        for (path, hit) in super::mutation_paths::coverage(&clean, shapes) {
-            if hit.is_none() {
-                out.push(format!("{}: {path}", clean.name()));
-            }
-        }
-    }
-    out
-}
-
 /// ‖a − b‖ ÷ ‖b‖ over two outputs (bits of `dtype`).
 fn relative_change(dtype: Dtype, a: &[u16], b: &[u16]) -> f64 {
     let (mut diff, mut norm) = (0f64, 0f64);
@@ -381,7 +362,7 @@ fn print_table(
     for c in &f.clean_failed {
         println!("the unmutated variant failed: {c}");
     }
-    let unreached = unreached_paths(f, shapes);
+    let unreached = super::mutation_paths::unreached(f.rows.iter().map(|r| clean_of(r.1)), shapes);
     if unreached.is_empty() {
         println!(
             "paths: every planted variant meets at these shapes each path it has (ragged key tails with and without the mask, a ragged query tail, grouped-query heads, each D it launches at)"

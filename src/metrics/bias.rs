@@ -151,6 +151,11 @@ impl Layout {
     }
 }
 
+/// A row's scale: the RMS of its reference.
+fn row_scale(want: &[f64]) -> f64 {
+    (want.iter().map(|w| w * w).sum::<f64>() / want.len().max(1) as f64).sqrt()
+}
+
 /// The pooled sums of one check: add rows (in any order, in parallel and
 /// merged), then ask for the verdict.
 #[derive(Clone, Debug)]
@@ -174,8 +179,7 @@ impl Pooled {
     pub fn add_row(&mut self, head: usize, row: usize, got: &[f32], want: &[f64], sign: f64) {
         let l = self.layout;
         let d = want.len().max(1) as f64;
-        let norm2: f64 = want.iter().map(|w| w * w).sum();
-        let scale = (norm2 / d).sqrt();
+        let scale = row_scale(want);
         if scale <= 0.0 || !scale.is_finite() || got.iter().any(|g| !g.is_finite()) {
             return;
         }
@@ -341,8 +345,7 @@ pub struct Row<'a> {
 /// what it wrote (a dither from the row and column, so a shift under half
 /// a unit moves some values and not others, and the mean moves by it).
 fn planted(r: &Row, dtype: Dtype, delta: f64, cols: std::ops::Range<usize>) -> [Vec<f32>; 2] {
-    let d = r.want.len().max(1) as f64;
-    let scale = (r.want.iter().map(|w| w * w).sum::<f64>() / d).sqrt();
+    let scale = row_scale(r.want);
     let got: Vec<f32> = r.got.iter().map(|&b| dtype.to_f32(b)).collect();
     let moved = got
         .iter()
@@ -401,6 +404,8 @@ pub fn detection_limits(shape: &Shape, bounds: &Bounds, rows: &[Row], base: &Poo
             } else {
                 0..d
             };
+            // Planted rows are written everywhere: no element is poison.
+            let written = vec![false; d];
             let mut caught = None;
             let mut delta = PLANT_MAX;
             for _ in 0..PLANT_STEPS {
@@ -417,7 +422,7 @@ pub fn detection_limits(shape: &Shape, bounds: &Bounds, rows: &[Row], base: &Poo
                                 head: r.head as u64,
                                 row: r.row as u64,
                             };
-                            t.compare_row(bounds, at, &g, &vec![false; g.len()], r.want);
+                            t.compare_row(bounds, at, &g, &written, r.want);
                             (p, t)
                         },
                     )
