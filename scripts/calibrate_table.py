@@ -2,7 +2,7 @@
 """The table of `attnscope selftest --calibrate --json`, one file or several pieces merged (each piece
 run with its own --seed base, so no seed repeats): per variant and format, the checks, false failures,
 errors (a library refusing a shape at run time), each check's worst row error in units of the format
-(p50, p99, max; the row bound is 4), the worst element over its bound and the worst pooled mean over what
+(p50, p99, max; the row bound is 2), the worst element over its bound and the worst pooled mean over what
 rounding explains (1 fails).
     python3 scripts/calibrate_table.py calibrate.json [more.json ...]
 """

@@ -7,15 +7,19 @@
 //! from.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
+
+use rayon::prelude::*;
 
 use serde_json::json;
 
 use super::selftest::shape;
 use crate::cli::{SelftestArgs, exit};
-use crate::gpu::engine::{Engine, EngineError};
+use crate::gpu::engine::{Engine, EngineError, Reference};
+use crate::session::check::DistCheck;
 use crate::session::manifest::registry;
-use crate::session::{Dtype, InputSet, Shape, Variant};
+use crate::session::{Dtype, InputSet, Inputs, Shape, Variant};
 
 /// Twenty-one shapes over the paths the oracle must not cry wolf on: D 64,
 /// 128 and 256, causal and not, ragged query and key tails, grouped-query
@@ -111,6 +115,78 @@ impl Record {
     }
 }
 
+/// One unit of work for the judges: every output the variants gave on one
+/// set of inputs.
+struct Job {
+    shape: Shape,
+    dist: Inputs,
+    seed: u64,
+    host: Arc<[Vec<u16>; 3]>,
+    /// (variant, its O) in the order they ran.
+    outputs: Vec<(String, Vec<u16>)>,
+}
+
+/// Judges a job: the reference made once, each distinct O judged once
+/// (the judge is a function of O's bits and the reference, so a variant
+/// whose O is bit for bit another's gets that check), every variant's
+/// check recorded.
+fn judge(job: Job, records: &Mutex<BTreeMap<(String, Dtype), Record>>, distinct: &Mutex<u64>) {
+    let r = Reference::from_host(&job.shape, job.dist, job.seed, job.host);
+    // Positions of the first output of each distinct O, and each output's.
+    let mut first_at: Vec<usize> = Vec::new();
+    let mut which = Vec::with_capacity(job.outputs.len());
+    for (i, (_, out)) in job.outputs.iter().enumerate() {
+        let w = first_at.iter().position(|&f| job.outputs[f].1 == *out);
+        which.push(w.unwrap_or_else(|| {
+            first_at.push(i);
+            first_at.len() - 1
+        }));
+    }
+    let checks: Vec<DistCheck> = first_at
+        .par_iter()
+        .map(|&i| r.judge_output(&job.outputs[i].1))
+        .collect();
+    *distinct.lock().unwrap_or_else(|e| e.into_inner()) += checks.len() as u64;
+    let mut records = records.lock().unwrap_or_else(|e| e.into_inner());
+    for ((name, _), &w) in job.outputs.iter().zip(&which) {
+        let rec = records.entry((name.clone(), job.shape.dtype)).or_default();
+        rec.add(&checks[w], &job.shape);
+    }
+}
+
+impl Record {
+    fn add(&mut self, c: &DistCheck, shape: &Shape) {
+        self.checks += 1;
+        let w = &c.worst_row;
+        if w.want > 0.0 {
+            self.row_units.push(w.got / w.want / shape.dtype.unit());
+        }
+        self.worst_element = self.worst_element.max(c.worst_element.ratio);
+        let pooled = c
+            .bias
+            .as_ref()
+            .and_then(|b| b.worst.as_ref())
+            .map_or(0.0, |w| w.ratio());
+        self.pooled = self.pooled.max(pooled);
+        if !c.pass {
+            let what = format!(
+                "{shape} {} seed {}: element {:.2}, row {:.2} of their bounds, pooled {pooled:.2}, NaN {}, ±Inf {}",
+                c.inputs,
+                c.seed,
+                c.worst_element.ratio,
+                c.worst_row.ratio,
+                c.nan_count,
+                c.inf_count
+            );
+            self.failures.push(json!({"what": what, "check": c}));
+        }
+    }
+}
+
+/// Threads judging while the GPU runs the next inputs (each judge is
+/// itself parallel over heads and outputs).
+const JUDGES: usize = 4;
+
 pub(super) fn calibrate(engine: &mut Engine, args: &SelftestArgs, base: u64, seeds: u32) -> i32 {
     let variants = args
         .variants
@@ -126,77 +202,129 @@ pub(super) fn calibrate(engine: &mut Engine, args: &SelftestArgs, base: u64, see
         .map_or(vec![Dtype::F16, Dtype::Bf16], |d| vec![d]);
     let shapes = calibration_shapes();
     let start = Instant::now();
-    let mut records: BTreeMap<(String, Dtype), Record> = BTreeMap::new();
-    let mut done = 0;
+    prebuild(engine, &variants, &shapes, &dtypes);
+    eprintln!(
+        "calibrate: {} variants built in {:.0} s",
+        variants.len(),
+        start.elapsed().as_secs_f64()
+    );
+    let records: Mutex<BTreeMap<(String, Dtype), Record>> = Mutex::new(BTreeMap::new());
+    let distinct = Mutex::new(0u64);
     let late = || {
         args.deadline
             .is_some_and(|d| start.elapsed().as_secs_f64() > d)
     };
-    'seeds: for s in 0..seeds {
-        let seed = base + u64::from(s);
-        for &dtype in &dtypes {
-            for shape in shapes.iter().map(|s| s.with_dtype(dtype)) {
-                // A seed cut short still counts its checks; `seeds` counts whole ones.
-                if late() {
-                    break 'seeds;
+    let mut done = 0;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(2 * JUDGES);
+    let rx = Mutex::new(rx);
+    std::thread::scope(|scope| {
+        for _ in 0..JUDGES {
+            let (rx, records, distinct) = (&rx, &records, &distinct);
+            scope.spawn(move || {
+                loop {
+                    let job = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                    match job {
+                        Ok(job) => judge(job, records, distinct),
+                        Err(_) => break,
+                    }
                 }
-                for &dist in &dists {
-                    for v in &variants {
-                        let r = records.entry((v.name(), dtype)).or_default();
-                        if v.runs(&shape).is_err() || engine.info.smem_refusal(v, shape.d).is_some()
-                        {
-                            r.not_taken += 1;
-                            continue;
-                        }
-                        match engine.check_output(v, &shape, dist, seed) {
-                            Err(EngineError::NotTaken(_)) => r.not_taken += 1,
-                            Err(e) => r.errors.push(format!("{shape} {dist} seed {seed}: {e}")),
-                            Ok((c, _)) => {
-                                r.checks += 1;
-                                let u = dtype.unit();
-                                let w = &c.worst_row;
-                                if w.want > 0.0 {
-                                    r.row_units.push(w.got / w.want / u);
+            });
+        }
+        let note = |v: &Variant, dtype: Dtype, f: &dyn Fn(&mut Record)| {
+            let mut r = records.lock().unwrap_or_else(|e| e.into_inner());
+            f(r.entry((v.name(), dtype)).or_default());
+        };
+        'seeds: for s in 0..seeds {
+            let seed = base + u64::from(s);
+            let t = Instant::now();
+            for &dtype in &dtypes {
+                for shape in shapes.iter().map(|s| s.with_dtype(dtype)) {
+                    // A seed cut short still counts its checks; `seeds` counts whole ones.
+                    if late() {
+                        break 'seeds;
+                    }
+                    for &dist in &dists {
+                        let host = Arc::new(crate::metrics::qkv::generate(dist, &shape, seed));
+                        let mut outputs = Vec::new();
+                        for v in &variants {
+                            if v.runs(&shape).is_err()
+                                || engine.info.smem_refusal(v, shape.d).is_some()
+                            {
+                                note(v, dtype, &|r| r.not_taken += 1);
+                                continue;
+                            }
+                            match engine.output_for_check(v, &shape, (dist, seed), &host) {
+                                Ok(out) => outputs.push((v.name(), out)),
+                                Err(EngineError::NotTaken(_)) => {
+                                    note(v, dtype, &|r| r.not_taken += 1)
                                 }
-                                r.worst_element = r.worst_element.max(c.worst_element.ratio);
-                                if let Some(b) = c.bias.as_ref().and_then(|b| b.worst.as_ref()) {
-                                    r.pooled = r.pooled.max(b.ratio());
-                                }
-                                if !c.pass {
-                                    let what = format!(
-                                        "{shape} {dist} seed {seed}: element {:.2}, row {:.2} of their bounds, pooled {:.2}, NaN {}, ±Inf {}",
-                                        c.worst_element.ratio,
-                                        c.worst_row.ratio,
-                                        c.bias
-                                            .as_ref()
-                                            .and_then(|b| b.worst.as_ref())
-                                            .map_or(0.0, |w| w.ratio()),
-                                        c.nan_count,
-                                        c.inf_count
-                                    );
-                                    r.failures.push(json!({"what": what, "check": c}));
+                                Err(e) => {
+                                    let e = format!("{shape} {dist} seed {seed}: {e}");
+                                    note(v, dtype, &|r| r.errors.push(e.clone()));
                                 }
                             }
+                        }
+                        let job = Job {
+                            shape,
+                            dist,
+                            seed,
+                            host,
+                            outputs,
+                        };
+                        if tx.send(job).is_err() {
+                            break 'seeds;
                         }
                     }
                 }
             }
+            done += 1;
+            eprintln!(
+                "calibrate: seed {seed} in {:.2} s ({:.0} s so far)",
+                t.elapsed().as_secs_f64(),
+                start.elapsed().as_secs_f64()
+            );
         }
-        done += 1;
-    }
+        drop(tx);
+    });
+    let records = records.into_inner().unwrap_or_else(|e| e.into_inner());
+    let distinct = distinct.into_inner().unwrap_or_else(|e| e.into_inner());
     report(
         engine,
         (base, done, start.elapsed().as_secs_f64()),
-        &shapes,
+        (&shapes, distinct),
         &records,
         args.json,
     )
 }
 
+/// Every tile compiled up front, in parallel, for each format, head
+/// dimension and head grouping the shapes need (the libraries and Python
+/// peers build on first use).
+fn prebuild(engine: &mut Engine, variants: &[Variant], shapes: &[Shape], dtypes: &[Dtype]) {
+    let mut seen = std::collections::HashSet::new();
+    for &dtype in dtypes {
+        for shape in shapes.iter().map(|s| s.with_dtype(dtype)) {
+            if !seen.insert((shape.d, shape.dtype, shape.same_kv())) {
+                continue;
+            }
+            let takers: Vec<Variant> = variants
+                .iter()
+                .filter(|v| {
+                    !v.is_library()
+                        && v.runs(&shape).is_ok()
+                        && engine.info.smem_refusal(v, shape.d).is_none()
+                })
+                .copied()
+                .collect();
+            engine.build_ahead(&takers, &shape);
+        }
+    }
+}
+
 fn report(
     engine: &Engine,
     (base, seeds, secs): (u64, u32, f64),
-    shapes: &[Shape],
+    (shapes, distinct): (&[Shape], u64),
     records: &BTreeMap<(String, Dtype), Record>,
     json_out: bool,
 ) -> i32 {
@@ -217,18 +345,18 @@ fn report(
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({"gpu": engine.info, "base_seed": base,
-                "seeds": seeds, "seconds": secs, "shapes": shapes, "checks": checks,
+                "seeds": seeds, "seconds": secs, "shapes": shapes, "checks": checks, "distinct_outputs_judged": distinct,
                 "false_failures": failed, "by_variant": rows}))
             .unwrap_or_default()
         );
     } else {
         println!(
-            "calibration on {}: {seeds} seeds from {base} × {} shapes × the default check, {checks} checks in {secs:.0} s",
+            "calibration on {}: {seeds} seeds from {base} × {} shapes × the default check, {checks} checks ({distinct} distinct outputs judged) in {secs:.0} s",
             engine.info.name,
             shapes.len()
         );
         println!(
-            "row error: each check's worst row, ‖Δ‖ ÷ ‖ref‖ in units u of the format (the bound is 4); element: the worst element over its bound; pooled: the worst mean over what rounding explains (1 fails)"
+            "row error: each check's worst row, ‖Δ‖ ÷ ‖ref‖ in units u of the format (the bound is 2); element: the worst element over its bound; pooled: the worst mean over what rounding explains (1 fails)"
         );
         println!(
             "{:<34} {:<5} {:>7} {:>6} {:>6} {:>9} {:>9} {:>9} {:>8} {:>7}",

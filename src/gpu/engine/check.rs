@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use cudarc::driver::DevicePtrMut;
+
 use super::{Buffers, Engine, EngineError, cuda};
 use crate::metrics::bias::{self, Pooled};
 use crate::metrics::reference::{self, At, RowSample, Tally};
@@ -16,11 +18,13 @@ use crate::session::{InputSet, Inputs, Shape, Variant};
 
 /// One check's inputs and what the reference says about them: the rows
 /// compared in each head, their f64 outputs, and V's column ranges for the
-/// rows not compared.
-pub(super) struct Reference {
+/// rows not compared. Pure CPU: a caller that runs many variants on the
+/// same inputs (`selftest --calibrate`) makes it once, off the thread that
+/// launches, and judges every output against it.
+pub struct Reference {
     key: (Shape, Inputs, u64),
     /// Q, K, V as bits of the shape's dtype.
-    host: [Vec<u16>; 3],
+    host: Arc<[Vec<u16>; 3]>,
     sample: RowSample,
     /// Per query head: its sampled rows' outputs, row after row.
     rows: Vec<Vec<f64>>,
@@ -31,7 +35,18 @@ pub(super) struct Reference {
 
 impl Reference {
     fn new(shape: &Shape, inputs: Inputs, seed: u64) -> Reference {
-        let host = crate::metrics::qkv::generate(inputs, shape, seed);
+        let host = Arc::new(crate::metrics::qkv::generate(inputs, shape, seed));
+        Reference::from_host(shape, inputs, seed, host)
+    }
+
+    /// The reference for inputs already drawn (`qkv::generate(inputs,
+    /// shape, seed)`).
+    pub fn from_host(
+        shape: &Shape,
+        inputs: Inputs,
+        seed: u64,
+        host: Arc<[Vec<u16>; 3]>,
+    ) -> Reference {
         let sample = reference::rows_to_check(shape, seed);
         // By KV head: its K and V made f32 once for the query heads that
         // share it, which come out in query-head order.
@@ -57,6 +72,18 @@ impl Reference {
             sample,
             rows,
             ranges,
+        }
+    }
+
+    /// `out` judged as the default check judges it (the format's bounds,
+    /// no detection limits), with the inputs, seed and scale filled in.
+    pub fn judge_output(&self, out: &[u16]) -> DistCheck {
+        let shape = &self.key.0;
+        DistCheck {
+            inputs: self.key.1,
+            seed: self.key.2,
+            value_scale: self.value_scale,
+            ..self.judge(shape, &Bounds::of(shape.dtype), out, false)
         }
     }
 
@@ -175,7 +202,7 @@ impl Engine {
     fn upload(
         &mut self,
         shape: &Shape,
-        inputs: Inputs,
+        (inputs, seed): (Inputs, u64),
         host: &[Vec<u16>; 3],
     ) -> Result<(), EngineError> {
         let need = shape.io_bytes() as u64;
@@ -198,6 +225,7 @@ impl Engine {
             shape: *shape,
             inputs,
             timing: false,
+            seed,
             q,
             k,
             v,
@@ -215,7 +243,7 @@ impl Engine {
         seed: u64,
     ) -> Result<[Vec<u16>; 3], EngineError> {
         let host = crate::metrics::qkv::generate(inputs, shape, seed);
-        self.upload(shape, inputs, &host)?;
+        self.upload(shape, (inputs, seed), &host)?;
         Ok(host)
     }
 
@@ -291,11 +319,63 @@ impl Engine {
         limits: bool,
     ) -> Result<(DistCheck, Vec<u16>), EngineError> {
         let r = self.oracle.get(shape, dist, seed);
-        self.upload(shape, dist, &r.host)?;
+        let out = self.output_here(variant, shape, (dist, seed), &r.host)?;
+        let check = DistCheck {
+            inputs: dist,
+            seed,
+            value_scale: r.value_scale,
+            ..r.judge(shape, &Bounds::of(shape.dtype), &out, limits)
+        };
+        Ok((check, out))
+    }
+
+    /// The variant's O on the inputs `host` (drawn from `dist` and `seed`),
+    /// poisoned first, as a check reads it; nothing judged. `Reference`
+    /// judges it, on any thread.
+    pub fn output_for_check(
+        &mut self,
+        variant: &Variant,
+        shape: &Shape,
+        (dist, seed): (Inputs, u64),
+        host: &[Vec<u16>; 3],
+    ) -> Result<Vec<u16>, EngineError> {
+        self.prepare(variant, shape)?;
+        let placed = self.placement();
+        self.use_placement(0, 0);
+        let out = self.output_here(variant, shape, (dist, seed), host);
+        self.use_placement(placed.0, placed.1);
+        out
+    }
+
+    fn output_here(
+        &mut self,
+        variant: &Variant,
+        shape: &Shape,
+        (dist, seed): (Inputs, u64),
+        host: &[Vec<u16>; 3],
+    ) -> Result<Vec<u16>, EngineError> {
+        // Inputs stay on the GPU while variant after variant is checked on them.
+        let same = self
+            .bufs
+            .as_ref()
+            .is_some_and(|b| !b.timing && b.shape == *shape && b.inputs == dist && b.seed == seed);
+        if !same {
+            self.upload(shape, (dist, seed), host)?;
+        }
         {
             let b = self.bufs.as_mut().expect("set above");
-            let poison = vec![shape.dtype.poison(); shape.q_elements()];
-            cuda(self.stream.memcpy_htod(&poison, &mut b.o), "poison O")?;
+            let (ptr, _sync) = b.o.device_ptr_mut(&self.stream);
+            // SAFETY: O holds q_elements u16s; the memset is ordered on the
+            // engine's stream like every launch that reads or writes O.
+            let rc = unsafe {
+                cudarc::driver::sys::cuMemsetD16Async(
+                    ptr,
+                    shape.dtype.poison(),
+                    shape.q_elements(),
+                    self.stream.cu_stream(),
+                )
+            };
+            cuda(rc.result(), "poison O")?;
         }
         if variant.is_python() {
             self.launch_python(variant, shape, true)?;
@@ -304,14 +384,7 @@ impl Engine {
         }
         cuda(self.stream.synchronize(), "kernel execution")?;
         let b = self.bufs.as_ref().expect("set above");
-        let out: Vec<u16> = cuda(self.stream.clone_dtoh(&b.o), "download O")?;
-        let check = DistCheck {
-            inputs: dist,
-            seed,
-            value_scale: r.value_scale,
-            ..r.judge(shape, &Bounds::of(shape.dtype), &out, limits)
-        };
-        Ok((check, out))
+        cuda(self.stream.clone_dtoh(&b.o), "download O")
     }
 
     /// Checks the variant on every distribution of `set`, each on `seed`:

@@ -24,6 +24,7 @@ mod python_variant;
 mod timing;
 mod tma;
 
+pub use check::Reference;
 pub use isolation::Isolation;
 pub use pipeline::{Collected, Queued};
 pub use placement::MAX_PLACEMENTS;
@@ -96,6 +97,9 @@ struct Buffers {
     inputs: crate::session::Inputs,
     /// Holding the timing inputs (a check leaves its own behind).
     timing: bool,
+    /// The seed the inputs were drawn from (a check's are reused while
+    /// the shape, distribution and seed stay the same).
+    seed: u64,
     /// Bits of the shape's dtype.
     q: CudaSlice<u16>,
     k: CudaSlice<u16>,

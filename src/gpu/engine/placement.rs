@@ -234,6 +234,7 @@ impl Engine {
                 shape: b.shape,
                 inputs: b.inputs,
                 timing: true,
+                seed: b.seed,
                 q: copy(&b.q)?,
                 k: copy(&b.k)?,
                 v: copy(&b.v)?,

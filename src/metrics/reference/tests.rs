@@ -173,7 +173,8 @@ fn synthetic_outputs_against_the_bounds() {
     let hs = heads(&shape, Inputs::Uniform, 3);
     let exact: Vec<Vec<f64>> = hs.iter().map(|h| h.exact.clone()).collect();
 
-    // The exact output rounded to fp16: at most a quarter of each bound.
+    // The exact output rounded to fp16: at most a quarter of the element
+    // bound and half the row bound.
     let c = judge(&hs, &exact, d);
     assert!(c.pass, "{c:?}");
     assert!(
@@ -181,13 +182,13 @@ fn synthetic_outputs_against_the_bounds() {
         "{:?}",
         c.worst_element
     );
-    assert!(c.worst_row.ratio <= 0.25 + 1e-9, "{:?}", c.worst_row);
+    assert!(c.worst_row.ratio <= 0.5 + 1e-9, "{:?}", c.worst_row);
     eprintln!(
         "fp16-rounded exact output: worst element {:.3}, worst row {:.3} of their bounds",
         c.worst_element.ratio, c.worst_row.ratio
     );
 
-    // One row 8% wrong: 40× over the row bound; the old rule let it pass.
+    // One row 8% wrong: 80× over the row bound; the old rule let it pass.
     let one_row = perturbed(&hs, 5, 200..201, 1.08, d);
     let c = judge(&hs, &one_row, d);
     let (legacy, rel) = legacy_pass(&hs, &one_row);
@@ -195,11 +196,11 @@ fn synthetic_outputs_against_the_bounds() {
         "one row 8% off: worst row {:.1}× its bound (row {} of head {}); pooled rel L2 {rel:.2e}, old rule passes: {legacy}",
         c.worst_row.ratio, c.worst_row.row, c.worst_row.head
     );
-    assert!(!c.pass && c.worst_row.ratio > 30.0, "{:?}", c.worst_row);
+    assert!(!c.pass && c.worst_row.ratio > 60.0, "{:?}", c.worst_row);
     assert_eq!((c.worst_row.head, c.worst_row.row), (5, 200));
     assert!(legacy, "the old rule passed it (rel L2 {rel:.2e})");
 
-    // The last 64-row tile of one head 1% off: 5× over the row bound.
+    // The last 64-row tile of one head 1% off: 10× over the row bound.
     let tile = perturbed(&hs, 15, s - 64..s, 1.01, d);
     let c = judge(&hs, &tile, d);
     let (legacy, rel) = legacy_pass(&hs, &tile);
@@ -207,7 +208,7 @@ fn synthetic_outputs_against_the_bounds() {
         "last 64-row tile 1% off: worst row {:.2}×, worst element {:.2}× their bounds; pooled rel L2 {rel:.2e}, old rule passes: {legacy}",
         c.worst_row.ratio, c.worst_element.ratio
     );
-    assert!(!c.pass && c.worst_row.ratio > 4.0, "{:?}", c.worst_row);
+    assert!(!c.pass && c.worst_row.ratio > 8.0, "{:?}", c.worst_row);
     assert!(c.worst_element.ratio > 1.0, "{:?}", c.worst_element);
     assert!(legacy, "the old rule passed it (rel L2 {rel:.2e})");
 }
@@ -338,8 +339,8 @@ fn gqa_decode_and_bf16_pass_and_their_planted_bugs_fail() {
                         .collect();
                     let c = judge_as(&hs, &rounded, d, Dtype::F16);
                     assert!(!c.pass, "{shape}: a bf16 output passed fp16's bounds");
-                    // bf16's row bound is 4u = 1.6%: a row 3% off fails it.
-                    let off = perturbed(&hs, 1, 0..1, 1.03, d);
+                    // bf16's row bound is 2u = 0.78%: a row 1% off fails it.
+                    let off = perturbed(&hs, 1, 0..1, 1.01, d);
                     assert!(!judge_as(&hs, &off, d, dtype).pass, "{shape}");
                 }
             }
