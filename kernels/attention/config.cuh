@@ -137,7 +137,12 @@
 // the first split's O unscaled (weight 1 against the largest maximum of the
 // first batch of splits it loads; the row sums stay right) when it merges the
 // splits, which changes O where a later split of that batch holds a row's
-// larger maximum. Systematic errors (issue 56), each a factor 1 + δ
+// larger maximum; MUTATE_SLOTS places a row block's split slots by its own
+// split count rather than the grid's (the bug `selftest --calibrate` found in
+// the d tiles: under the causal mask row blocks split their keys in different
+// counts, so their slots overlap); MUTATE_ROUNDS leaves the merged O
+// unrescaled when a later round of split loads raises a row's maximum (more
+// splits than one round loads). Systematic errors (issue 56), each a factor 1 + δ
 // (BIAS_DELTA: 0.05% in fp16, 0.3% in bf16), far inside every row's bound:
 // only a check that sees an error of one sign over many rows can catch them
 // (rounding's errors average out there, these add up). MUTATE_BIAS_HEAD the
@@ -187,6 +192,12 @@
 #endif
 #ifndef MUTATE_SPLITS
 #define MUTATE_SPLITS 0
+#endif
+#ifndef MUTATE_SLOTS
+#define MUTATE_SLOTS 0
+#endif
+#ifndef MUTATE_ROUNDS
+#define MUTATE_ROUNDS 0
 #endif
 #ifndef MUTATE_BIAS_HEAD
 #define MUTATE_BIAS_HEAD 0

@@ -114,13 +114,14 @@ __device__ __forceinline__ void merge_splits(const float* slots, int nsplit, int
             for (int u = 0; u < UNROLL; ++u) mc = fmaxf(mc, ml[i][u].x);
             const float base = mc == -INFINITY ? 0.f : mc;
             const float a = fast_exp2(m[i] - base);
+            const float ao = MUTATE_ROUNDS && sp0 > 0 ? 1.f : a;
             l[i] *= a;
 #pragma unroll
             for (int k = 0; k < V4; ++k) {
-                acc[i][k].x *= a;
-                acc[i][k].y *= a;
-                acc[i][k].z *= a;
-                acc[i][k].w *= a;
+                acc[i][k].x *= ao;
+                acc[i][k].y *= ao;
+                acc[i][k].z *= ao;
+                acc[i][k].w *= ao;
             }
 #pragma unroll
             for (int u = 0; u < UNROLL; ++u) {
@@ -201,8 +202,10 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
     // hold and no more than the tiles.
     const int units = gridDim.x * gridDim.z;
     const int unit = blockIdx.z * gridDim.x + blockIdx.x;
-    int nsplit = units > DECODE_COUNTERS ? 1 : min((int)gridDim.y, DECODE_SLOTS / units);
-    nsplit = max(1, min(nsplit, n_tiles));
+    // Slots are placed by the grid's count: under the causal mask row blocks
+    // hold different numbers of tiles, so their own counts differ.
+    const int slots_per_unit = units > DECODE_COUNTERS ? 1 : min((int)gridDim.y, DECODE_SLOTS / units);
+    const int nsplit = max(1, min(slots_per_unit, n_tiles));
     if ((int)blockIdx.y >= nsplit) return;
     const int split = blockIdx.y;
     const int t_begin = (int)((long long)split * n_tiles / nsplit);
@@ -337,7 +340,7 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
     // Several splits: this one's partial to its slot (rows that exist), then
     // the last CTA of the row block merges every slot.
     const int n_valid = min(BLOCK_M, rows - q0);
-    float* slots = attn_decode_scratch + (size_t)unit * nsplit * DECODE_SLOT_FLOATS;
+    float* slots = attn_decode_scratch + (size_t)unit * (MUTATE_SLOTS ? nsplit : slots_per_unit) * DECODE_SLOT_FLOATS;
     if (group == 0) {
         float* po = slots + (size_t)split * DECODE_SLOT_FLOATS;
         float* pml = po + BLOCK_M * HEAD_DIM;

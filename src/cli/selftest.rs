@@ -32,7 +32,7 @@ pub struct SelftestArgs {
     pub variants: Option<VariantNames>,
     /// Prove the oracle has teeth: build each path with each planted bug
     /// (the manifest's mutation sites) and run the default check on it at
-    /// seven shapes, in fp16 and then bf16; exits 1 if the check misses one
+    /// nine shapes, in fp16 and then bf16; exits 1 if the check misses one
     /// where it fires, or a build or launch fails.
     #[arg(long)]
     pub mutations: bool,

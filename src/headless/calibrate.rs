@@ -299,8 +299,13 @@ pub(super) fn calibrate(engine: &mut Engine, args: &SelftestArgs, base: u64, see
 
 /// Every tile compiled up front, in parallel, for each format, head
 /// dimension and head grouping the shapes need (the libraries and Python
-/// peers build on first use).
-fn prebuild(engine: &mut Engine, variants: &[Variant], shapes: &[Shape], dtypes: &[Dtype]) {
+/// peers build on first use); `selftest --mutations` builds its mutants so.
+pub(super) fn prebuild(
+    engine: &mut Engine,
+    variants: &[Variant],
+    shapes: &[Shape],
+    dtypes: &[Dtype],
+) {
     let mut seen = std::collections::HashSet::new();
     for &dtype in dtypes {
         for shape in shapes.iter().map(|s| s.with_dtype(dtype)) {

@@ -1,6 +1,6 @@
 //! `attnscope selftest --mutations`: every planted bug (the manifest's
 //! test-only toggles with mutation sites) built into each variant that
-//! lists it, run through the default check at seven shapes (fp16, then
+//! lists it, run through the default check at nine shapes (fp16, then
 //! bf16) beside the same variant without it, on the same inputs. A bug must
 //! be caught at every shape where it changes O; a build or launch error is
 //! an error, never a catch.
@@ -226,6 +226,13 @@ pub(super) fn mutations(engine: &mut Engine, args: &SelftestArgs, base: u64) -> 
             .iter()
             .map(|s| s.with_dtype(dtype))
             .collect();
+        let mut seen = std::collections::HashSet::new();
+        let every: Vec<Variant> = mutants
+            .iter()
+            .flat_map(|m| [m.1, clean_of(m.1)])
+            .filter(|v| seen.insert(*v))
+            .collect();
+        super::calibrate::prebuild(engine, &every, &shapes, &[dtype]);
         let mut runs = CleanRuns::new();
         let mut found = Findings::default();
         for (what, mutant) in &mutants {
@@ -266,8 +273,12 @@ pub(super) fn mutations(engine: &mut Engine, args: &SelftestArgs, base: u64) -> 
 /// blocks than SMs, so persistent tiles walk several and split tiles'
 /// groups merge in many CTAs; grouped-query heads (8 over 2) after a cache
 /// with the mask aligned to the end, where a wrong KV head or a mask
-/// aligned to the start changes O; D 128 and D 256 with ragged tails; and
-/// 16 queries after 4,097 keys, where the decode tiles split the keys.
+/// aligned to the start changes O; D 128 and D 256 with ragged tails; 16
+/// queries after 4,097 keys, where the decode tiles split the keys in more
+/// splits than one round of their merge loads; two heads of 600 causal
+/// rows, whose row blocks split their keys 1, 2 and 3 ways; and one query
+/// over 135,168 keys, where a decode tile splits as many ways as the GPU
+/// holds (`mutation_paths` says which shape reaches which path).
 pub fn mutation_shapes() -> Vec<Shape> {
     vec![
         Shape::MISSION,
@@ -277,6 +288,8 @@ pub fn mutation_shapes() -> Vec<Shape> {
         shape("1,4,333,128", true),
         shape("1,2,200,256", true),
         shape("1,8/2,16/4097,64", true),
+        shape("1,2,600,64", true),
+        shape("1,1,1/135168,64", false),
     ]
 }
 

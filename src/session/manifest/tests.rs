@@ -24,7 +24,7 @@ fn the_bundled_manifest_loads() {
     let m = bundled();
     assert_eq!(m.name, "attention");
     assert_eq!(m.entry, "attention_fwd");
-    assert_eq!(m.toggles.len(), 22);
+    assert_eq!(m.toggles.len(), 24);
     assert_eq!(m.params.len(), 16);
     // The planted delay is a test knob: in the tile's text when set, not in its form.
     let delay = m.params.iter().find(|p| p.name == "delay").unwrap();
