@@ -335,9 +335,9 @@ mod tests {
         let mut counts: Vec<u32> = g.splits.iter().map(|x| x.0).collect();
         counts.dedup();
         assert_eq!(counts, vec![1, 2, 3], "{:?}", g.splits);
-        // One query over 135,168 keys: 132 SMs x 4 CTAs, one round of 16
-        // loads each, 33 rounds.
-        let g = at("1,1,1/135168,64", false);
+        // 16 queries of one head over 135,168 keys, one row block: 132 SMs
+        // x 4 CTAs, merged 16 splits a round.
+        let g = at("1,1,16/135168,64", true);
         assert_eq!((g.grid_splits, g.most_splits), (528, 528));
         assert_eq!(g.splits, vec![(528, 16)]);
         // Without those two shapes the paths are named as unreached.
