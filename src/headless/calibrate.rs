@@ -106,6 +106,31 @@ impl Record {
         h
     }
 
+    /// One check of this variant, pass or fail.
+    fn add(&mut self, c: &DistCheck, shape: &Shape) {
+        self.checks += 1;
+        let w = &c.worst_row;
+        if w.want > 0.0 {
+            self.row_units.push(w.got / w.want / shape.dtype.unit());
+        }
+        self.worst_element = self.worst_element.max(c.worst_element.ratio);
+        let pooled = c
+            .bias
+            .as_ref()
+            .and_then(|b| b.worst.as_ref())
+            .map_or(0.0, |w| w.ratio());
+        self.pooled = self.pooled.max(pooled);
+        if !c.pass {
+            let what = format!(
+                "{shape} {} seed {}: {}",
+                c.inputs,
+                c.seed,
+                crate::metrics::reference::why_failed(c)
+            );
+            self.failures.push(json!({"what": what, "check": c}));
+        }
+    }
+
     fn quantile(&self, q: f64) -> f64 {
         let mut v = self.row_units.clone();
         v.sort_by(f64::total_cmp);
@@ -151,35 +176,6 @@ fn judge(job: Job, records: &Mutex<BTreeMap<(String, Dtype), Record>>, distinct:
     for ((name, _), &w) in job.outputs.iter().zip(&which) {
         let rec = records.entry((name.clone(), job.shape.dtype)).or_default();
         rec.add(&checks[w], &job.shape);
-    }
-}
-
-impl Record {
-    fn add(&mut self, c: &DistCheck, shape: &Shape) {
-        self.checks += 1;
-        let w = &c.worst_row;
-        if w.want > 0.0 {
-            self.row_units.push(w.got / w.want / shape.dtype.unit());
-        }
-        self.worst_element = self.worst_element.max(c.worst_element.ratio);
-        let pooled = c
-            .bias
-            .as_ref()
-            .and_then(|b| b.worst.as_ref())
-            .map_or(0.0, |w| w.ratio());
-        self.pooled = self.pooled.max(pooled);
-        if !c.pass {
-            let what = format!(
-                "{shape} {} seed {}: element {:.2}, row {:.2} of their bounds, pooled {pooled:.2}, NaN {}, ±Inf {}",
-                c.inputs,
-                c.seed,
-                c.worst_element.ratio,
-                c.worst_row.ratio,
-                c.nan_count,
-                c.inf_count
-            );
-            self.failures.push(json!({"what": what, "check": c}));
-        }
     }
 }
 
@@ -404,4 +400,77 @@ fn report(
         println!("false failures: {failed} of {checks} checks");
     }
     if failed == 0 { 0 } else { exit::CHECK_FAILED }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::reference;
+
+    /// The f64 reference of every row, rounded to the shape's format: what
+    /// a perfect kernel writes.
+    fn perfect(shape: &Shape, host: &[Vec<u16>; 3]) -> Vec<u16> {
+        let heads = (shape.b * shape.h) as usize;
+        let mut out = Vec::new();
+        for h in 0..heads {
+            let [q, k, v] = reference::head_inputs(shape, host, h);
+            for x in reference::attention_head(&q, &k, &v, shape) {
+                out.push(match shape.dtype {
+                    Dtype::F16 => half::f16::from_f64(x).to_bits(),
+                    Dtype::Bf16 => half::bf16::from_f64(x).to_bits(),
+                });
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_job_judges_each_distinct_output_once_and_records_every_variant() {
+        for dtype in [Dtype::F16, Dtype::Bf16] {
+            let shape = shape("1,2,96,64", true).with_dtype(dtype);
+            let host = Arc::new(crate::metrics::qkv::generate(Inputs::Uniform, &shape, 3));
+            let good = perfect(&shape, &host);
+            // One row 2% off: past the 2u row bound in both formats.
+            let mut bad = good.clone();
+            let d = shape.d as usize;
+            for x in &mut bad[40 * d..41 * d] {
+                *x = match dtype {
+                    Dtype::F16 => {
+                        half::f16::from_f32(half::f16::from_bits(*x).to_f32() * 1.02).to_bits()
+                    }
+                    Dtype::Bf16 => {
+                        half::bf16::from_f32(half::bf16::from_bits(*x).to_f32() * 1.02).to_bits()
+                    }
+                };
+            }
+            let job = Job {
+                shape,
+                dist: Inputs::Uniform,
+                seed: 3,
+                host,
+                outputs: vec![
+                    ("a".into(), good.clone()),
+                    ("b".into(), bad),
+                    ("c".into(), good),
+                ],
+            };
+            let (records, distinct) = (Mutex::new(BTreeMap::new()), Mutex::new(0));
+            judge(job, &records, &distinct);
+            assert_eq!(*distinct.lock().unwrap(), 2, "{dtype}");
+            let r = records.into_inner().unwrap();
+            let at = |n: &str| &r[&(n.to_string(), dtype)];
+            for n in ["a", "b", "c"] {
+                assert_eq!(at(n).checks, 1, "{n} {dtype}");
+            }
+            assert!(
+                at("a").failures.is_empty() && at("c").failures.is_empty(),
+                "{dtype}"
+            );
+            assert_eq!(at("b").failures.len(), 1, "{dtype}");
+            let what = at("b").failures[0]["what"].as_str().unwrap().to_string();
+            assert!(what.contains("a row") && what.contains("row 40"), "{what}");
+            // The perfect output's worst row is its own rounding: at most u.
+            assert!(at("a").row_units[0] <= 1.0 + 1e-9, "{dtype}");
+        }
+    }
 }

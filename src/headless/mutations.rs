@@ -150,9 +150,10 @@ fn clean_run(
         .or_insert_with(|| match engine.check_output(&clean, &shape, dist, seed) {
             Ok((c, out)) => {
                 if !c.pass {
-                    found
-                        .clean_failed
-                        .push(format!("{clean} {shape} {dist} (seed {seed})"));
+                    found.clean_failed.push(format!(
+                        "{clean} {shape} {dist} (seed {seed}): {}",
+                        crate::metrics::reference::why_failed(&c)
+                    ));
                 }
                 Ok((out, c.rel_l2_err))
             }

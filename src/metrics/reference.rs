@@ -402,51 +402,57 @@ pub fn failures(c: &crate::session::event::CorrectnessReport) -> Vec<String> {
         .iter()
         .filter(|d| !d.pass)
         .map(|d| {
-            let mut parts = Vec::new();
-            let (e, r) = (&d.worst_element, &d.worst_row);
-            if e.ratio > 1.0 || e.ratio.is_nan() {
-                parts.push(format!(
-                    "an element {:.1}× its bound at head {} row {} column {} ({:.4e} for {:.4e})",
-                    e.ratio,
-                    e.head,
-                    e.row,
-                    e.col.unwrap_or(0),
-                    e.got,
-                    e.want
-                ));
-            }
-            if r.ratio > 1.0 || r.ratio.is_nan() {
-                parts.push(format!(
-                    "a row {:.1}× its bound at head {} row {} (‖Δ‖ {:.2e} of ‖ref‖ {:.2e})",
-                    r.ratio, r.head, r.row, r.got, r.want
-                ));
-            }
-            if let Some(w) = d
-                .bias
-                .as_ref()
-                .filter(|b| !b.pass)
-                .and_then(|b| b.worst.as_ref())
-            {
-                parts.push(bias_failure(w));
-            }
-            for (n, what) in [
-                (d.nan_count, "NaN"),
-                (d.inf_count, "±Inf"),
-                (d.unwritten, "unwritten"),
-                (d.out_of_range, "outside V's range"),
-            ] {
-                if n > 0 {
-                    parts.push(format!("{n} {what}"));
-                }
-            }
             format!(
                 "FAIL on {} inputs (seed {}): {}",
                 d.inputs,
                 d.seed,
-                parts.join("; ")
+                why_failed(d)
             )
         })
         .collect()
+}
+
+/// What one distribution's failed check broke: the rules past their bounds,
+/// where, and the counts.
+pub fn why_failed(d: &DistCheck) -> String {
+    let mut parts = Vec::new();
+    let (e, r) = (&d.worst_element, &d.worst_row);
+    if e.ratio > 1.0 || e.ratio.is_nan() {
+        parts.push(format!(
+            "an element {:.1}× its bound at head {} row {} column {} ({:.4e} for {:.4e})",
+            e.ratio,
+            e.head,
+            e.row,
+            e.col.unwrap_or(0),
+            e.got,
+            e.want
+        ));
+    }
+    if r.ratio > 1.0 || r.ratio.is_nan() {
+        parts.push(format!(
+            "a row {:.1}× its bound at head {} row {} (‖Δ‖ {:.2e} of ‖ref‖ {:.2e})",
+            r.ratio, r.head, r.row, r.got, r.want
+        ));
+    }
+    if let Some(w) = d
+        .bias
+        .as_ref()
+        .filter(|b| !b.pass)
+        .and_then(|b| b.worst.as_ref())
+    {
+        parts.push(bias_failure(w));
+    }
+    for (n, what) in [
+        (d.nan_count, "NaN"),
+        (d.inf_count, "±Inf"),
+        (d.unwritten, "unwritten"),
+        (d.out_of_range, "outside V's range"),
+    ] {
+        if n > 0 {
+            parts.push(format!("{n} {what}"));
+        }
+    }
+    parts.join("; ")
 }
 
 /// What a report says under its verdict: the pooled test's line, then one
