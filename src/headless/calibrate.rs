@@ -233,6 +233,8 @@ pub(super) fn calibrate(engine: &mut Engine, args: &SelftestArgs, base: u64, see
         'seeds: for s in 0..seeds {
             let seed = base + u64::from(s);
             let t = Instant::now();
+            // Time the GPU thread stood waiting for the judges: which side sets the pace.
+            let mut waited = 0.0;
             for &dtype in &dtypes {
                 for shape in shapes.iter().map(|s| s.with_dtype(dtype)) {
                     // A seed cut short still counts its checks; `seeds` counts whole ones.
@@ -267,15 +269,17 @@ pub(super) fn calibrate(engine: &mut Engine, args: &SelftestArgs, base: u64, see
                             host,
                             outputs,
                         };
+                        let w = Instant::now();
                         if tx.send(job).is_err() {
                             break 'seeds;
                         }
+                        waited += w.elapsed().as_secs_f64();
                     }
                 }
             }
             done += 1;
             eprintln!(
-                "calibrate: seed {seed} in {:.2} s ({:.0} s so far)",
+                "calibrate: seed {seed} in {:.2} s, {waited:.2} s of it waiting for the judges ({:.0} s so far)",
                 t.elapsed().as_secs_f64(),
                 start.elapsed().as_secs_f64()
             );
