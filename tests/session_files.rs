@@ -84,6 +84,36 @@ fn a_byte_order_mark_at_the_start_is_not_damage() {
     assert!(read_all(&plain, OnCorrupt::Stop).is_err());
 }
 
+/// Two sessions joined with `cat` read as the first, with the second's
+/// header line reported (before, the second's events were folded in and
+/// their data mixed), plain and compressed.
+#[test]
+fn a_second_session_header_stops_the_read_and_is_reported() {
+    let fixture = Path::new(FIXTURE);
+    let (events, _) = read_all(fixture, OnCorrupt::Stop).unwrap();
+    let one = std::fs::read(fixture).unwrap();
+    let lines = one.iter().filter(|b| **b == b'\n').count() as u64;
+    let mut two = one.clone();
+    two.extend(&one);
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("joined.jsonl");
+    std::fs::write(&plain, &two).unwrap();
+    let zst = dir.path().join("joined.jsonl.zst");
+    std::fs::write(&zst, zstd::encode_all(&two[..], 3).unwrap()).unwrap();
+    for path in [&plain, &zst] {
+        let (back, report) = read_all(path, OnCorrupt::Skip).unwrap();
+        assert_eq!(back, events, "{}", path.display());
+        assert_eq!(report.second_session, Some(lines + 1), "{}", path.display());
+        let text = report.second_session_text().unwrap();
+        assert!(
+            text.starts_with(&format!("line {} starts a second session", lines + 1)),
+            "{text}"
+        );
+    }
+    let (_, alone) = read_all(fixture, OnCorrupt::Stop).unwrap();
+    assert_eq!(alone.second_session, None);
+}
+
 #[test]
 fn torn_last_line_is_dropped_quietly() {
     let dir = tempfile::tempdir().unwrap();

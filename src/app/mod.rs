@@ -113,6 +113,9 @@ pub fn export(args: ExportArgs) -> i32 {
             for s in &w.read.skipped {
                 eprintln!("attnscope: skipped line {}: {}", s.line, s.message);
             }
+            if let Some(t) = w.read.second_session_text() {
+                eprintln!("attnscope: {}: {t}", args.file.display());
+            }
             for f in &w.files {
                 println!("{}", f.display());
             }
@@ -178,20 +181,24 @@ fn run_replay_tui(
             ReplayOut::Event(s) => UiMsg::Stream(s),
             ReplayOut::Reset => UiMsg::Reset,
             ReplayOut::Ended(Ok(r)) if r.events == 0 => UiMsg::SourceEnded("end of replay".into()),
-            ReplayOut::Ended(Ok(r)) => UiMsg::SourceEnded(format!(
-                "end of replay: {} events{}{}",
-                r.events,
-                match r.skipped.len() {
-                    0 => String::new(),
-                    1 => ", 1 corrupt line skipped".into(),
-                    n => format!(", {n} corrupt lines skipped"),
-                },
-                if r.torn_tail {
-                    ", torn last line dropped"
-                } else {
-                    ""
-                }
-            )),
+            ReplayOut::Ended(Ok(r)) => UiMsg::SourceEnded(
+                format!(
+                    "end of replay: {} events{}{}",
+                    r.events,
+                    match r.skipped.len() {
+                        0 => String::new(),
+                        1 => ", 1 corrupt line skipped".into(),
+                        n => format!(", {n} corrupt lines skipped"),
+                    },
+                    if r.torn_tail {
+                        ", torn last line dropped"
+                    } else {
+                        ""
+                    }
+                ) + &r
+                    .second_session_text()
+                    .map_or(String::new(), |t| format!("; {t}")),
+            ),
             ReplayOut::Ended(Err(e)) => UiMsg::SourceEnded(format!("replay stopped: {e}")),
             ReplayOut::SkippedIdle(us) => UiMsg::Notice(format!(
                 "skipped {} with no events",

@@ -260,6 +260,9 @@ fn header_text(s: &SessionState, h: &SessionHeader, line: &mut impl FnMut(String
 
 /// The lines the reader could not use, when there were any.
 fn skipped_text(read: &ReadReport, line: &mut impl FnMut(String)) {
+    if let Some(t) = read.second_session_text() {
+        line(format!("file: {t}"));
+    }
     if !read.skipped.is_empty() || read.torn_tail {
         line(format!(
             "file: {} corrupt line{} skipped{}",

@@ -128,10 +128,33 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>, SessionError> {
         }
         Err(e) => return Err(unreadable(e)),
         Ok(m) if m.is_dir() => return Err(SessionError::IsDirectory(path.into())),
+        // A device or a FIFO never ends or blocks: refused before a read.
+        Ok(m) if !m.is_file() => {
+            return Err(SessionError::NotAFile {
+                path: path.into(),
+                kind: special_kind(&m.file_type()),
+            });
+        }
         Ok(_) => {}
     }
     let file = File::open(path).map_err(unreadable)?;
     decode(BufReader::with_capacity(1 << 20, file)).map_err(unreadable)
+}
+
+/// What a file that is neither a regular file nor a directory is.
+fn special_kind(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
 }
 
 /// `input` decoded as its first bytes say. The magic must be in the first
@@ -261,6 +284,24 @@ impl Write for Writer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn devices_and_fifos_are_refused_before_a_read() {
+        // /dev/zero never ends and a FIFO with no writer blocks: both would hang.
+        let e = open(Path::new("/dev/zero")).err().expect("refused");
+        assert!(
+            e.to_string()
+                .contains("is a character device, not a session file"),
+            "{e}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("s.jsonl");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            let e = open(&fifo).err().expect("refused");
+            assert!(e.to_string().contains("FIFO (named pipe)"), "{e}");
+        }
+    }
 
     #[test]
     fn magic_not_name_decides_how_a_stream_reads() {

@@ -36,6 +36,10 @@ pub enum SessionError {
         "{0} is a directory, not a session file (give a .jsonl, .jsonl.zst or .jsonl.gz file, e.g. sessions/*.jsonl.zst)"
     )]
     IsDirectory(PathBuf),
+    #[error(
+        "{path} is {kind}, not a session file: a session is read from a regular file (.jsonl, .jsonl.zst or .jsonl.gz); save a stream to a file first"
+    )]
+    NotAFile { path: PathBuf, kind: &'static str },
     #[error("cannot read {path}: {source}")]
     Unreadable {
         path: PathBuf,
@@ -115,6 +119,20 @@ pub struct ReadReport {
     pub torn_tail: bool,
     /// The sink asked to stop before the end of the file.
     pub stopped_early: bool,
+    /// The line of a second session header: sessions joined end to end
+    /// (`cat a b`). The read stops there, so their events never mix.
+    pub second_session: Option<u64>,
+}
+
+impl ReadReport {
+    /// What a reader says of a second session in the file, if there is one.
+    pub fn second_session_text(&self) -> Option<String> {
+        self.second_session.map(|line| {
+            format!(
+                "line {line} starts a second session (two files joined end to end?): only the first was read; split the file there to read the other"
+            )
+        })
+    }
 }
 
 /// Reads a session file (plain or compressed, as its content says), handing
@@ -202,6 +220,9 @@ pub fn read_stream(
             if !seen_header {
                 check_header(&stamped.event, path, line.no)?;
                 seen_header = true;
+            } else if matches!(stamped.event, Event::Header(_)) {
+                report.second_session = Some(line.no);
+                return Ok(report);
             }
             report.events += 1;
             if !sink(stamped) {
