@@ -47,6 +47,16 @@ fn a_file_that_is_not_a_session_says_so_before_anything_else() {
         err.contains("is not an attnscope session (the first line is not a session header"),
         "{err}"
     );
+    // Three bytes that are not UTF-8 and end no line: not a session, not "empty".
+    let dir = tempfile::tempdir().unwrap();
+    let three = dir.path().join("three.jsonl");
+    std::fs::write(&three, b"\xff\xfe\xfd").unwrap();
+    let (code, _, err) = run(&["replay", three.to_str().unwrap(), "--summary"]);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains("is not an attnscope session") && err.contains("ends inside that line"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -590,7 +600,10 @@ fn export_errors_are_named() {
         "Cargo.toml",
     ]);
     assert_eq!(code, 2);
-    assert!(err.contains("cannot write Cargo.toml"), "{err}");
+    assert!(
+        err.contains("--out Cargo.toml is a file: --out must be a folder"),
+        "{err}"
+    );
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("pictures");
     let (code, stdout, err) = run(&[

@@ -37,6 +37,10 @@ pub enum ExportError {
     Draw { path: PathBuf, message: String },
     #[error("{0} holds no latency samples: nothing to plot")]
     Empty(PathBuf),
+    #[error(
+        "--out {0} is a file: --out must be a folder (it is made if missing), e.g. --out export/"
+    )]
+    OutNotAFolder(PathBuf),
 }
 
 impl ExportError {
@@ -167,6 +171,9 @@ pub fn export(
 ) -> Result<Written, ExportError> {
     // The header check first, so a bad file leaves no half-written folder.
     reader::read_file(file, on_corrupt, |_| false)?;
+    if out.exists() && !out.is_dir() {
+        return Err(ExportError::OutNotAFolder(out.to_path_buf()));
+    }
     std::fs::create_dir_all(out).map_err(|e| write_err(out, e))?;
     let samples_path = out.join("samples.csv");
     let trace_path = out.join("trace.json");

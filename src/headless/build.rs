@@ -31,6 +31,15 @@ pub fn build(args: BuildArgs) -> i32 {
     if let Err(e) = nvrtc::nvrtc_version() {
         return fail(exit::NO_GPU, e);
     }
+    if let Some(out) = args.out.as_deref().filter(|o| o.exists() && !o.is_dir()) {
+        return fail(
+            exit::USAGE,
+            format!(
+                "--out {} is a file: --out must be a folder (it is made if missing), e.g. --out cubins/",
+                out.display()
+            ),
+        );
+    }
     if let Some(Err(e)) = args.out.as_deref().map(std::fs::create_dir_all) {
         let dir = args.out.as_deref().unwrap_or(Path::new("")).display();
         return fail(exit::USAGE, format!("--out {dir}: {e}"));

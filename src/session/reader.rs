@@ -192,15 +192,27 @@ pub fn read_stream(
         for (line, result) in batch.iter().zip(parsed) {
             let stamped = match result {
                 Ok(s) => s,
-                Err(_) if !line.complete && line.too_long.is_none() => {
+                // A torn last line is a write cut short (a compressed stream
+                // cut before its header says so below); a plain file of one
+                // unended line that is no header is not a session, not an empty one.
+                Err(_)
+                    if !line.complete
+                        && line.too_long.is_none()
+                        && (seen_header || cut.is_some()) =>
+                {
                     report.torn_tail = true;
                     break;
                 }
                 Err(message) => {
                     if !seen_header {
+                        let cut = if line.complete {
+                            ""
+                        } else {
+                            "; the file ends inside that line"
+                        };
                         return Err(SessionError::NotASession {
                             path: path.into(),
-                            message,
+                            message: format!("{message}{cut}"),
                         });
                     }
                     if on_corrupt == OnCorrupt::Stop {
