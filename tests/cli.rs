@@ -614,6 +614,29 @@ fn export_errors_are_named() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(stdout.lines().count(), 13, "{stdout}");
+    // Every latency line corrupt: the error says lines were skipped, not only "no samples".
+    let fixture = std::fs::read_to_string("tests/fixtures/fixture_mission.jsonl").unwrap();
+    let mut lines = fixture.lines();
+    let mut damaged = format!("{}\n", lines.next().unwrap());
+    for l in lines.filter(|l| l.contains("\"latency\"")).take(3) {
+        damaged += &format!(
+            "{}\n",
+            l.replace("\"samples_ns\":[", "\"samples_ns\":[oops")
+        );
+    }
+    let file = dir.path().join("damaged.jsonl");
+    std::fs::write(&file, damaged).unwrap();
+    let (code, _, err) = run(&[
+        "export",
+        file.to_str().unwrap(),
+        "--out",
+        dir.path().join("x").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains("no latency samples it could read (3 lines were skipped as corrupt"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -35,19 +35,31 @@ pub enum ExportError {
     },
     #[error("cannot draw {path}: {message}")]
     Draw { path: PathBuf, message: String },
-    #[error("{0} holds no latency samples: nothing to plot")]
-    Empty(PathBuf),
+    #[error("{path} holds no latency samples{}: nothing to plot", skipped_note(*.skipped))]
+    Empty { path: PathBuf, skipped: usize },
     #[error(
         "--out {0} is a file: --out must be a folder (it is made if missing), e.g. --out export/"
     )]
     OutNotAFolder(PathBuf),
 }
 
+/// Why an export found no samples when lines were skipped: they may have been the samples.
+fn skipped_note(skipped: usize) -> String {
+    match skipped {
+        0 => String::new(),
+        1 => " it could read (1 line was skipped as corrupt: `replay FILE --summary` lists it)"
+            .into(),
+        n => format!(
+            " it could read ({n} lines were skipped as corrupt: `replay FILE --summary` lists them)"
+        ),
+    }
+}
+
 impl ExportError {
     pub fn exit_code(&self) -> i32 {
         match self {
             ExportError::Session(e) => e.exit_code(),
-            ExportError::Empty(_) => crate::exit::SESSION,
+            ExportError::Empty { .. } => crate::exit::SESSION,
             _ => crate::exit::USAGE,
         }
     }
@@ -201,7 +213,10 @@ pub fn export(
     samples.finish().map_err(|e| write_err(&samples_path, e))?;
     trace.finish().map_err(|e| write_err(&trace_path, e))?;
     if g.batches.is_empty() {
-        return Err(ExportError::Empty(file.to_path_buf()));
+        return Err(ExportError::Empty {
+            path: file.to_path_buf(),
+            skipped: read.skipped.len(),
+        });
     }
     let mut files = vec![samples_path, trace_path];
     let counters_path = out.join("counters.csv");
@@ -243,7 +258,10 @@ pub fn export_in_memory(
         ..InMemory::default()
     };
     if g.batches.is_empty() {
-        return Err(ExportError::Empty(PathBuf::from("memory")));
+        return Err(ExportError::Empty {
+            path: PathBuf::from("memory"),
+            skipped: 0,
+        });
     }
     tables::counters_csv(&g.state, &mut out.counters_csv).map_err(io)?;
     out.svgs = charts::draw_in_memory(&g, gates, png)?;
