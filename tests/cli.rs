@@ -93,6 +93,26 @@ fn bad_speed_is_named() {
 }
 
 #[test]
+fn kv_flags_that_break_a_rule_are_named() {
+    // Before, both blamed --shape.
+    let (code, _, err) = run(&["bench", "--shape", "1,32,512,128", "--kv-heads", "7"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("invalid value '7' for '--kv-heads <N>': with --shape B1 H32 S512 D128"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["ab", "--shape", "1,8,64,128", "--kv-len", "16", "--causal"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("invalid value '16' for '--kv-len <N>'"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["bench", "--shape", "1,32/7,512,128"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("for '--shape <B,H,S,D>'"), "{err}");
+}
+
+#[test]
 fn json_needs_summary() {
     let (code, _, err) = run(&["replay", "x.jsonl", "--json"]);
     assert_eq!(code, 2);

@@ -34,9 +34,25 @@ pub fn resolve(cmd: &mut Cmd) -> Result<(), ArgsError> {
                 .transpose()
         };
     let list = |text: &str| parse_variants(text).map_err(|e| bad("variants", "VARIANTS", text, e));
+    // A rule the K/V flags broke names them, not --shape.
     let problem = |p: &mut super::ProblemArgs| {
         let text = p.shape.to_string();
-        p.finish().map_err(|e| bad("shape", "B,H,S,D", &text, e))
+        let (heads, len) = (p.kv_heads, p.kv_len);
+        p.finish().map_err(|e| match (heads, len) {
+            (Some(n), _) if e.contains("KV heads") => bad(
+                "kv-heads",
+                "N",
+                &n.to_string(),
+                format!("with --shape {text}: {e}"),
+            ),
+            (_, Some(n)) if e.contains("key") => bad(
+                "kv-len",
+                "N",
+                &n.to_string(),
+                format!("with --shape {text}: {e}"),
+            ),
+            _ => bad("shape", "B,H,S,D", &text, e),
+        })
     };
     match cmd {
         Cmd::Live(a) => {
