@@ -38,6 +38,15 @@ fn read_all(
     Ok((v, r))
 }
 
+/// `bytes` written to DIR/NAME.jsonl and, zstd-compressed, to DIR/NAME.jsonl.zst.
+fn plain_and_zstd(dir: &Path, name: &str, bytes: &[u8]) -> [PathBuf; 2] {
+    let plain = dir.join(format!("{name}.jsonl"));
+    std::fs::write(&plain, bytes).unwrap();
+    let zst = dir.join(format!("{name}.jsonl.zst"));
+    std::fs::write(&zst, zstd::encode_all(bytes, 3).unwrap()).unwrap();
+    [plain, zst]
+}
+
 #[test]
 fn round_trip_every_event_of_the_fixture() {
     let (events, _) = read_all(
@@ -69,10 +78,7 @@ fn a_byte_order_mark_at_the_start_is_not_damage() {
     let mut bytes = b"\xEF\xBB\xBF".to_vec();
     bytes.extend(std::fs::read(fixture).unwrap());
     let dir = tempfile::tempdir().unwrap();
-    let plain = dir.path().join("bom.jsonl");
-    std::fs::write(&plain, &bytes).unwrap();
-    let zst = dir.path().join("bom.jsonl.zst");
-    std::fs::write(&zst, zstd::encode_all(&bytes[..], 3).unwrap()).unwrap();
+    let [plain, zst] = plain_and_zstd(dir.path(), "bom", &bytes);
     for path in [&plain, &zst] {
         let (back, report) = read_all(path, OnCorrupt::Stop).unwrap();
         assert_eq!(back, events, "{}", path.display());
@@ -96,11 +102,8 @@ fn a_second_session_header_stops_the_read_and_is_reported() {
     let mut two = one.clone();
     two.extend(&one);
     let dir = tempfile::tempdir().unwrap();
-    let plain = dir.path().join("joined.jsonl");
-    std::fs::write(&plain, &two).unwrap();
-    let zst = dir.path().join("joined.jsonl.zst");
-    std::fs::write(&zst, zstd::encode_all(&two[..], 3).unwrap()).unwrap();
-    for path in [&plain, &zst] {
+    for path in plain_and_zstd(dir.path(), "joined", &two) {
+        let path = &path;
         let (back, report) = read_all(path, OnCorrupt::Skip).unwrap();
         assert_eq!(back, events, "{}", path.display());
         assert_eq!(report.second_session, Some(lines + 1), "{}", path.display());

@@ -78,12 +78,17 @@ impl Reference {
     /// `out` judged as the default check judges it (the format's bounds,
     /// no detection limits), with the inputs, seed and scale filled in.
     pub fn judge_output(&self, out: &[u16]) -> DistCheck {
+        self.verdict(out, false)
+    }
+
+    /// `judge` at the format's bounds, the inputs, seed and scale filled in.
+    fn verdict(&self, out: &[u16], limits: bool) -> DistCheck {
         let shape = &self.key.0;
         DistCheck {
             inputs: self.key.1,
             seed: self.key.2,
             value_scale: self.value_scale,
-            ..self.judge(shape, &Bounds::of(shape.dtype), out, false)
+            ..self.judge(shape, &Bounds::of(shape.dtype), out, limits)
         }
     }
 
@@ -302,31 +307,11 @@ impl Engine {
         seed: u64,
         limits: bool,
     ) -> Result<(DistCheck, Vec<u16>), EngineError> {
+        // A variant that does not build costs no reference.
         self.prepare(variant, shape)?;
-        // Checks run on the engine's own buffers and first module.
-        let placed = self.placement();
-        self.use_placement(0, 0);
-        let checked = self.check_here(variant, shape, (dist, seed), limits);
-        self.use_placement(placed.0, placed.1);
-        checked
-    }
-
-    fn check_here(
-        &mut self,
-        variant: &Variant,
-        shape: &Shape,
-        (dist, seed): (Inputs, u64),
-        limits: bool,
-    ) -> Result<(DistCheck, Vec<u16>), EngineError> {
         let r = self.oracle.get(shape, dist, seed);
-        let out = self.output_here(variant, shape, (dist, seed), &r.host)?;
-        let check = DistCheck {
-            inputs: dist,
-            seed,
-            value_scale: r.value_scale,
-            ..r.judge(shape, &Bounds::of(shape.dtype), &out, limits)
-        };
-        Ok((check, out))
+        let out = self.output_for_check(variant, shape, (dist, seed), &r.host)?;
+        Ok((r.verdict(&out, limits), out))
     }
 
     /// The variant's O on the inputs `host` (drawn from `dist` and `seed`),
@@ -340,6 +325,7 @@ impl Engine {
         host: &[Vec<u16>; 3],
     ) -> Result<Vec<u16>, EngineError> {
         self.prepare(variant, shape)?;
+        // Checks run on the engine's own buffers and first module.
         let placed = self.placement();
         self.use_placement(0, 0);
         let out = self.output_here(variant, shape, (dist, seed), host);
