@@ -81,6 +81,20 @@ fn a_headless_run_through_a_worker_command_prints_and_records_here() {
         out.contains("wmma+pv+async") && out.contains("NVIDIA H100"),
         "{out}"
     );
+    // A recording's summary is said to be one, first thing on both streams (issue 57: it read
+    // as a bench result after a silent wait).
+    assert!(
+        out.starts_with(
+            "replayed from 20261123-180803_H100_remote-tour.jsonl.zst (recorded 2026-11-23"
+        ),
+        "{out}"
+    );
+    assert!(
+        err.lines()
+            .next()
+            .is_some_and(|l| l.contains("this worker replays a recording")),
+        "{err}"
+    );
     let events = read_session(&file);
     assert_eq!(
         events.len(),
@@ -217,6 +231,85 @@ fn bad_worker_commands_say_one_line_each() {
     }
 }
 
+/// A worker command that never says hello (issue 57: `--worker-cmd 'sleep 150'` was silent for
+/// 60 s, said nothing to check, and left its sleep running under PID 1): the wait says every 5 s
+/// that it is waiting, its end says what to check, and everything the command started ends with
+/// it, on a timeout and on SIGTERM alike.
+#[test]
+fn a_silent_worker_is_waited_for_aloud_and_ended_whole() {
+    let dir = scratch("silent");
+    let alive = |pidfile: &Path| -> bool {
+        let Some(pid) = std::fs::read_to_string(pidfile)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+        else {
+            return false;
+        };
+        // Gone, or a zombie waiting for PID 1 to reap it.
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| !r.trim_start().starts_with('Z'))
+        })
+    };
+    let gone_soon = |pidfile: &Path| {
+        let until = Instant::now() + Duration::from_secs(5);
+        while alive(pidfile) {
+            if Instant::now() > until {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        true
+    };
+    let pidfile = dir.join("timeout.pid");
+    let cmd = format!("sleep 150 & echo $! > {}; wait", pidfile.display());
+    let (code, _, err) = run(&["bench", "--worker-cmd", &cmd, "--hello-wait", "6"], &[]);
+    assert_eq!(code, 4, "{err}");
+    assert!(
+        err.contains("waiting for `sleep 150 &") && err.contains("5 s of 6 s"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "did not say hello within 6 s. Check that the command starts `attnscope worker`"
+        ),
+        "{err}"
+    );
+    assert!(std::fs::read_to_string(&pidfile).is_ok(), "the command ran");
+    assert!(
+        gone_soon(&pidfile),
+        "the command's sleep outlived the timeout"
+    );
+    let pidfile = dir.join("term.pid");
+    let cmd = format!("sleep 150 & echo $! > {}; wait", pidfile.display());
+    let mut child = Command::new(BIN)
+        .args(["bench", "--worker-cmd", &cmd])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    while !alive(&pidfile) {
+        assert!(Instant::now() < until, "the worker command never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{status:?}");
+    assert!(
+        gone_soon(&pidfile),
+        "the command's sleep outlived a SIGTERM of bench"
+    );
+    let (code, _, err) = run(&["bench", "--worker-cmd", "x", "--hello-wait", "0"], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--hello-wait 0 is out of range: 1 to 3600 seconds"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The dashboard's side, as live runs it, collecting what reaches the screen.
 #[derive(Default)]
 struct Collect {
@@ -273,7 +366,10 @@ fn start_live(cmd: String) -> (Arc<Collect>, std::sync::mpsc::Sender<WorkerComma
     let feed = Arc::new(Collect::default());
     let tx = supervisor::spawn(
         WorkerLink {
-            place: Place { cmd: Some(cmd) },
+            place: Place {
+                cmd: Some(cmd),
+                ..Place::default()
+            },
             setup: Box::new(|| Setup {
                 telemetry_hz: 10.0,
                 ab_seconds: 10.0,

@@ -753,3 +753,100 @@ fn variant_panel_of_a_python_function_names_neither_tile_nor_cudnn() {
     let screen = text(&draw(&state, 120, 40));
     assert!(screen.contains("■ Python"), "{screen}");
 }
+
+/// A live screen whose worker replays a recording (`worker --replay`, issue 57): the header says
+/// so, and the screen then follows the recording (never a selection the worker will not confirm),
+/// badges itself as a replay and refuses the keys that would change what runs.
+#[test]
+fn a_replaying_worker_is_shown_as_a_replay_and_its_keys_do_nothing() {
+    use attnscope::session::Event;
+    let mut events = fixture_events();
+    if let Event::Header(h) = &mut events[0].event {
+        h.replayed_from =
+            Some("tour.jsonl.zst (recorded 2026-11-23 18:08 UTC on NVIDIA H100)".into());
+    }
+    let mut state = UiState::live(GateSet::default_set());
+    if let attnscope::ui::state::Mode::Live { worker, .. } = &mut state.mode {
+        *worker = Some("attnscope worker --replay tour.jsonl.zst".into());
+    }
+    for e in &events {
+        state.apply(e);
+    }
+    for (w, h) in [(80, 24), (120, 40)] {
+        let screen = text(&draw(&state, w, h));
+        let title = screen.lines().next().unwrap();
+        assert!(
+            title.contains("REPLAY (worker)") && !title.contains("LIVE"),
+            "{title}"
+        );
+        assert!(
+            screen.contains("the worker replays a recording, tour.jsonl.zst"),
+            "{screen}"
+        );
+        // The recorded race's sides, not live's slots (scalar against the start).
+        assert!(
+            screen.contains(" A scalar") && screen.contains(" B wmma+pv+async"),
+            "{screen}"
+        );
+    }
+    let before = text(&draw(&state, 120, 40))
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    for action in [
+        Action::Toggle(0),
+        Action::NextShape,
+        Action::Race,
+        Action::ToggleRegime,
+    ] {
+        assert!(
+            state.handle(action).is_empty(),
+            "{action:?} sent a command to a replaying worker"
+        );
+        let notice = state.notice.clone().unwrap_or_default();
+        assert!(
+            notice.contains("the worker replays tour.jsonl.zst"),
+            "{notice}"
+        );
+    }
+    let after = text(&draw(&state, 120, 40))
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        before, after,
+        "the title follows the recording, not the keys"
+    );
+}
+
+/// A finished race stays on screen until a variant is selected after it; then the title, the
+/// latency panel and the gates all name that variant (a looping replay selected one and the
+/// panels kept the old race under the new name, issue 57).
+#[test]
+fn a_selection_after_a_race_takes_the_screen_back() {
+    use attnscope::session::event::{Event, VariantSelected};
+    let events = fixture_events();
+    let mut state = replay_state(&events);
+    let screen = text(&draw(&state, 120, 40));
+    assert!(
+        screen.contains("A vs B") && screen.contains("time  interleaved"),
+        "{screen}"
+    );
+    let cudnn: attnscope::session::Variant = "cudnn".parse().unwrap();
+    state.apply(&Stamped {
+        t_us: state.session.last_t_us + 1,
+        event: Event::VariantSelected(VariantSelected {
+            variant: cudnn,
+            shape: state.session.ab.as_ref().unwrap().shape,
+        }),
+    });
+    let screen = text(&draw(&state, 120, 40));
+    assert!(
+        !screen.contains("A vs B") && !screen.contains("speedup A/B"),
+        "{screen}"
+    );
+    assert!(screen.lines().next().unwrap().contains("cudnn"), "{screen}");
+    assert!(screen.contains("┌ Gates"), "{screen}");
+}

@@ -169,35 +169,8 @@ pub fn default_recording_path(ui: &UiState) -> PathBuf {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    PathBuf::from("sessions").join(format!("{}_{gpu}_{shape}.jsonl", utc_stamp(secs)))
-}
-
-/// `YYYYmmdd-HHMMSS` in UTC, from Unix seconds (civil-from-days).
-pub fn utc_stamp(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn utc_stamps() {
-        assert_eq!(super::utc_stamp(0), "19700101-000000");
-        assert_eq!(super::utc_stamp(1_795_318_245), "20261122-033045");
-    }
+    PathBuf::from("sessions").join(format!(
+        "{}_{gpu}_{shape}.jsonl",
+        crate::metrics::format::utc_stamp(secs)
+    ))
 }

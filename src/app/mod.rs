@@ -283,7 +283,12 @@ pub fn live(args: LiveArgs) -> i32 {
     if place.is_remote() {
         // The GPU is elsewhere: its worker must answer before the screen
         // opens; no falling back to a replay the user did not ask for.
-        match crate::worker::link::connect(&place, None, crate::worker::link::HELLO_WAIT) {
+        let end_on_signal = crate::worker::group::on_signal_end_groups();
+        let probe = crate::worker::link::connect(&place, None, place.hello_wait(), &|w| {
+            eprintln!("attnscope: {w}")
+        });
+        drop(end_on_signal);
+        match probe {
             // The probe closed its input: that worker ends; reap it.
             Ok(mut probe) => crate::worker::link::end(&mut probe.child),
             Err(r) => return fail(r.code, r.message),

@@ -80,7 +80,10 @@ fn run(place: Place, command: &str, args: &impl Serialize, record: Option<PathBu
         kernels,
         ..Setup::default()
     };
-    let mut conn = match link::connect(&place, Some(setup), link::HELLO_WAIT) {
+    let _end_on_signal = crate::worker::group::on_signal_end_groups();
+    let mut conn = match link::connect(&place, Some(setup), place.hello_wait(), &|w| {
+        eprintln!("attnscope: {w}")
+    }) {
         Ok(c) => c,
         Err(r) => return fail(r.code, r.message),
     };
@@ -121,6 +124,8 @@ fn run(place: Place, command: &str, args: &impl Serialize, record: Option<PathBu
     }
     conn.stdin = None;
     let status = conn.child.wait().ok();
+    // What the command started and left running (a shell's background jobs).
+    crate::worker::group::kill(&conn.child);
     if let (Some(r), Some(_)) = (sink.recorder(), code) {
         match r.why_nothing() {
             Some(why) => eprintln!("attnscope: {why}"),

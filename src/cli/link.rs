@@ -31,6 +31,10 @@ pub struct RemoteArgs {
         requires = "remote"
     )]
     pub remote_worker: String,
+    /// How long the worker may take to say hello, seconds (1 to 3600; default 60): longer
+    /// for a Slurm queue or a slow login; attnscope says every 5 s that it is still waiting.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_hello_wait)]
+    pub hello_wait: Option<f64>,
 }
 
 impl RemoteArgs {
@@ -48,8 +52,23 @@ impl RemoteArgs {
             }
             (None, None) => None,
         };
-        crate::worker::link::Place { cmd }
+        crate::worker::link::Place {
+            cmd,
+            hello_wait: self.hello_wait.map(std::time::Duration::from_secs_f64),
+        }
     }
+}
+
+fn parse_hello_wait(text: &str) -> Result<f64, String> {
+    let v: f64 = text
+        .parse()
+        .map_err(|_| format!("--hello-wait '{text}' is not a number of seconds"))?;
+    if !(1.0..=3600.0).contains(&v) {
+        return Err(format!(
+            "--hello-wait {v} is out of range: 1 to 3600 seconds"
+        ));
+    }
+    Ok(v)
 }
 
 fn parse_host(text: &str) -> Result<String, String> {

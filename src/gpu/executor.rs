@@ -109,6 +109,8 @@ impl Worker {
                 .copy_bandwidth()
                 .map_err(|e| eprintln!("attnscope: {e}; the speed of light shows no memory roof"))
                 .ok(),
+
+            replayed_from: None,
         }
     }
 

@@ -117,6 +117,11 @@ pub struct SessionHeader {
     /// written only when measured: may be absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy_bandwidth: Option<CopyBandwidth>,
+    /// Set by a replaying worker (`attnscope worker --replay FILE`): the
+    /// recording its events come from, so a dashboard shows a replay as one
+    /// and never as live. Written only when set: may be absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replayed_from: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -198,6 +198,11 @@ pub fn merge(files: &[PathBuf], labels: &[String], out: &Path) -> Result<Merged,
             .filter(|r| headers.iter().all(|h| h.run_spread.as_ref() == Some(r))),
         // Each source's own stays with it (`SourceInfo`); the panel reads that.
         copy_bandwidth: None,
+        // A merge of replays' recordings is still a replay of what they replayed.
+        replayed_from: Some(join(
+            headers.iter().filter_map(|h| h.replayed_from.as_deref()),
+        ))
+        .filter(|j| !j.is_empty()),
     };
     let mut rec =
         Recorder::create(out).map_err(|e| format!("cannot write {}: {e}", out.display()))?;

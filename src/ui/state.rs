@@ -179,14 +179,49 @@ impl UiState {
         keymap::table(kernel.as_deref())
     }
 
-    /// The variant the toggles panel shows: the pending one if any.
+    /// The variant the toggles panel shows: the pending one if any (none
+    /// is ever confirmed by a replaying worker: the recording's is shown).
     pub fn shown_key(&self) -> Option<Key> {
         match &self.mode {
             Mode::Live {
                 pending: Some(p), ..
-            } => Some(*p),
+            } if self.worker_replays().is_none() => Some(*p),
             _ => self.session.current,
         }
+    }
+
+    /// The recording a live screen's worker replays (`attnscope worker
+    /// --replay`), from its header: the screen then follows the recording,
+    /// as a replay does, and keys that would change what runs do nothing.
+    pub fn worker_replays(&self) -> Option<&str> {
+        match self.mode {
+            Mode::Live { .. } => self.session.header.as_ref()?.replayed_from.as_deref(),
+            Mode::Replay { .. } => None,
+        }
+    }
+
+    /// Whether the screen shows a recording (a replay, or live mode's
+    /// replaying worker) rather than what this screen's keys chose.
+    pub fn follows_recording(&self) -> bool {
+        matches!(self.mode, Mode::Replay { .. }) || self.worker_replays().is_some()
+    }
+
+    /// The race the latency panel shows, when it shows one: the session's
+    /// last, once both its sides have samples, until a variant is selected
+    /// after it (then that variant is what the title and panels name).
+    pub fn race_shown(&self) -> Option<&crate::session::event::AbReport> {
+        let ab = self
+            .session
+            .ab
+            .as_ref()
+            .filter(|_| self.session.ab_at_us >= self.session.selected_at_us)?;
+        let has = |variant| {
+            self.session.variants.contains_key(&Key {
+                variant,
+                shape: ab.shape,
+            })
+        };
+        (has(ab.a) && has(ab.b)).then_some(ab)
     }
 
     pub fn handle(&mut self, action: Action) -> Vec<Effect> {
@@ -242,6 +277,14 @@ impl UiState {
     }
 
     fn live_action(&mut self, action: Action) -> Vec<Effect> {
+        if let Some(file) = self.worker_replays()
+            && !matches!(action, Action::Record | Action::Bookmark)
+        {
+            self.notice = Some(format!(
+                "keys that change what runs do nothing: the worker replays {file} (r records, q quits)"
+            ));
+            return Vec::new();
+        }
         if self.refuses_test_only(action) {
             return Vec::new();
         }

@@ -25,11 +25,17 @@ pub const HELLO_WAIT: Duration = Duration::from_secs(60);
 pub struct Place {
     /// A shell command that starts `attnscope worker`; None: this binary, here.
     pub cmd: Option<String>,
+    /// How long its hello may take (`--hello-wait`); None: `HELLO_WAIT`.
+    pub hello_wait: Option<Duration>,
 }
 
 impl Place {
     pub fn here() -> Place {
-        Place { cmd: None }
+        Place::default()
+    }
+
+    pub fn hello_wait(&self) -> Duration {
+        self.hello_wait.unwrap_or(HELLO_WAIT)
     }
 
     pub fn is_remote(&self) -> bool {
@@ -63,12 +69,14 @@ impl Place {
                         p.env("PATH", joined);
                     }
                 }
+                super::group::in_own_group(&mut p);
                 p
             }
             None => {
                 let exe = std::env::current_exe().unwrap_or_else(|_| "attnscope".into());
                 let mut p = Process::new(exe);
                 p.arg("worker");
+                super::group::in_own_group(&mut p);
                 p
             }
         }
@@ -126,10 +134,19 @@ pub struct Refused {
     pub transient: bool,
 }
 
+/// How often a wait for a worker's hello says it is still waiting.
+const WAIT_NOTE_EVERY: Duration = Duration::from_secs(5);
+
 /// Starts a worker at `place`, sends our hello (with `setup`; None: a probe
 /// that only wants the worker's hello and closes its input after it) and
-/// waits up to `wait` for the worker's.
-pub fn connect(place: &Place, setup: Option<Setup>, wait: Duration) -> Result<Connection, Refused> {
+/// waits up to `wait` for the worker's, telling `waiting` every five
+/// seconds that it still waits and for what.
+pub fn connect(
+    place: &Place,
+    setup: Option<Setup>,
+    wait: Duration,
+    waiting: &dyn Fn(&str),
+) -> Result<Connection, Refused> {
     let mut child = place
         .command()
         .stdin(Stdio::piped())
@@ -141,6 +158,7 @@ pub fn connect(place: &Place, setup: Option<Setup>, wait: Duration) -> Result<Co
             message: format!("cannot start {}: {e}", place.describe()),
             transient: false,
         })?;
+    super::group::started(&child);
     let (incoming, stderr_tail) = read_output(&mut child);
     let mut stdin = child.stdin.take();
     let probe = setup.is_none();
@@ -153,9 +171,24 @@ pub fn connect(place: &Place, setup: Option<Setup>, wait: Duration) -> Result<Co
         hello: Hello::new(None),
         before_hello: Vec::new(),
     };
-    let until = Instant::now() + wait;
+    let start = Instant::now();
+    let until = start + wait;
+    let mut next_note = start + WAIT_NOTE_EVERY;
     loop {
-        let left = until.saturating_duration_since(Instant::now());
+        let now = Instant::now();
+        if now >= next_note && now < until {
+            next_note += WAIT_NOTE_EVERY;
+            waiting(&format!(
+                "waiting for {} to say hello: {:.0} s of {} s{}",
+                place.describe(),
+                (now - start).as_secs_f64(),
+                wait.as_secs(),
+                said(&conn)
+            ));
+        }
+        let left = until
+            .min(next_note)
+            .saturating_duration_since(Instant::now());
         match conn.incoming.recv_timeout(left) {
             Ok(Incoming::Line(FromWorker::Hello(h))) => {
                 if let Some(m) = h.mismatch("worker") {
@@ -190,12 +223,15 @@ pub fn connect(place: &Place, setup: Option<Setup>, wait: Duration) -> Result<Co
             }
             Ok(Incoming::Line(other)) => conn.before_hello.push(other.to_line()),
             Ok(Incoming::Garbage(line)) => conn.before_hello.push(line),
+            Err(RecvTimeoutError::Timeout) if Instant::now() < until => {}
             Err(RecvTimeoutError::Timeout) => {
                 kill(&mut conn.child);
                 return Err(Refused {
                     code: crate::exit::NO_GPU,
                     message: format!(
-                        "{} did not say hello within {} s{}",
+                        "{} did not say hello within {} s{}. Check that the command starts \
+                         `attnscope worker` (run it by hand: its first line is {{\"hello\":…}}), \
+                         and that what it goes through answers: ssh reaches the host, srun gets a node",
                         place.describe(),
                         wait.as_secs(),
                         said(&conn)
@@ -313,9 +349,11 @@ fn said(conn: &Connection) -> String {
     format!("; it said: {}", lines.join(" | "))
 }
 
-/// Gives a worker two seconds to go, then kills it.
+/// Gives a worker two seconds to go, then kills it, and with it whatever
+/// its command started that is still running.
 pub fn end(child: &mut Child) {
     let _ = wait_at_most(child, Duration::from_secs(2));
+    super::group::kill(child);
 }
 
 /// Its exit status, killing it after `limit` (a command that closed its
@@ -328,11 +366,11 @@ fn wait_at_most(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let _ = child.kill();
+    super::group::kill(child);
     child.wait().ok()
 }
 
 fn kill(child: &mut Child) {
-    let _ = child.kill();
+    super::group::kill(child);
     let _ = child.wait();
 }

@@ -1,9 +1,11 @@
 //! `attnscope worker --replay FILE [--rate X]`: a worker with no GPU. It
 //! speaks the worker's protocol and re-emits a recorded session's events
 //! with fresh timestamps, paced as recorded (times `--rate`), looping; asked
-//! to run a headless command it sends the session once, its summary as the
-//! command's output, and exit code 0. The remote path, dropped links, gaps
-//! and soaks are tested with it on machines without a GPU; it is also a demo.
+//! to run a headless command it sends the session once at once, its summary
+//! as the command's output, said to be a recording's, and exit code 0. Its
+//! header names the recording (`replayed_from`), so a dashboard shows it as
+//! a replay. The remote path, dropped links, gaps and soaks are tested with
+//! it on machines without a GPU; it is also a demo.
 
 use std::io::Write;
 use std::path::Path;
@@ -63,6 +65,8 @@ impl ReplayWorker<'_> {
             }
         };
         header.command_line = std::env::args().collect();
+        let what = recording_label(self.file, &header);
+        header.replayed_from = Some(what.clone());
         header.started_unix_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
@@ -75,17 +79,30 @@ impl ReplayWorker<'_> {
             event: Event::Header(header),
         });
         if setup.as_ref().is_some_and(|s| s.job.is_some()) {
-            // A headless run: the session once, then what `replay --summary` prints.
-            self.pace(body, started, &out, &|| false);
+            // A headless run: the session once, as fast as the link takes it (pacing a
+            // recording is a wait with nothing to learn), then what `replay --summary` prints,
+            // said to be a recording's before and after, so no one reads it as a run here.
+            let note = format!(
+                "attnscope: this worker replays a recording, {what}: nothing runs on a GPU; \
+                 what follows is the recording's summary, not a result of this command"
+            );
+            out.line(&FromWorker::Err(note));
+            self.pace(body, started, &out, &|| false, false);
             let mut state = SessionState::default();
             for s in &events {
                 state.apply(s);
             }
             match crate::metrics::gates::GateSet::load(None) {
                 Ok(gates) => {
+                    out.line(&FromWorker::Out(format!(
+                        "replayed from {what}, not measured now"
+                    )));
                     for line in crate::export::summary::to_text(&state, &gates, &read).lines() {
                         out.line(&FromWorker::Out(line.to_string()));
                     }
+                    out.line(&FromWorker::Err(format!(
+                        "attnscope: above is the summary of a recording, {what}, not a result of this command"
+                    )));
                 }
                 Err(e) => {
                     out.line(&FromWorker::Err(format!("attnscope: {e}")));
@@ -115,7 +132,7 @@ impl ReplayWorker<'_> {
         }
         let stopped = || stop.load(Ordering::Relaxed);
         let mut loops = 0u64;
-        while self.pace(body, started, &out, &stopped) {
+        while self.pace(body, started, &out, &stopped, true) {
             loops += 1;
         }
         // For soaks: what was sent, to hold against what was recorded.
@@ -128,13 +145,15 @@ impl ReplayWorker<'_> {
     }
 
     /// Sends `events` once at the recorded pace over `rate`, stamped on this
-    /// process's clock. False when stopped or the link is gone.
+    /// process's clock; unpaced, at once, stamped at their recorded offsets.
+    /// False when stopped or the link is gone.
     fn pace<W: Write>(
         &self,
         events: &[Stamped],
         started: Instant,
         out: &LinkWriter<W>,
         stopped: &dyn Fn() -> bool,
+        paced: bool,
     ) -> bool {
         let Some(first) = events.first() else {
             return true;
@@ -151,13 +170,17 @@ impl ReplayWorker<'_> {
                     return false;
                 }
                 let now = Instant::now();
-                if now >= due {
+                if !paced || now >= due {
                     break;
                 }
                 std::thread::sleep((due - now).min(Duration::from_millis(50)));
             }
             let fresh = Stamped {
-                t_us: started.elapsed().as_micros() as u64,
+                t_us: if paced {
+                    started.elapsed().as_micros() as u64
+                } else {
+                    s.t_us.saturating_sub(first.t_us)
+                },
                 event: s.event.clone(),
             };
             let garble = self.garble_every;
@@ -178,6 +201,28 @@ impl ReplayWorker<'_> {
         }
         true
     }
+}
+
+/// `FILE (recorded 2026-11-23 18:08 UTC on NVIDIA H100 80GB HBM3)`.
+fn recording_label(file: &Path, header: &crate::session::event::SessionHeader) -> String {
+    let name = file.file_name().map_or_else(
+        || file.display().to_string(),
+        |n| n.to_string_lossy().into(),
+    );
+    let stamp = crate::metrics::format::utc_stamp(header.started_unix_ms / 1000);
+    let when = format!(
+        "{}-{}-{} {}:{} UTC",
+        &stamp[..4],
+        &stamp[4..6],
+        &stamp[6..8],
+        &stamp[9..11],
+        &stamp[11..13]
+    );
+    let gpu = header
+        .gpu
+        .as_ref()
+        .map_or("no GPU named".to_string(), |g| g.name.clone());
+    format!("{name} (recorded {when} on {gpu})")
 }
 
 fn error(started: Instant, message: String) -> Stamped {

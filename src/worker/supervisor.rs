@@ -154,6 +154,8 @@ fn supervise(
             return;
         }
         let status = conn.child.wait();
+        // What its command started and left running.
+        super::group::kill(&conn.child);
         let _ = reader.join();
         if let Next::Stop = s.after_exit(&conn, status) {
             return;
@@ -200,7 +202,8 @@ impl Supervision<'_> {
         let r = match link::connect(
             &self.link.place,
             Some((self.link.setup)()),
-            link::HELLO_WAIT,
+            self.link.place.hello_wait(),
+            &|w| self.say("link", w.to_string(), None),
         ) {
             Ok(c) => {
                 self.failed_attempts = 0;

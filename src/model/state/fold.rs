@@ -57,6 +57,7 @@ impl SessionState {
             shape: v.shape,
         };
         self.current = Some(key);
+        self.selected_at_us = t;
         self.variants.entry(key).or_default();
         self.log(
             t,
@@ -273,6 +274,7 @@ impl SessionState {
             );
         }
         self.ab = Some(ab.clone());
+        self.ab_at_us = t;
     }
 
     fn on_error(&mut self, t: u64, e: &ErrorReport) {

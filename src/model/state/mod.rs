@@ -271,6 +271,10 @@ pub struct SessionState {
     pub variants: BTreeMap<Key, VariantState>,
     pub telemetry: VecDeque<TelemetrySample>,
     pub ab: Option<AbReport>,
+    /// When the newest selection and the newest race result came: a race is
+    /// what the screen shows until a variant is selected after it.
+    pub selected_at_us: u64,
+    pub ab_at_us: u64,
     pub counter_progress: Option<CounterProgress>,
     pub log: VecDeque<LogLine>,
     pub last_t_us: u64,

@@ -22,7 +22,11 @@ pub fn title(area: Rect, buf: &mut Buffer, state: &UiState) {
             worker,
             ..
         } => {
-            spans.push(Span::styled(" LIVE ", theme::badge_live()));
+            if state.worker_replays().is_some() {
+                spans.push(Span::styled(" REPLAY (worker) ", theme::badge_replay()));
+            } else {
+                spans.push(Span::styled(" LIVE ", theme::badge_live()));
+            }
             if let Some(w) = worker {
                 let short: String = w.chars().take(24).collect();
                 let more = if short.len() < w.len() { "…" } else { "" };
@@ -106,11 +110,16 @@ fn trim_speed(speed: f64) -> String {
 }
 
 /// The banner's text, when there is one.
-fn banner_text(state: &UiState) -> Option<&str> {
+fn banner_text(state: &UiState) -> Option<String> {
+    if let Some(file) = state.worker_replays() {
+        return Some(format!(
+            "the worker replays a recording, {file}: nothing is measured now, and keys that change what runs do nothing"
+        ));
+    }
     match &state.mode {
         Mode::Replay {
             banner: Some(text), ..
-        } => Some(text),
+        } => Some(text.clone()),
         _ => None,
     }
 }
@@ -124,13 +133,13 @@ fn banner_lines(text: &str, width: u16) -> Vec<String> {
 }
 
 pub fn banner_height(state: &UiState, width: u16) -> u16 {
-    banner_text(state).map_or(0, |t| banner_lines(t, width).len() as u16)
+    banner_text(state).map_or(0, |t| banner_lines(&t, width).len() as u16)
 }
 
 pub fn banner(area: Rect, buf: &mut Buffer, state: &UiState) {
     if let Some(text) = banner_text(state) {
         buf.set_style(area, theme::banner());
-        let lines: Vec<Line> = banner_lines(text, area.width)
+        let lines: Vec<Line> = banner_lines(&text, area.width)
             .into_iter()
             .map(|l| Line::styled(l, theme::banner()))
             .collect();

@@ -137,7 +137,7 @@ fn timer_label(state: &UiState) -> String {
 /// regime), else the current variant in the session's regime.
 fn series(state: &UiState) -> Vec<Series<'_>> {
     let session = &state.session;
-    if let Some(ab) = &session.ab {
+    if let Some(ab) = state.race_shown() {
         let get = |v| {
             session.variants.get(&Key {
                 variant: v,
@@ -329,7 +329,7 @@ fn spread_line(series: &[Series]) -> Option<Line<'static>> {
 
 /// The race's speedup with its interval, its verdict and its test, as groups that wrap whole.
 fn speedup_groups(state: &UiState) -> Vec<Vec<Span<'static>>> {
-    let Some(ab) = &state.session.ab else {
+    let Some(ab) = state.race_shown() else {
         return Vec::new();
     };
     let verdict_style = if ab.verdict.starts_with("B faster") {

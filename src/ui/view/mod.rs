@@ -70,13 +70,8 @@ pub fn render_to(area: Rect, buf: &mut Buffer, state: &UiState) {
     histogram::render(hist, buf, state);
     let [gat, bld] =
         Layout::horizontal([Constraint::Length(gates_w), Constraint::Fill(1)]).areas(mid);
-    // While the variant on screen is one side of the race, compare both.
-    let racing_shown = |ab: &&crate::session::event::AbReport| {
-        state
-            .shown_key()
-            .is_some_and(|k| k.shape == ab.shape && (k.variant == ab.a || k.variant == ab.b))
-    };
-    match state.session.ab.as_ref().filter(racing_shown) {
+    // While the latency panel shows the race, compare its two sides.
+    match state.race_shown() {
         Some(ab) => compare::render(gat, buf, state, ab),
         None => gates::render(gat, buf, state),
     }

@@ -156,9 +156,14 @@ fn tile_lines(v: Variant, manifest: Option<&Manifest>, width: usize) -> Vec<Line
 
 /// The timing regime, and L2 when it is not the regime's own.
 fn timing_line(state: &UiState, width: usize) -> Line<'static> {
-    let regime = match &state.mode {
-        Mode::Live { regime, .. } => crate::session::event::regime_name(Some(*regime)),
-        Mode::Replay { .. } => crate::session::event::regime_name(state.session.regime),
+    let name = crate::session::event::regime_name;
+    // The latency panel's regime: a race's own while it shows one, not solo sampling's.
+    let (regime, race) = match (&state.mode, state.race_shown()) {
+        (_, Some(ab)) => (name(ab.regime), true),
+        (Mode::Live { regime, .. }, None) if !state.follows_recording() => {
+            (name(Some(*regime)), false)
+        }
+        _ => (name(state.session.regime), false),
     };
     // L2 is said only when it is not the regime's own (cold back to back).
     let l2 = match &state.mode {
@@ -166,7 +171,7 @@ fn timing_line(state: &UiState, width: usize) -> Line<'static> {
             l2: crate::session::event::L2Mode::Cold,
             regime: crate::session::Regime::BackToBack,
             ..
-        } => ", cold L2",
+        } if !race && !state.follows_recording() => ", cold L2",
         _ => "",
     };
     Line::from(vec![
@@ -182,12 +187,12 @@ fn timing_line(state: &UiState, width: usize) -> Line<'static> {
 /// first, the rest of the default check after it, cut to the panel.
 fn inputs_line(state: &UiState, width: usize) -> Option<Line<'static>> {
     let inputs = match &state.mode {
-        Mode::Live { inputs, .. } => {
+        Mode::Live { inputs, .. } if !state.follows_recording() => {
             let set = crate::session::InputSet::with_rescale(*inputs).0;
             let rest: Vec<String> = set.iter().skip(1).map(ToString::to_string).collect();
             Some(format!("{} +{}", set[0], rest.join(",")))
         }
-        Mode::Replay { .. } => state.session.inputs.map(|i| format!("{i} inputs")),
+        _ => state.session.inputs.map(|i| format!("{i} inputs")),
     };
     inputs.map(|i| {
         Line::from(vec![
@@ -200,10 +205,12 @@ fn inputs_line(state: &UiState, width: usize) -> Option<Line<'static>> {
     })
 }
 
-/// The A/B race's two slots, live only.
+/// The A/B race's two slots: live's, or the race a recording shows.
 fn slot_lines(state: &UiState, width: usize) -> Vec<Line<'static>> {
-    let Mode::Live { slot_a, slot_b, .. } = &state.mode else {
-        return Vec::new();
+    let (slot_a, slot_b) = match (&state.mode, state.race_shown()) {
+        (Mode::Live { slot_a, slot_b, .. }, _) if !state.follows_recording() => (*slot_a, *slot_b),
+        (_, Some(ab)) if state.worker_replays().is_some() => (ab.a, ab.b),
+        _ => return Vec::new(),
     };
     vec![
         Line::from(vec![
