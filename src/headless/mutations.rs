@@ -63,6 +63,12 @@ enum Cell {
     /// variant's (relative L2, the most over the distributions): near 1, the
     /// bug moved O no further from the truth than rounding does.
     Missed(f64, f64),
+    /// Every check passed, and the bug moved no row of O (‖ΔO_row‖ ÷
+    /// ‖O_row‖, the most over rows and distributions) as far as the
+    /// smallest shift of every row that the clean variant's check catches
+    /// (its detection limits, the most sensitive region's): no check on
+    /// these rows could see it. With that limit.
+    Below(f64, f64),
     /// O is the clean variant's, bit for bit, on every distribution: the
     /// bug does not fire here (a causal bug at a non-causal shape).
     Silent,
@@ -84,11 +90,24 @@ impl Cell {
                 "MISSED ({}, err {err:.2}x)",
                 crate::metrics::bias::percent(*moved)
             ),
+            Cell::Below(moved, limit) => format!(
+                "below ({} < {})",
+                crate::metrics::bias::percent(*moved),
+                crate::metrics::bias::percent(*limit)
+            ),
             Cell::Silent => "silent".into(),
             Cell::NotTaken => "—".into(),
             Cell::Error(_) => "ERROR".into(),
         }
     }
+}
+
+/// The most any row of `a` moved from `b`'s (rows of `d`): ‖a − b‖ ÷ ‖b‖ a row.
+fn row_change(dtype: Dtype, a: &[u16], b: &[u16], d: usize) -> f64 {
+    a.chunks(d.max(1))
+        .zip(b.chunks(d.max(1)))
+        .map(|(x, y)| relative_change(dtype, x, y))
+        .fold(0.0, f64::max)
 }
 
 /// ‖a − b‖ ÷ ‖b‖ over two outputs (bits of `dtype`).
@@ -108,9 +127,11 @@ fn relative_change(dtype: Dtype, a: &[u16], b: &[u16]) -> f64 {
     }
 }
 
-/// The clean variant's output at (shape, distribution) and its relative L2
-/// error against the reference, or why it did not run.
-type CleanRuns = HashMap<(Variant, Shape, Inputs), Result<(Vec<u16>, f64), String>>;
+/// The clean variant's output at (shape, distribution), its relative L2
+/// error against the reference and the smallest shift of every row its
+/// check catches (None: 1% went uncaught), or why it did not run.
+type CleanRun = (Vec<u16>, f64, Option<f64>);
+type CleanRuns = HashMap<(Variant, Shape, Inputs), Result<CleanRun, String>>;
 
 /// Everything the table and the JSON say.
 #[derive(Default)]
@@ -122,12 +143,15 @@ struct Findings {
 
 impl Findings {
     /// A mutant passes when it fired somewhere, was caught wherever it
-    /// fired, and nothing errored.
+    /// moved O as far as a check can see, and nothing errored.
     fn verdict(cells: &[Cell]) -> bool {
         cells.iter().any(|c| matches!(c, Cell::Caught(_)))
-            && cells
-                .iter()
-                .all(|c| matches!(c, Cell::Caught(_) | Cell::Silent | Cell::NotTaken))
+            && cells.iter().all(|c| {
+                matches!(
+                    c,
+                    Cell::Caught(_) | Cell::Below(..) | Cell::Silent | Cell::NotTaken
+                )
+            })
     }
 
     fn failed(&self) -> Vec<String> {
@@ -145,20 +169,27 @@ fn clean_run(
     runs: &mut CleanRuns,
     found: &mut Findings,
     (clean, shape, dist, seed): (Variant, Shape, Inputs, u64),
-) -> Result<(Vec<u16>, f64), String> {
+) -> Result<CleanRun, String> {
     runs.entry((clean, shape, dist))
-        .or_insert_with(|| match engine.check_output(&clean, &shape, dist, seed) {
-            Ok((c, out)) => {
-                if !c.pass {
-                    found.clean_failed.push(format!(
-                        "{clean} {shape} {dist} (seed {seed}): {}",
-                        crate::metrics::reference::why_failed(&c)
-                    ));
+        .or_insert_with(
+            || match engine.check_output_with(&clean, &shape, dist, seed, true) {
+                Ok((c, out)) => {
+                    if !c.pass {
+                        found.clean_failed.push(format!(
+                            "{clean} {shape} {dist} (seed {seed}): {}",
+                            crate::metrics::reference::why_failed(&c)
+                        ));
+                    }
+                    // The most sensitive region's limit: a shift every row shares.
+                    let limit = c
+                        .bias
+                        .as_ref()
+                        .and_then(|b| b.limits.iter().filter_map(|l| l.rel).reduce(f64::min));
+                    Ok((out, c.rel_l2_err, limit))
                 }
-                Ok((out, c.rel_l2_err))
-            }
-            Err(e) => Err(format!("{clean} (unmutated) {shape} {dist}: {e}")),
-        })
+                Err(e) => Err(format!("{clean} (unmutated) {shape} {dist}: {e}")),
+            },
+        )
         .clone()
 }
 
@@ -178,12 +209,14 @@ fn cell(
     }
     let mut caught = Vec::new();
     let mut fired = false;
-    let (mut moved, mut err) = (0f64, 0f64);
+    let (mut moved, mut err, mut row_moved) = (0f64, 0f64, 0f64);
+    let mut limit: Option<f64> = None;
     for &dist in dists {
-        let (base, clean_err) = match clean_run(engine, runs, found, (clean, shape, dist, seed)) {
-            Ok(o) => o,
-            Err(e) => return Cell::Error(e),
-        };
+        let (base, clean_err, clean_limit) =
+            match clean_run(engine, runs, found, (clean, shape, dist, seed)) {
+                Ok(o) => o,
+                Err(e) => return Cell::Error(e),
+            };
         let (c, out) = match engine.check_output(&mutant, &shape, dist, seed) {
             Ok(r) => r,
             Err(e) => return Cell::Error(format!("{mutant} {shape} {dist}: {e}")),
@@ -191,6 +224,11 @@ fn cell(
         let changed = out.iter().zip(&base).any(|(a, b)| a != b);
         fired |= changed;
         moved = moved.max(relative_change(shape.dtype, &out, &base));
+        row_moved = row_moved.max(row_change(shape.dtype, &out, &base, shape.d as usize));
+        limit = match (limit, clean_limit) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         if changed {
             err = err.max(c.rel_l2_err / clean_err.max(f64::MIN_POSITIVE));
         }
@@ -205,7 +243,10 @@ fn cell(
     }
     match (caught.is_empty(), fired) {
         (false, _) => Cell::Caught(caught),
-        (true, true) => Cell::Missed(moved, err),
+        (true, true) => match limit {
+            Some(l) if row_moved < l => Cell::Below(row_moved, l),
+            _ => Cell::Missed(moved, err),
+        },
         (true, false) => Cell::Silent,
     }
 }
@@ -317,6 +358,7 @@ fn json_of(dtype: Dtype, shapes: &[Shape], f: &Findings) -> serde_json::Value {
                     let (state, by, error) = match c {
                         Cell::Caught(by) => ("caught", by.clone(), None),
                         Cell::Missed(..) => ("missed", Vec::new(), None),
+                        Cell::Below(..) => ("below_limit", Vec::new(), None),
                         Cell::Silent => ("silent", Vec::new(), None),
                         Cell::NotTaken => ("not_taken", Vec::new(), None),
                         Cell::Error(e) => ("error", Vec::new(), Some(e.clone())),
@@ -347,7 +389,7 @@ fn print_table(
         names.join(", ")
     );
     println!(
-        "caught: the check failed (on the distributions named, when not all); silent: the bug left O unchanged at that shape; —: the variant does not take the shape (its manifest); ERROR: a build or launch failed (never counted as caught)"
+        "caught: the check failed (on the distributions named, when not all); below (x < y): every check passed, and no row of O moved by x as much as the smallest shift of every row the check catches there, y (no check on these rows could see it); MISSED (x, err e): O moved x and the check passed, with the mutant's error e times the clean variant's; silent: the bug left O unchanged at that shape; —: the variant does not take the shape (its manifest); ERROR: a build or launch failed (never counted as caught)"
     );
     let w = f
         .rows
@@ -398,7 +440,7 @@ fn print_table(
     let failed = f.failed();
     if failed.is_empty() && f.clean_failed.is_empty() {
         println!(
-            "every planted bug ({} in {} variants) is caught wherever it changes O, by the check on {} inputs",
+            "every planted bug ({} in {} variants) is caught wherever it moves O as far as the check can see, by the check on {} inputs",
             f.rows
                 .iter()
                 .map(|r| &r.0)
@@ -442,7 +484,33 @@ mod tests {
             "an error is not a catch"
         );
         assert!(!Findings::verdict(&[Cell::Error("build".into())]));
+        // Under what the check can see is no miss; a mutant caught nowhere still fails.
+        assert!(Findings::verdict(&[
+            Cell::Caught(u.clone()),
+            Cell::Below(5e-5, 1.2e-3)
+        ]));
+        assert!(!Findings::verdict(&[
+            Cell::Below(5e-5, 1.2e-3),
+            Cell::Silent
+        ]));
+        assert_eq!(Cell::Below(5e-5, 1.2e-3).text(3), "below (0.0050% < 0.12%)");
         assert_eq!(Cell::Caught(u).text(2), "caught (uniform)");
+    }
+
+    /// A bug that moves one row far and the rest not at all is judged by that row, not by its
+    /// share of O.
+    #[test]
+    fn a_cell_is_judged_by_the_row_that_moved_most() {
+        let d = Dtype::F16;
+        let bits = |x: &[f32]| x.iter().map(|&v| d.from_f32(v)).collect::<Vec<u16>>();
+        let clean = bits(&[1.0; 64 * 100]);
+        let mut one = vec![1.0f32; 64 * 100];
+        for x in &mut one[..64] {
+            *x = 1.01;
+        }
+        let one = bits(&one);
+        assert!(relative_change(d, &one, &clean) < 0.0011);
+        assert!((row_change(d, &one, &clean, 64) - 0.01).abs() < 1e-3);
     }
 
     #[test]

@@ -223,8 +223,11 @@ impl Pooled {
         self
     }
 
-    /// The verdict for a format whose unit roundoff is `unit`.
-    pub fn verdict(&self, unit: f64) -> BiasCheck {
+    /// The verdict under `bounds`: a mean fails past what rounding explains
+    /// statistically, and past both a tenth of the format's unit and what a
+    /// long fp32 accumulation explains (`Bounds::accumulation`).
+    pub fn verdict(&self, bounds: &Bounds) -> BiasCheck {
+        let unit = bounds.format.unit();
         let mut tested = Vec::new();
         for (g, pair) in self.acc.iter().enumerate() {
             for (s, acc) in pair.iter().enumerate() {
@@ -235,7 +238,7 @@ impl Pooled {
         }
         let k = tested.len().max(1) as f64;
         let z = upper_normal_quantile(FAMILY_ALPHA / (2.0 * k));
-        let floor = FLOOR_UNITS * unit;
+        let floor = (FLOOR_UNITS * unit).max(bounds.accumulation);
         let mut worst: Option<(bool, BiasWorst)> = None;
         let mut pass = true;
         for (g, s, m, se, n) in tested.iter().copied() {
@@ -431,8 +434,7 @@ pub fn detection_limits(shape: &Shape, bounds: &Bounds, rows: &[Row], base: &Poo
                         |a, b| (a.0.merge(&b.0), a.1.merge(b.1)),
                     );
                 let pooled = base.clone().merge(&delta_sums);
-                let unit = bounds.format.unit();
-                if pooled.verdict(unit).pass && tally.finish().pass {
+                if pooled.verdict(bounds).pass && tally.finish().pass {
                     break;
                 }
                 caught = Some(delta);

@@ -153,7 +153,7 @@ impl Dtype {
 impl Bounds {
     /// The absolute part for a row whose largest |ref| is `row_max`.
     pub fn atol(&self, row_max: f64) -> f64 {
-        self.atol_ulps * self.format.ulp(row_max)
+        self.atol_ulps * self.format.ulp(row_max) + self.accumulation * row_max
     }
 
     /// The bound on |Δ| of one element.
@@ -164,7 +164,7 @@ impl Bounds {
     /// The bound on ‖Δ‖₂ of a row whose ‖ref‖₂ is `norm` (never below the
     /// format's smallest spacing, for a row that is all zeros).
     pub fn row(&self, norm: f64) -> f64 {
-        (self.row_units * self.format.unit() * norm).max(self.format.ulp(0.0))
+        ((self.row_units * self.format.unit() + self.accumulation) * norm).max(self.format.ulp(0.0))
     }
 }
 

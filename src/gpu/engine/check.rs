@@ -88,7 +88,7 @@ impl Reference {
             inputs: self.key.1,
             seed: self.key.2,
             value_scale: self.value_scale,
-            ..self.judge(shape, &Bounds::of(shape.dtype), out, limits)
+            ..self.judge(shape, &Bounds::at(shape), out, limits)
         }
     }
 
@@ -145,7 +145,7 @@ impl Reference {
             );
         let mut check = tally.finish();
         if self.key.1 != Inputs::Ties {
-            let mut bias = pooled.verdict(shape.dtype.unit());
+            let mut bias = pooled.verdict(bounds);
             if limits {
                 let rows = self.row_views(shape, out);
                 bias.limits = bias::detection_limits(shape, bounds, &rows, &pooled);
@@ -299,7 +299,7 @@ impl Engine {
     }
 
     /// `check_output`, measuring the detection limits when `limits`.
-    fn check_output_with(
+    pub fn check_output_with(
         &mut self,
         variant: &Variant,
         shape: &Shape,
@@ -421,7 +421,7 @@ pub fn report(
         nan_count: checks.iter().map(|c| c.nan_count).sum(),
         unwritten: checks.iter().map(|c| c.unwritten).sum(),
         pass: !checks.is_empty() && checks.iter().all(|c| c.pass),
-        bounds: Some(Bounds::of(shape.dtype)),
+        bounds: Some(Bounds::at(shape)),
         checks,
     }
 }
