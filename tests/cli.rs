@@ -112,6 +112,47 @@ fn kv_flags_that_break_a_rule_are_named() {
     assert!(err.contains("for '--shape <B,H,S,D>'"), "{err}");
 }
 
+/// A negative number reaches its option's parser, which names the option and its range (issue 57:
+/// clap called `-1` an unexpected argument); `--py` says what it takes before reading toggles.
+#[test]
+fn negative_numbers_and_python_lists_name_their_option() {
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["bench", "--shape", "-1,8,512,64"],
+            "invalid value '-1,8,512,64' for '--shape <B,H,S,D>': shape '-1,8,512,64': B='-1' is not a positive integer",
+        ),
+        (
+            &["replay", "x.jsonl", "--speed", "-1"],
+            "for '--speed <SPEED>': speed -1 is out of range",
+        ),
+        (
+            &["bench", "--device", "-1"],
+            "invalid value '-1' for '--device <N|UUID>'",
+        ),
+        (
+            &["bench", "--max-seconds", "-3"],
+            "-3 s is out of range: 0.5 ≤ seconds ≤ 600",
+        ),
+        (
+            &["--py", "notpy"],
+            "'notpy' is not a Python variant: --py takes py:NAME",
+        ),
+    ];
+    for (args, says) in cases {
+        let (code, _, err) = run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    // After `--` a value is a value: nothing is joined.
+    let (code, _, err) = run(&["bench", "--variants", "--", "-1"]);
+    assert_eq!(code, 2, "{err}");
+    let (_, _, err) = run(&["bench", "--variants", "notakernel"]);
+    assert!(
+        err.contains("or cudnn, or a Python function as py:NAME"),
+        "{err}"
+    );
+}
+
 #[test]
 fn json_needs_summary() {
     let (code, _, err) = run(&["replay", "x.jsonl", "--json"]);

@@ -21,10 +21,41 @@ pub enum ArgsError {
 /// be any bytes (it is only shown); every other argument must be UTF-8.
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(Vec<String>, Cmd), ArgsError> {
     let argv = utf8(args)?;
-    let cli = Cli::try_parse_from(&argv).map_err(ArgsError::Clap)?;
+    let cli = Cli::try_parse_from(negatives_joined(&argv)).map_err(ArgsError::Clap)?;
     let mut cmd = cli.command.unwrap_or(Cmd::Live(cli.live));
     super::resolve::resolve(&mut cmd)?;
     Ok((argv, cmd))
+}
+
+/// `--shape -1,8,512,64` as `--shape=-1,8,512,64`: clap reads a value that starts with `-` as a
+/// flag ("unexpected argument '-1'", naming neither the option nor its range); joined, the value
+/// reaches the option's parser, which says what is wrong with it. Only a long option followed by
+/// `-` and a digit is joined; after `--` nothing is.
+fn negatives_joined(argv: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(argv.len());
+    let mut rest = false;
+    for a in argv {
+        let negative = a
+            .strip_prefix('-')
+            .is_some_and(|t| t.starts_with(|c: char| c.is_ascii_digit() || c == '.'));
+        match out.last_mut() {
+            Some(prev)
+                if !rest
+                    && negative
+                    && prev.starts_with("--")
+                    && prev.len() > 2
+                    && !prev.contains('=') =>
+            {
+                prev.push('=');
+                prev.push_str(a);
+            }
+            _ => {
+                rest |= a == "--";
+                out.push(a.clone());
+            }
+        }
+    }
+    out
 }
 
 fn utf8(args: impl IntoIterator<Item = OsString>) -> Result<Vec<String>, ArgsError> {

@@ -75,6 +75,16 @@ pub fn parse_variant_list(text: &str) -> Result<VariantNames, String> {
 
 /// `--py`: Python variants only, comma-separated.
 pub fn parse_python_list(text: &str) -> Result<VariantNames, String> {
+    // Said before the name is read as a kernel's toggles, which --py never takes.
+    if let Some(t) = text
+        .split(',')
+        .map(str::trim)
+        .find(|t| !t.is_empty() && !t.starts_with("py:"))
+    {
+        return Err(format!(
+            "'{t}' is not a Python variant: --py takes py:NAME (an adapter `attnscope doctor` lists, e.g. py:sdpa_flash) or py:MODULE:FUNCTION, comma-separated"
+        ));
+    }
     let names = parse_variant_list(text)?;
     match names.0.iter().find(|v| !v.is_python()) {
         Some(v) => Err(format!(

@@ -13,6 +13,7 @@ use super::fail;
 use super::selftest::shape;
 use crate::cli::{SelftestArgs, exit};
 use crate::gpu::engine::Engine;
+use crate::session::check::Limit;
 use crate::session::manifest::registry;
 use crate::session::{Dtype, InputSet, Inputs, Shape, Toggles, Variant};
 
@@ -63,12 +64,12 @@ enum Cell {
     /// variant's (relative L2, the most over the distributions): near 1, the
     /// bug moved O no further from the truth than rounding does.
     Missed(f64, f64),
-    /// Every check passed, and the bug moved no row of O (‖ΔO_row‖ ÷
-    /// ‖O_row‖, the most over rows and distributions) as far as the
-    /// smallest shift of every row that the clean variant's check catches
-    /// (its detection limits, the most sensitive region's): no check on
-    /// these rows could see it. With that limit.
-    Below(f64, f64),
+    /// Every check passed, and in every region the pooled test reads (every
+    /// row, a head, a query tile, a column, …) the bug moved O's mean by
+    /// less than the smallest shift the clean variant's check is shown to
+    /// catch there (its detection limits): no check could see it. With the
+    /// largest of those moves over its limit, over the distributions.
+    Below(f64),
     /// O is the clean variant's, bit for bit, on every distribution: the
     /// bug does not fire here (a causal bug at a non-causal shape).
     Silent,
@@ -90,11 +91,7 @@ impl Cell {
                 "MISSED ({}, err {err:.2}x)",
                 crate::metrics::bias::percent(*moved)
             ),
-            Cell::Below(moved, limit) => format!(
-                "below ({} < {})",
-                crate::metrics::bias::percent(*moved),
-                crate::metrics::bias::percent(*limit)
-            ),
+            Cell::Below(ratio) => format!("below ({ratio:.2} of its limit)"),
             Cell::Silent => "silent".into(),
             Cell::NotTaken => "—".into(),
             Cell::Error(_) => "ERROR".into(),
@@ -102,12 +99,30 @@ impl Cell {
     }
 }
 
-/// The most any row of `a` moved from `b`'s (rows of `d`): ‖a − b‖ ÷ ‖b‖ a row.
-fn row_change(dtype: Dtype, a: &[u16], b: &[u16], d: usize) -> f64 {
-    a.chunks(d.max(1))
-        .zip(b.chunks(d.max(1)))
-        .map(|(x, y)| relative_change(dtype, x, y))
-        .fold(0.0, f64::max)
+/// How far `a` moved from `b` (bits of `dtype`, at `shape`) in each region
+/// the pooled test reads, over the limits the check was shown to reach
+/// there: the largest ratio, or None where a region moved and has no limit
+/// (1% went uncaught there, or none was measured).
+fn over_limits(shape: &Shape, a: &[u16], b: &[u16], limits: &[Limit]) -> Option<f64> {
+    let d = shape.d as usize;
+    let s = shape.s as usize;
+    let mut p = crate::metrics::bias::Pooled::new(shape);
+    for (i, (x, y)) in a.chunks(d).zip(b.chunks(d)).enumerate() {
+        let got: Vec<f32> = x.iter().map(|&v| shape.dtype.to_f32(v)).collect();
+        let want: Vec<f64> = y
+            .iter()
+            .map(|&v| f64::from(shape.dtype.to_f32(v)))
+            .collect();
+        p.add_row(i / s, i % s, &got, &want, 1.0);
+    }
+    p.region_means()
+        .into_iter()
+        .filter(|(_, m)| *m > 0.0)
+        .map(|(region, m)| {
+            let limit = limits.iter().find(|l| l.region == region)?.rel?;
+            Some(m / limit)
+        })
+        .try_fold(0.0, |acc: f64, r| r.map(|r| acc.max(r)))
 }
 
 /// ‖a − b‖ ÷ ‖b‖ over two outputs (bits of `dtype`).
@@ -128,9 +143,9 @@ fn relative_change(dtype: Dtype, a: &[u16], b: &[u16]) -> f64 {
 }
 
 /// The clean variant's output at (shape, distribution), its relative L2
-/// error against the reference and the smallest shift of every row its
-/// check catches (None: 1% went uncaught), or why it did not run.
-type CleanRun = (Vec<u16>, f64, Option<f64>);
+/// error against the reference and its check's detection limits, or why it
+/// did not run.
+type CleanRun = (Vec<u16>, f64, Vec<Limit>);
 type CleanRuns = HashMap<(Variant, Shape, Inputs), Result<CleanRun, String>>;
 
 /// Everything the table and the JSON say.
@@ -180,12 +195,8 @@ fn clean_run(
                             crate::metrics::reference::why_failed(&c)
                         ));
                     }
-                    // The most sensitive region's limit: a shift every row shares.
-                    let limit = c
-                        .bias
-                        .as_ref()
-                        .and_then(|b| b.limits.iter().filter_map(|l| l.rel).reduce(f64::min));
-                    Ok((out, c.rel_l2_err, limit))
+                    let limits = c.bias.map(|b| b.limits).unwrap_or_default();
+                    Ok((out, c.rel_l2_err, limits))
                 }
                 Err(e) => Err(format!("{clean} (unmutated) {shape} {dist}: {e}")),
             },
@@ -209,10 +220,11 @@ fn cell(
     }
     let mut caught = Vec::new();
     let mut fired = false;
-    let (mut moved, mut err, mut row_moved) = (0f64, 0f64, 0f64);
-    let mut limit: Option<f64> = None;
+    let (mut moved, mut err) = (0f64, 0f64);
+    // The largest move over its limit, None once one region moved past what any limit says.
+    let mut below = Some(0f64);
     for &dist in dists {
-        let (base, clean_err, clean_limit) =
+        let (base, clean_err, limits) =
             match clean_run(engine, runs, found, (clean, shape, dist, seed)) {
                 Ok(o) => o,
                 Err(e) => return Cell::Error(e),
@@ -224,11 +236,11 @@ fn cell(
         let changed = out.iter().zip(&base).any(|(a, b)| a != b);
         fired |= changed;
         moved = moved.max(relative_change(shape.dtype, &out, &base));
-        row_moved = row_moved.max(row_change(shape.dtype, &out, &base, shape.d as usize));
-        limit = match (limit, clean_limit) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        if changed {
+            below = below
+                .zip(over_limits(&shape, &out, &base, &limits))
+                .map(|(a, b)| a.max(b));
+        }
         if changed {
             err = err.max(c.rel_l2_err / clean_err.max(f64::MIN_POSITIVE));
         }
@@ -243,8 +255,8 @@ fn cell(
     }
     match (caught.is_empty(), fired) {
         (false, _) => Cell::Caught(caught),
-        (true, true) => match limit {
-            Some(l) if row_moved < l => Cell::Below(row_moved, l),
+        (true, true) => match below {
+            Some(r) if r < 1.0 => Cell::Below(r),
             _ => Cell::Missed(moved, err),
         },
         (true, false) => Cell::Silent,
@@ -389,7 +401,7 @@ fn print_table(
         names.join(", ")
     );
     println!(
-        "caught: the check failed (on the distributions named, when not all); below (x < y): every check passed, and no row of O moved by x as much as the smallest shift of every row the check catches there, y (no check on these rows could see it); MISSED (x, err e): O moved x and the check passed, with the mutant's error e times the clean variant's; silent: the bug left O unchanged at that shape; —: the variant does not take the shape (its manifest); ERROR: a build or launch failed (never counted as caught)"
+        "caught: the check failed (on the distributions named, when not all); below (r of its limit): every check passed, and in each region the pooled test reads (every row, a head, a query tile, a column, …) the bug moved O's mean by less than the smallest shift the clean variant's check is shown to catch there, at most r times it (no check could see it); MISSED (x, err e): O moved x and the check passed, with the mutant's error e times the clean variant's; silent: the bug left O unchanged at that shape; —: the variant does not take the shape (its manifest); ERROR: a build or launch failed (never counted as caught)"
     );
     let w = f
         .rows
@@ -487,30 +499,41 @@ mod tests {
         // Under what the check can see is no miss; a mutant caught nowhere still fails.
         assert!(Findings::verdict(&[
             Cell::Caught(u.clone()),
-            Cell::Below(5e-5, 1.2e-3)
+            Cell::Below(0.4)
         ]));
-        assert!(!Findings::verdict(&[
-            Cell::Below(5e-5, 1.2e-3),
-            Cell::Silent
-        ]));
-        assert_eq!(Cell::Below(5e-5, 1.2e-3).text(3), "below (0.0050% < 0.12%)");
+        assert!(!Findings::verdict(&[Cell::Below(0.4), Cell::Silent]));
+        assert_eq!(Cell::Below(0.4).text(3), "below (0.40 of its limit)");
         assert_eq!(Cell::Caught(u).text(2), "caught (uniform)");
     }
 
-    /// A bug that moves one row far and the rest not at all is judged by that row, not by its
-    /// share of O.
+    /// A bug is below the check's reach only where every region it moves moves less than that
+    /// region's limit: one head 1% off is past a 0.5% head limit however small its share of O.
     #[test]
-    fn a_cell_is_judged_by_the_row_that_moved_most() {
+    fn a_move_is_held_to_each_regions_limit() {
+        use crate::session::check::Region;
+        let shape: Shape = "1,4,64,64".parse().unwrap();
         let d = Dtype::F16;
-        let bits = |x: &[f32]| x.iter().map(|&v| d.from_f32(v)).collect::<Vec<u16>>();
-        let clean = bits(&[1.0; 64 * 100]);
-        let mut one = vec![1.0f32; 64 * 100];
-        for x in &mut one[..64] {
-            *x = 1.01;
+        let clean: Vec<u16> = (0..4 * 64 * 64)
+            .map(|i| d.from_f32(1.0 + (i % 7) as f32 / 8.0))
+            .collect();
+        let mut moved = clean.clone();
+        for x in &mut moved[..64 * 64] {
+            *x = d.from_f32(d.to_f32(*x) * 1.01);
         }
-        let one = bits(&one);
-        assert!(relative_change(d, &one, &clean) < 0.0011);
-        assert!((row_change(d, &one, &clean, 64) - 0.01).abs() < 1e-3);
+        let limits = |head: f64| {
+            [Region::All, Region::Head, Region::QueryTile, Region::Column]
+                .map(|region| Limit {
+                    region,
+                    rel: Some(if region == Region::Head { head } else { 0.02 }),
+                })
+                .to_vec()
+        };
+        let r = over_limits(&shape, &moved, &clean, &limits(0.005)).unwrap();
+        assert!(r > 1.9 && r < 2.1, "{r}");
+        let r = over_limits(&shape, &moved, &clean, &limits(0.02)).unwrap();
+        assert!(r < 1.0, "{r}");
+        // A region that moved with no limit measured is no evidence of being below it.
+        assert!(over_limits(&shape, &moved, &clean, &limits(0.02)[..1]).is_none());
     }
 
     #[test]

@@ -215,6 +215,25 @@ impl Pooled {
         }
     }
 
+    /// The largest |mean| of each region's groups (shift or scale, with
+    /// enough units to be tested): how far a change moved what the pooled
+    /// test looks at, region by region.
+    pub fn region_means(&self) -> Vec<(Region, f64)> {
+        let mut out: Vec<(Region, f64)> = Vec::new();
+        for (g, pair) in self.acc.iter().enumerate() {
+            let region = self.layout.region_of(g).0;
+            for acc in pair {
+                if let Some((m, _)) = acc.estimate() {
+                    match out.iter_mut().find(|(r, _)| *r == region) {
+                        Some((_, x)) => *x = x.max(m.abs()),
+                        None => out.push((region, m.abs())),
+                    }
+                }
+            }
+        }
+        out
+    }
+
     pub fn merge(mut self, o: &Pooled) -> Pooled {
         for (a, b) in self.acc.iter_mut().zip(&o.acc) {
             a[0].merge(&b[0]);

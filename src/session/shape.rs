@@ -94,7 +94,7 @@ impl FromStr for Dtype {
 /// heads); causal keeps key j for query i when j ≤ i + (key length − S),
 /// the last query aligned with the last key (a KV cache's new tokens).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(from = "ShapeWire", into = "ShapeWire")]
+#[serde(try_from = "ShapeWire", into = "ShapeWire")]
 pub struct Shape {
     pub b: u32,
     /// Query heads.
@@ -132,8 +132,21 @@ fn is_f16(d: &Dtype) -> bool {
     *d == Dtype::F16
 }
 
-impl From<ShapeWire> for Shape {
-    fn from(w: ShapeWire) -> Shape {
+/// A shape read from a file or a link is held to the rules the command line
+/// holds it to (`validate`): a session's `B0 H0 S0 D0` is damage, counted
+/// and skipped, not a problem the tables and the roofline then misread.
+impl TryFrom<ShapeWire> for Shape {
+    type Error = String;
+
+    fn try_from(w: ShapeWire) -> Result<Shape, String> {
+        let shape = w.shape();
+        shape.validate().map(|()| shape)
+    }
+}
+
+impl ShapeWire {
+    fn shape(self) -> Shape {
+        let w = self;
         Shape {
             b: w.b,
             h: w.h,

@@ -283,7 +283,7 @@ impl Manifest {
                         .map(|t| t.name.as_str())
                         .collect();
                     format!(
-                        "unknown variant '{text}': '{word}' is not a toggle of {} (known: {}, {}, joined by '+')",
+                        "unknown variant '{text}': '{word}' is not a toggle of {} (known: {}, {}, joined by '+'; or cudnn, or a Python function as py:NAME or py:MODULE:FUNCTION)",
                         self.name,
                         self.base,
                         known.join(", ")
