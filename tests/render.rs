@@ -267,7 +267,7 @@ fn gates_panel_shows_counter_progress_then_why_counters_failed() {
         }),
     });
     let screen = text(&draw(&state, 120, 40));
-    assert!(screen.contains("collecting pass 3 of 10"), "{screen}");
+    assert!(screen.contains("counters: pass 3 of 10"), "{screen}");
     assert!(screen.contains("pending"), "{screen}");
     state.apply(&Stamped {
         t_us: 3,
@@ -279,7 +279,7 @@ fn gates_panel_shows_counter_progress_then_why_counters_failed() {
     });
     let buf = draw(&state, 120, 40);
     let screen = text(&buf);
-    assert!(!screen.contains("collecting pass"), "{screen}");
+    assert!(!screen.contains("counters: pass"), "{screen}");
     // The gates panel points at the reason; the event log shows it whole.
     assert!(screen.contains("counters failed: GPU"), "{screen}");
     assert!(
@@ -488,7 +488,7 @@ fn build_panel_says_what_the_check_compared_and_its_margin() {
         "correct PASS",
         "margin 4.0×",
         "uniform+rising inputs, seed 7",
-        "rows 4,096 of 262,144 in all 64 heads",
+        "rows 4,096 of 262,144 in all 64 heads (B×H)",
     ] {
         assert!(screen.contains(want), "{want}:\n{screen}");
     }
@@ -849,4 +849,36 @@ fn a_selection_after_a_race_takes_the_screen_back() {
     );
     assert!(screen.lines().next().unwrap().contains("cudnn"), "{screen}");
     assert!(screen.contains("┌ Gates"), "{screen}");
+}
+
+/// At 80×24 the Gates panel holds fewer rows than gates: the last row counts the rest (issue 57:
+/// the title counted 11 and five showed, unsaid), and the counter progress reads as counters, not
+/// as a score.
+#[test]
+fn gates_that_do_not_fit_are_counted() {
+    use attnscope::session::event::{Event, VariantSelected};
+    let events = fixture_events();
+    let mut state = replay_state(&events);
+    let shape = state.session.ab.as_ref().unwrap().shape;
+    state.apply(&Stamped {
+        t_us: state.session.last_t_us + 1,
+        event: Event::VariantSelected(VariantSelected {
+            variant: "wmma+pv+async".parse().unwrap(),
+            shape,
+        }),
+    });
+    let screen = text(&draw(&state, 80, 24));
+    let total = state
+        .session
+        .gates(&state.gates, &state.shown_key().unwrap())
+        .len();
+    let shown = screen
+        .lines()
+        .filter(|l| l.contains(" PASS") || l.contains(" FAIL") || l.contains(" N/A"))
+        .count();
+    assert!(shown < total, "{screen}");
+    let more = format!("+{} more: a taller window shows them", total - shown);
+    assert!(screen.contains(&more), "{more}\n{screen}");
+    let tall = text(&draw(&state, 120, 50));
+    assert!(!tall.contains("more gates"), "{tall}");
 }

@@ -156,6 +156,32 @@ fn corrupt_middle_line_is_reported_by_number() {
     assert!(err.to_string().contains("bad.jsonl:2:"), "{err}");
 }
 
+/// A shape the command line refuses (issue 57: `B0 H0 S0 D0` was accepted, and the roofline then
+/// said no variant was timed) is damage where a file holds it: the line is skipped and says why.
+#[test]
+fn a_shape_the_command_line_refuses_is_damage_in_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("b0.jsonl");
+    let line = |b: u32| {
+        format!(
+            r#"{{"t_us":5,"event":{{"type":"variant_selected","variant":{{"toggles":{{}},"tile":{{"block_m":64,"block_n":64,"stages":2,"warps":4}}}},"shape":{{"b":{b},"h":8,"s":512,"d":64,"causal":false}}}}}}"#
+        )
+    };
+    let text = format!(
+        "{}\n{}\n{}\n",
+        serde_json::to_string(&header()).unwrap(),
+        line(0),
+        line(2)
+    );
+    std::fs::write(&path, text).unwrap();
+    let (events, report) = read_all(&path, OnCorrupt::Skip).unwrap();
+    assert_eq!(events.len(), 2, "the header and the B2 selection");
+    assert_eq!(report.skipped.len(), 1);
+    assert_eq!(report.skipped[0].line, 2);
+    let why = format!("{:?}", report.skipped[0]);
+    assert!(why.contains("B=0 is out of range"), "{why}");
+}
+
 #[test]
 fn bad_files_give_clear_errors() {
     let dir = tempfile::tempdir().unwrap();

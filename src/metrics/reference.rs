@@ -376,13 +376,14 @@ pub fn rows_to_check(shape: &Shape, seed: u64) -> RowSample {
 }
 
 /// What a check compared, in words: "rows 4,096 of 1,048,576 in all 64
-/// heads"; sessions from before row sampling: "heads 0,17,63 of 64".
+/// heads (B×H)" (heads of every batch: beside H8 of B2, 16); sessions from
+/// before row sampling: "heads 0,17,63 of 64".
 pub fn coverage_text(c: &crate::session::event::CorrectnessReport) -> String {
     if c.rows_checked == 0 {
         return if c.heads_total == 0 {
             String::new() // a session from before heads were counted
         } else if c.heads.is_empty() {
-            format!("all {} heads", c.heads_total)
+            format!("all {} heads (B×H)", c.heads_total)
         } else {
             let named: Vec<String> = c.heads.iter().map(u64::to_string).collect();
             format!("heads {} of {}", named.join(","), c.heads_total)
@@ -398,10 +399,10 @@ pub fn coverage_text(c: &crate::session::event::CorrectnessReport) -> String {
         )
     };
     let heads = if c.heads_checked == c.heads_total {
-        format!("all {} heads", grouped(c.heads_total))
+        format!("all {} heads (B×H)", grouped(c.heads_total))
     } else {
         format!(
-            "{} of {} heads",
+            "{} of {} heads (B×H)",
             grouped(c.heads_checked),
             grouped(c.heads_total)
         )

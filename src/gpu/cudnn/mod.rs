@@ -4,7 +4,7 @@
 //! (`cudarc::cudnn::sys`, feature `cudnn` = cuDNN 9.21 headers; needs
 //! `"cudnn"` added to the project's cudarc features).
 //!
-//! ```ignore
+//! ```text
 //! cudnn_sdpa::version()?;                                // Err, not a panic, without cuDNN
 //! let handle = cudnn_sdpa::create_handle(&stream)?;      // cudnnCreate + cudnnSetStream
 //! let p = Problem { b: 1, hq: 32, hkv: 8, sq: 16, sk: 32768, d: 128,

@@ -467,7 +467,10 @@ fn coverage_in_words() {
         heads_total: 64,
         ..Default::default()
     };
-    assert_eq!(coverage_text(&c), "rows 4,096 of 1,048,576 in all 64 heads");
+    assert_eq!(
+        coverage_text(&c),
+        "rows 4,096 of 1,048,576 in all 64 heads (B×H)"
+    );
     let old = CorrectnessReport {
         heads_checked: 3,
         heads_total: 64,

@@ -120,8 +120,8 @@ fn title<'a>(
             ]
         } else {
             vec![
-                format!("collecting pass {} of {} ", p.pass, p.passes),
-                format!("pass {}/{} ", p.pass, p.passes),
+                format!("counters: pass {} of {} ", p.pass, p.passes),
+                format!("counters {}/{} ", p.pass, p.passes),
             ]
         };
         if let Some(text) = texts.into_iter().find(|t| t.chars().count() <= room) {
@@ -173,7 +173,33 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             .render(f, buf);
     }
     let name_w = (inner.width as usize).saturating_sub(9 + 10 + 4 + 3);
-    let rows = results.iter().map(|r| {
+    // Gates the panel has no row for are counted on its last row, never dropped unsaid.
+    let fits = usize::from(inner.height);
+    let (shown, hidden) = if results.len() > fits && fits >= 2 {
+        (fits - 1, results.len() + 1 - fits)
+    } else {
+        (results.len(), 0)
+    };
+    let inner = if hidden > 0 {
+        let [table, last] =
+            ratatui::layout::Layout::vertical([Constraint::Fill(1), Constraint::Length(1)])
+                .areas(inner);
+        let text = [
+            format!("+{hidden} more gates: a taller window shows them"),
+            format!("+{hidden} more: a taller window shows them"),
+            format!("+{hidden} more gates"),
+        ]
+        .into_iter()
+        .find(|t| t.chars().count() <= usize::from(last.width))
+        .unwrap_or_default();
+        ratatui::widgets::Paragraph::new(text)
+            .style(theme::dim())
+            .render(last, buf);
+        table
+    } else {
+        inner
+    };
+    let rows = results[..shown].iter().map(|r| {
         let (status_style, value) = match &r.status {
             Status::Pass => (
                 theme::pass(),
