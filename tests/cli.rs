@@ -153,6 +153,23 @@ fn negative_numbers_and_python_lists_name_their_option() {
     );
 }
 
+/// A variant selected and left before its first batch says so (issue 57: 37 rows of the shipped tour
+/// read "the session records no reason").
+#[test]
+fn a_variant_left_before_its_first_batch_says_so() {
+    let (code, out, err) = run(&[
+        "replay",
+        "sessions/20261125-034401_H100_tour.jsonl.zst",
+        "--summary",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("records no reason"), "{out}");
+    assert!(
+        out.contains("not timed — the session moved on before its first batch was timed"),
+        "{out}"
+    );
+}
+
 #[test]
 fn json_needs_summary() {
     let (code, _, err) = run(&["replay", "x.jsonl", "--json"]);

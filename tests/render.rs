@@ -806,7 +806,7 @@ fn a_replaying_worker_is_shown_as_a_replay_and_its_keys_do_nothing() {
         );
         let notice = state.notice.clone().unwrap_or_default();
         assert!(
-            notice.contains("the worker replays tour.jsonl.zst"),
+            notice.contains("does nothing: the worker replays a recording"),
             "{notice}"
         );
     }

@@ -28,8 +28,15 @@ fn vs_cudnn(s: &SessionState, key: &Key) -> Option<Speedup> {
 fn not_timed(s: &SessionState, key: &Key) -> Option<String> {
     let v = s.variants.get(key)?;
     (v.samples() == 0).then(|| {
-        s.why_untimed(key)
-            .unwrap_or_else(|| "the session records no reason".into())
+        // No fault, no failed build, nothing that did not fit: it was selected and left
+        // before a batch was timed (a key press, the next tile), or the session ended first.
+        s.why_untimed(key).unwrap_or_else(|| {
+            if s.current == Some(*key) {
+                "the session ended before its first batch was timed".into()
+            } else {
+                "the session moved on before its first batch was timed".into()
+            }
+        })
     })
 }
 

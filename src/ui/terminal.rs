@@ -119,7 +119,16 @@ pub fn run(
     })();
     ratatui::restore();
     input_stop.store(true, Ordering::Relaxed);
-    let _ = input.join();
+    // The input thread sees the stop within its 100 ms poll, unless it is stuck reading a terminal
+    // that is gone (a killed tmux, a dropped ssh: crossterm spins on the hung-up tty). That one is
+    // left to the process's exit; joining it hung the dashboard at full CPU, deaf to SIGTERM.
+    let until = Instant::now() + Duration::from_millis(400);
+    while !input.is_finished() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if input.is_finished() {
+        let _ = input.join();
+    }
     if let Some(w) = &outlets.worker {
         let _ = w.send(Command::Shutdown);
         // What the worker sent before it heard the shutdown is recorded too:
