@@ -279,9 +279,8 @@ impl UiState {
     fn live_action(&mut self, action: Action) -> Vec<Effect> {
         if self.worker_replays().is_some() && !matches!(action, Action::Record | Action::Bookmark) {
             // Short enough for 80 columns; the banner names the recording.
-            self.notice = Some(
-                "does nothing: the worker replays a recording (r records, q quits)".into(),
-            );
+            self.notice =
+                Some("does nothing: the worker replays a recording (r records, q quits)".into());
             return Vec::new();
         }
         if self.refuses_test_only(action) {
