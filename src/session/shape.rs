@@ -139,15 +139,7 @@ impl TryFrom<ShapeWire> for Shape {
     type Error = String;
 
     fn try_from(w: ShapeWire) -> Result<Shape, String> {
-        let shape = w.shape();
-        shape.validate().map(|()| shape)
-    }
-}
-
-impl ShapeWire {
-    fn shape(self) -> Shape {
-        let w = self;
-        Shape {
+        let shape = Shape {
             b: w.b,
             h: w.h,
             s: w.s,
@@ -156,7 +148,8 @@ impl ShapeWire {
             dtype: w.dtype,
             kv_heads: w.kv_heads.unwrap_or(w.h),
             kv_len: w.kv_len.unwrap_or(w.s),
-        }
+        };
+        shape.validate().map(|()| shape)
     }
 }
 
