@@ -37,7 +37,7 @@ for v in "${VARIANTS[@]}"; do
       "$BIN" gates --variant "$v" --shape "$SHAPE" --l2 $l2 --range "$range" --max-seconds 0.5 --json \
         >"$OUT/attn-$tag-$range.json" 2>"$OUT/attn-$tag-$range.err"
       python3 - "$OUT/ncu-$tag.csv" "$OUT/attn-$tag-$range.json" "$v $mode (ncu --cache-control $cc; attnscope --l2 $l2 --range $range)" <<'PY'
-import csv, json, sys, ast, re
+import csv, json, sys, re
 ncu_csv, attn_json, title = sys.argv[1:4]
 rows = [r for r in csv.reader(open(ncu_csv)) if r]
 head = next(i for i, r in enumerate(rows) if "Kernel Name" in r or "ID" in r[:1])
@@ -66,12 +66,8 @@ for name in sorted(ours):
     rel = "" if b in (None, 0) else f"{(a - b) / b * 100:+.2f}%"
     print(f"{name:<64} {a:>14.4f} {b if b is not None else float('nan'):>14.4f} {rel:>8}  {'ok' if ok else 'OFF'}")
 # Gate values from ncu's numbers with the same formulas (assets/gates.toml).
-gates, g = [], None
-for line in open("assets/gates.toml"):
-    line = line.split("#", 1)[0].strip()
-    if line == "[[gate]]": g = {}; gates.append(g)
-    elif "=" in line and g is not None:
-        k, v = line.split("=", 1); g[k.strip()] = ast.literal_eval(v.strip())
+import tomllib
+gates = tomllib.load(open("assets/gates.toml", "rb"))["gate"]
 print(f"{'gate':<24} {'attnscope':>12} {'ncu':>12}  ok")
 for gr in d["gates"]:
     spec = next((x for x in gates if x["id"] == gr["id"]), None)

@@ -101,8 +101,9 @@ pub struct GatesArgs {
     pub variant: Option<Variant>,
     #[command(flatten)]
     pub problem: ProblemArgs,
-    /// Gate thresholds (TOML; default: the built-in assets/gates.toml).
-    #[arg(long, value_name = "FILE")]
+    /// Gate thresholds: a TOML file, or `seeds` for the seeds' table as written (default: the built-in
+    /// assets/gates.toml, resource limits from the device).
+    #[arg(long, value_name = "FILE|seeds")]
     pub gates: Option<PathBuf>,
     /// Extra metrics to collect (TOML `[[metric]]` tables: name, unit, display).
     #[arg(long, value_name = "FILE")]
@@ -146,8 +147,8 @@ pub struct ExportArgs {
     /// Folder for the files (created if missing; files of the same name are replaced).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-    /// Gate thresholds for the gates chart (TOML; default: assets/gates.toml).
-    #[arg(long, value_name = "FILE")]
+    /// Gate thresholds for the gates chart: a TOML file, or `seeds` (default: assets/gates.toml).
+    #[arg(long, value_name = "FILE|seeds")]
     pub gates: Option<PathBuf>,
     /// Stop at the first corrupt line instead of skipping it.
     #[arg(long)]
@@ -491,8 +492,9 @@ pub struct LiveArgs {
     /// name ending .zst (.gz) records zstd (gzip).
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
-    /// Gate thresholds (TOML; default: the built-in assets/gates.toml).
-    #[arg(long, value_name = "FILE")]
+    /// Gate thresholds: a TOML file, or `seeds` for the seeds' table as written (default: the built-in
+    /// assets/gates.toml, resource limits from the device).
+    #[arg(long, value_name = "FILE|seeds")]
     pub gates: Option<PathBuf>,
     /// Starting shape as B,H,S,D, KV heads and keys after a slash (8,32/8,1/32768,128); `s`
     /// cycles the presets, Llama 3 prefill and decode among them.
@@ -592,8 +594,9 @@ pub struct ReplayArgs {
     /// Stop at the first corrupt line instead of skipping it.
     #[arg(long)]
     pub strict: bool,
-    /// Gate thresholds (TOML; default: the built-in assets/gates.toml).
-    #[arg(long, value_name = "FILE")]
+    /// Gate thresholds: a TOML file, or `seeds` for the seeds' table as written (default: the built-in
+    /// assets/gates.toml, resource limits from the device).
+    #[arg(long, value_name = "FILE|seeds")]
     pub gates: Option<PathBuf>,
 }
 

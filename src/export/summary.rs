@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::metrics::format::{bytes, duration_ns, exact, fixed, median_interval, metric};
-use crate::metrics::gates::{GateSet, Status};
+use crate::metrics::gates::GateSet;
 use crate::model::state::{Key, SessionState, Speedup, VariantState, active_throttles};
 use crate::session::event::regime_name;
 use crate::session::event::{AbReport, SessionHeader};
@@ -433,12 +433,9 @@ fn gates_text(s: &SessionState, gates: &GateSet, line: &mut impl FnMut(String)) 
                 .value
                 .map(|x| metric(x, &r.unit))
                 .unwrap_or_else(|| "—".into());
-            let why = match &r.status {
-                Status::NotApplicable(w) => {
-                    format!("  ({})", w.replace(" (press g to collect counters)", ""))
-                }
-                Status::Undecided(w) => format!("  ({w})"),
-                _ => String::new(),
+            let why = match r.note().replace(" (press g to collect counters)", "") {
+                n if n.is_empty() => n,
+                n => format!("  ({n})"),
             };
             let source = match r.id.as_str() {
                 "speedup" if r.value.is_some() => s.speedup_vs_scalar(key),

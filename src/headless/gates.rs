@@ -290,10 +290,7 @@ fn print_table(
         "gate", "value", "threshold", ""
     );
     for r in results {
-        let why = match &r.status {
-            Status::NotApplicable(w) | Status::Undecided(w) => w.as_str(),
-            _ => "",
-        };
+        let why = r.note();
         println!(
             "{:<22} {:>12} {:>12}  {:<4}  {why}",
             r.name,

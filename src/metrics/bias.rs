@@ -37,7 +37,8 @@ pub const FLOOR_UNITS: f64 = 0.1;
 /// Query and key tiles' height.
 const TILE: usize = 64;
 /// The largest shift a detection limit tries (1%), halved until missed.
-const PLANT_MAX: f64 = 0.01;
+/// The largest shift a detection limit plants: a limit not caught there is over it.
+pub const PLANT_MAX: f64 = 0.01;
 const PLANT_STEPS: usize = 16;
 
 /// Sums for a ratio mean Σu ÷ Σw over units (w = 1 for a plain mean).
@@ -156,6 +157,15 @@ fn row_scale(want: &[f64]) -> f64 {
     (want.iter().map(|w| w * w).sum::<f64>() / want.len().max(1) as f64).sqrt()
 }
 
+/// One group's |mean| and how many units (rows, or a column's elements) it pooled.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GroupMean {
+    pub region: Region,
+    pub index: u64,
+    pub mean: f64,
+    pub units: f64,
+}
+
 /// The pooled sums of one check: add rows (in any order, in parallel and
 /// merged), then ask for the verdict.
 #[derive(Clone, Debug)]
@@ -218,16 +228,18 @@ impl Pooled {
     /// The largest |mean| of each region's groups (shift or scale, with
     /// enough units to be tested): how far a change moved what the pooled
     /// test looks at, region by region.
-    pub fn region_means(&self) -> Vec<(Region, f64)> {
-        let mut out: Vec<(Region, f64)> = Vec::new();
+    pub fn group_means(&self) -> Vec<GroupMean> {
+        let mut out = Vec::new();
         for (g, pair) in self.acc.iter().enumerate() {
-            let region = self.layout.region_of(g).0;
+            let (region, index) = self.layout.region_of(g);
             for acc in pair {
                 if let Some((m, _)) = acc.estimate() {
-                    match out.iter_mut().find(|(r, _)| *r == region) {
-                        Some((_, x)) => *x = x.max(m.abs()),
-                        None => out.push((region, m.abs())),
-                    }
+                    out.push(GroupMean {
+                        region,
+                        index,
+                        mean: m.abs(),
+                        units: acc.n,
+                    });
                 }
             }
         }
@@ -396,7 +408,7 @@ fn cell_position(head: usize, row: usize, col: usize) -> f64 {
 
 /// The regions a check states its limits for: every row, the last head,
 /// column 0, and the last query tile (where ragged tails live).
-fn limit_regions(shape: &Shape) -> [(Region, u64); 4] {
+pub fn limit_regions(shape: &Shape) -> [(Region, u64); 4] {
     let heads = (shape.b as u64 * shape.h as u64).max(1);
     [
         (Region::All, 0),

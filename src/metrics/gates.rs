@@ -6,9 +6,20 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::session::event::GpuInfo;
 use crate::session::Variant;
 
 pub const DEFAULT_GATES_TOML: &str = include_str!("../../assets/gates.toml");
+/// The seeds' accept/reject table as they wrote it (48 KiB of shared memory, 128 registers, 4 CTAs
+/// per SM): `--gates seeds`.
+pub const SEEDS_GATES_TOML: &str = include_str!("../../assets/gates-seeds.toml");
+
+/// Gate files bundled with attnscope, by the name `--gates` takes.
+pub const NAMED_GATE_FILES: [(&str, &str); 2] =
+    [("default", DEFAULT_GATES_TOML), ("seeds", SEEDS_GATES_TOML)];
+
+/// Device limits a gate's threshold may be read from (`limit = "..."`).
+const LIMITS: [&str; 1] = ["max_smem_per_block"];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Op {
@@ -80,6 +91,39 @@ pub struct GateSpec {
     /// `not_scalar` or `not_cudnn`: the gate applies only where it holds.
     #[serde(default)]
     pub requires: Option<String>,
+    /// Thresholds by compute capability ("90" for sm_90) where `threshold`
+    /// does not suit an architecture.
+    #[serde(default)]
+    pub by_cc: BTreeMap<String, f64>,
+    /// A device limit the threshold is read from, before `scale` (one of
+    /// `LIMITS`); `by_cc`, then `threshold`, when the device did not record it.
+    #[serde(default)]
+    pub limit: Option<String>,
+    /// What a FAIL puts at risk, in words a newcomer can weigh.
+    #[serde(default)]
+    pub protects: Option<String>,
+}
+
+impl GateSpec {
+    /// The threshold on `gpu`, with where it came from when not the file's
+    /// one number: the device's own limit, else its architecture's entry.
+    pub fn threshold_on(&self, gpu: Option<&GpuInfo>) -> (f64, Option<String>) {
+        let Some(gpu) = gpu else {
+            return (self.threshold, None);
+        };
+        let limit = match self.limit.as_deref() {
+            Some("max_smem_per_block") => Some(gpu.max_smem_per_block),
+            _ => None,
+        };
+        if let Some(l) = limit.filter(|&l| l > 0) {
+            let basis = format!("the {}'s limit", gpu.name);
+            return (self.scale * f64::from(l), Some(basis));
+        }
+        match self.by_cc.get(&gpu.cc().to_string()) {
+            Some(&t) if gpu.cc() > 0 => (t, Some(format!("for sm_{}", gpu.cc()))),
+            _ => (self.threshold, None),
+        }
+    }
 }
 
 fn one() -> f64 {
@@ -97,8 +141,16 @@ impl GateSet {
         GateSet::from_toml(DEFAULT_GATES_TOML).expect("assets/gates.toml is valid (tested)")
     }
 
-    /// The default set, or the user's file with a message naming it when bad.
+    /// The default set; a bundled file by name (`seeds`); or the user's
+    /// file, with a message naming it when bad. A file that shares a bundled
+    /// name is read as `./NAME`.
     pub fn load(path: Option<&std::path::Path>) -> Result<GateSet, String> {
+        let named = path
+            .and_then(|p| p.to_str())
+            .and_then(|p| NAMED_GATE_FILES.iter().find(|(n, _)| *n == p));
+        if let Some((name, text)) = named {
+            return GateSet::from_toml(text).map_err(|e| format!("bundled gates '{name}': {e}"));
+        }
         match path {
             None => Ok(GateSet::default_set()),
             Some(p) => {
@@ -114,6 +166,19 @@ impl GateSet {
         for g in &set.gates {
             if g.value.is_empty() {
                 return Err(format!("gate '{}' names no value", g.id));
+            }
+            if let Some(l) = g.limit.as_deref().filter(|l| !LIMITS.contains(l)) {
+                return Err(format!(
+                    "gate '{}': limit '{l}' is not a device limit attnscope records (it knows: {})",
+                    g.id,
+                    LIMITS.join(", ")
+                ));
+            }
+            if let Some(cc) = g.by_cc.keys().find(|k| k.parse::<u32>().is_err()) {
+                return Err(format!(
+                    "gate '{}': by_cc key '{cc}' is not a compute capability (write \"90\" for sm_90)",
+                    g.id
+                ));
             }
         }
         Ok(set)
@@ -206,6 +271,13 @@ pub struct GateResult {
     pub value: Option<f64>,
     pub op: Op,
     pub threshold: f64,
+    /// Where the threshold came from when not the gate file's one number:
+    /// "the NVIDIA H200's limit", "for sm_90".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basis: Option<String>,
+    /// What a FAIL puts at risk (the gate file's `protects`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protects: Option<String>,
     pub unit: String,
     /// The value's 95% interval, scaled like the value, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -214,26 +286,45 @@ pub struct GateResult {
     pub status: Status,
 }
 
+impl GateResult {
+    /// What to read beside the row, "" when nothing: why it has no verdict,
+    /// what a FAIL puts at risk, and where its threshold came from.
+    pub fn note(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        match &self.status {
+            Status::NotApplicable(w) | Status::Undecided(w) => parts.push(w.clone()),
+            Status::Fail => parts.extend(self.protects.iter().map(|p| format!("protects {p}"))),
+            Status::Pass => {}
+        }
+        if let Some(b) = &self.basis {
+            parts.push(format!("threshold: {b}"));
+        }
+        parts.join("; ")
+    }
+}
+
 /// Evaluates every gate over `values` (counter names and `attnscope:*`).
 pub fn evaluate(
     set: &GateSet,
     variant: &Variant,
     values: &BTreeMap<String, f64>,
 ) -> Vec<GateResult> {
-    evaluate_with_intervals(set, variant, values, &BTreeMap::new())
+    evaluate_with_intervals(set, variant, values, &BTreeMap::new(), None)
 }
 
 /// `evaluate`, where a gate reading one value that has an interval in
-/// `intervals` (a median, a speedup) is judged on the whole interval.
+/// `intervals` (a median, a speedup) is judged on the whole interval, and
+/// thresholds follow `gpu`'s limits and architecture where a gate says so.
 pub fn evaluate_with_intervals(
     set: &GateSet,
     variant: &Variant,
     values: &BTreeMap<String, f64>,
     intervals: &BTreeMap<String, (f64, f64)>,
+    gpu: Option<&GpuInfo>,
 ) -> Vec<GateResult> {
     set.gates
         .iter()
-        .map(|g| evaluate_one(g, variant, values, intervals))
+        .map(|g| evaluate_one(g, variant, values, intervals, gpu))
         .collect()
 }
 
@@ -242,7 +333,9 @@ fn evaluate_one(
     variant: &Variant,
     values: &BTreeMap<String, f64>,
     intervals: &BTreeMap<String, (f64, f64)>,
+    gpu: Option<&GpuInfo>,
 ) -> GateResult {
+    let (threshold, basis) = g.threshold_on(gpu);
     // Only a gate of one value, no denominator, carries that value's
     // interval: a sum or a ratio of intervals is not their interval.
     let interval = match (g.value.as_slice(), g.per.is_empty()) {
@@ -257,7 +350,7 @@ fn evaluate_one(
     };
     let (value, status) = match compute(g, variant, values) {
         Ok(v) if !v.is_finite() => (None, Status::NotApplicable("value is not a number".into())),
-        Ok(v) => (Some(v), judge(g.op, g.threshold, &g.unit, v, interval)),
+        Ok(v) => (Some(v), judge(g.op, threshold, &g.unit, v, interval)),
         Err(reason) => (None, Status::NotApplicable(reason)),
     };
     let interval = value.and(interval);
@@ -267,7 +360,9 @@ fn evaluate_one(
         short: g.short.clone(),
         value,
         op: g.op,
-        threshold: g.threshold,
+        threshold,
+        basis,
+        protects: g.protects.clone(),
         unit: g.unit.clone(),
         interval,
         status,
@@ -356,7 +451,7 @@ mod tests {
 
     #[test]
     fn thresholds_at_the_edge() {
-        let set = GateSet::default_set();
+        let set = GateSet::load(Some(std::path::Path::new("seeds"))).unwrap();
         let full: Variant = "wmma+pv+async".parse().unwrap();
         let v = values(&[
             (
@@ -395,6 +490,62 @@ mod tests {
             )
         );
         assert!(!all_pass(&r));
+    }
+
+    fn gpu(cc: (u32, u32), smem: u32) -> GpuInfo {
+        GpuInfo {
+            name: "NVIDIA H200".into(),
+            cc_major: cc.0,
+            cc_minor: cc.1,
+            max_smem_per_block: smem,
+            ..GpuInfo::default()
+        }
+    }
+
+    #[test]
+    fn resource_gates_follow_the_device_and_its_architecture() {
+        let set = GateSet::default_set();
+        let tile: Variant = "mma+async".parse().unwrap();
+        // The README's headline tile on an H200: 145 KiB, 165 registers, 12 warps of 64 resident.
+        let v = values(&[
+            ("attnscope:smem_bytes", 145.0 * 1024.0),
+            ("attnscope:registers", 165.0),
+            ("sm__warps_active.avg.pct_of_peak_sustained_active", 18.75),
+        ]);
+        let h200 = gpu((9, 0), 232_448);
+        let r = evaluate_with_intervals(&set, &tile, &v, &BTreeMap::new(), Some(&h200));
+        let smem = by_id(&r, "smem");
+        assert_eq!((smem.threshold, &smem.status), (227.0, &Status::Pass));
+        assert_eq!(smem.basis.as_deref(), Some("the NVIDIA H200's limit"));
+        assert!(smem.protects.as_deref().unwrap().contains("launches"));
+        assert_eq!(by_id(&r, "registers").status, Status::Pass);
+        let occ = by_id(&r, "occupancy");
+        assert_eq!((occ.threshold, &occ.status), (12.5, &Status::Pass));
+        assert_eq!(occ.basis.as_deref(), Some("for sm_90"));
+        // No limit recorded (an old session): the architecture's entry; an
+        // architecture with none: the file's number, the seeds' 4 CTAs.
+        let r = evaluate_with_intervals(&set, &tile, &v, &BTreeMap::new(), Some(&gpu((9, 0), 0)));
+        assert_eq!(by_id(&r, "smem").threshold, 227.0);
+        let r = evaluate_with_intervals(&set, &tile, &v, &BTreeMap::new(), Some(&gpu((7, 5), 0)));
+        assert_eq!(by_id(&r, "smem").status, Status::Fail);
+        assert_eq!(by_id(&r, "occupancy").threshold, 25.0);
+        // Over the device's limit fails wherever it is read from.
+        let big = values(&[("attnscope:smem_bytes", 228.0 * 1024.0)]);
+        let r = evaluate_with_intervals(&set, &tile, &big, &BTreeMap::new(), Some(&h200));
+        assert_eq!(by_id(&r, "smem").status, Status::Fail);
+        // The seeds' table, by name, keeps their numbers on any device.
+        let seeds = GateSet::load(Some(std::path::Path::new("seeds"))).unwrap();
+        let r = evaluate_with_intervals(&seeds, &tile, &v, &BTreeMap::new(), Some(&h200));
+        assert_eq!(by_id(&r, "smem").threshold, 48.0);
+        assert_eq!(by_id(&r, "smem").status, Status::Fail);
+        assert_eq!(by_id(&r, "registers").status, Status::Fail);
+        assert_eq!(by_id(&r, "occupancy").status, Status::Fail);
+        let r = evaluate_with_intervals(&set, &tile, &big, &BTreeMap::new(), Some(&h200));
+        let note = by_id(&r, "smem").note();
+        assert!(note.starts_with("protects that the tile launches"), "{note}");
+        assert!(note.ends_with("; threshold: the NVIDIA H200's limit"), "{note}");
+        // Every default gate says what it protects.
+        assert!(set.gates.iter().all(|g| g.protects.is_some()));
     }
 
     #[test]
@@ -452,7 +603,7 @@ mod tests {
         .unwrap();
         let v = values(&[("x", 1.1), ("y", 1.0)]);
         let ci: BTreeMap<String, (f64, f64)> = [("x".to_string(), (0.9, 1.3))].into();
-        let r = evaluate_with_intervals(&set, &Variant::base(), &v, &ci);
+        let r = evaluate_with_intervals(&set, &Variant::base(), &v, &ci, None);
         // A negative scale flips the interval's ends: [-2.6, -1.8] straddles ≤ -2.
         assert_eq!(by_id(&r, "one").interval, Some((-2.6, -1.8)));
         assert!(matches!(by_id(&r, "one").status, Status::Undecided(_)));
@@ -524,5 +675,11 @@ mod tests {
             )
             .is_err()
         );
+        let limit = "[[gate]]\nid='x'\nname='x'\nvalue=['a']\nop='>='\nthreshold=1\nlimit='smem'";
+        assert!(GateSet::from_toml(limit)
+            .unwrap_err()
+            .contains("not a device limit attnscope records (it knows: max_smem_per_block)"));
+        let cc = "[[gate]]\nid='x'\nname='x'\nvalue=['a']\nop='>='\nthreshold=1\nby_cc={sm_90=1.0}";
+        assert!(GateSet::from_toml(cc).unwrap_err().contains("not a compute capability"));
     }
 }

@@ -552,7 +552,9 @@ impl SessionState {
     /// collected (press g), CUPTI refused the metric, or collection failed.
     pub fn gates(&self, set: &GateSet, key: &Key) -> Vec<GateResult> {
         let (values, intervals, waiting) = self.gate_inputs(key);
-        let mut results = gates::evaluate_with_intervals(set, &key.variant, &values, &intervals);
+        let gpu = self.gpu_of(key.variant);
+        let mut results =
+            gates::evaluate_with_intervals(set, &key.variant, &values, &intervals, gpu);
         let s = self.variants.get(key);
         for (r, spec) in results.iter_mut().zip(&set.gates) {
             let gates::Status::NotApplicable(why) = &mut r.status else {

@@ -153,6 +153,15 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             _ => None,
         })
     });
+    // Else what the first FAIL puts at risk, so a newcomer can weigh it.
+    let why = why.or_else(|| {
+        results.iter().find_map(|r| match (&r.status, &r.protects) {
+            (Status::Fail, Some(p)) if spare_rows => {
+                Some(format!("{} FAIL: protects {p}", r.short.as_ref().unwrap_or(&r.name)))
+            }
+            _ => None,
+        })
+    });
     // An error takes rows from the table when there are none to spare: what
     // went wrong matters more than the last gates. An undecided interval
     // only takes spare rows.
