@@ -882,3 +882,65 @@ fn gates_that_do_not_fit_are_counted() {
     let tall = text(&draw(&state, 120, 50));
     assert!(!tall.contains("more gates"), "{tall}");
 }
+
+/// Issue 57: the A/B compare panel at 80×24 showed the gates it had room for and dropped the rest
+/// unsaid; they are counted on its last line, as the Gates panel counts its own.
+#[test]
+fn compare_rows_that_do_not_fit_are_counted() {
+    let state = replay_state(&fixture_events());
+    let screen = text(&draw(&state, 80, 24));
+    assert!(screen.contains("A/B"), "{screen}");
+    let total = state.gates.gates.len();
+    let line = screen
+        .lines()
+        .find(|l| l.contains(" more"))
+        .unwrap_or_else(|| panic!("no count of hidden rows\n{screen}"));
+    let hidden: usize = line
+        .split('+')
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(hidden > 0 && hidden < total, "{line}");
+    let tall = text(&draw(&state, 120, 50));
+    assert!(!tall.contains(" more"), "{tall}");
+}
+
+/// Issue 57: names were cut mid-word (`mma+async…4x64s3w4g`); a name that does not fit loses
+/// whole parts, and every piece on screen is a real piece of the name.
+#[test]
+fn variant_names_are_cut_between_parts() {
+    let tile = "mma+async@128x128s3w8gqptorae";
+    let chars: Vec<char> = tile.chars().collect();
+    // Where a part starts: `+`, `@`, and digits giving way to letters (not the x of 128x128).
+    let boundary = |i: usize| {
+        i == 0
+            || i == chars.len()
+            || matches!(chars[i], '+' | '@')
+            || (chars[i - 1].is_ascii_digit() && chars[i].is_alphabetic() && chars[i] != 'x')
+    };
+    let state = live_with(tile.parse().unwrap());
+    let mut cuts = 0;
+    for (w, h) in [(80, 24), (120, 40)] {
+        let screen = text(&draw(&state, w, h));
+        for cut in screen
+            .split_whitespace()
+            .filter(|t| t.contains('…') && t.starts_with("mma"))
+        {
+            let (head, tail) = cut.split_once('…').unwrap();
+            assert!(
+                tile.starts_with(head) && boundary(head.len()),
+                "{w}x{h}: {cut}"
+            );
+            assert!(
+                tile.ends_with(tail) && boundary(tile.len() - tail.len()),
+                "{w}x{h}: {cut}"
+            );
+            cuts += 1;
+        }
+    }
+    assert!(
+        cuts > 0,
+        "the name never had to be cut: the test shows nothing"
+    );
+}

@@ -142,9 +142,7 @@ fn over_limits(shape: &Shape, a: &[u16], b: &[u16], limits: &[Limit]) -> Option<
     let sharpest = measured.iter().map(|m| m.3).reduce(f64::min)?;
     let limit_of = |g: &crate::metrics::bias::GroupMean| {
         let own = measured.iter().find(|m| (m.0, m.1) == (g.region, g.index));
-        let same_region = measured
-            .iter()
-            .find(|m| m.0 == g.region && m.2 >= g.units);
+        let same_region = measured.iter().find(|m| m.0 == g.region && m.2 >= g.units);
         // A column's units are single elements, noisier than rows: no row
         // group's limit bounds a column's, nor the other way round.
         let larger_rows = measured

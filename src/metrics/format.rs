@@ -183,6 +183,66 @@ pub fn fit_middle(text: &str, width: usize) -> String {
     out
 }
 
+/// The parts a name is cut between: before `+`, `@`, `/`, `,` and a space,
+/// and where digits give way to letters (except an `x` between numbers):
+/// `mma+async@128x128s3w8gqptor` is mma, +async, @128x128, s3, w8, gqptor.
+fn parts(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out: Vec<String> = Vec::new();
+    for (i, &c) in chars.iter().enumerate() {
+        let prev = i.checked_sub(1).map(|j| chars[j]);
+        let next = chars.get(i + 1).copied();
+        let times = c == 'x' && next.is_some_and(|n| n.is_ascii_digit());
+        let boundary = i > 0
+            && (matches!(c, '+' | '@' | '/' | ',' | ' ')
+                || (prev.is_some_and(|p| p.is_ascii_digit()) && c.is_alphabetic() && !times));
+        match out.last_mut() {
+            Some(last) if !boundary => last.push(c),
+            _ => out.push(c.to_string()),
+        }
+    }
+    out
+}
+
+/// `text` in at most `width` characters, whole parts (`parts`) kept from
+/// both ends, the first one first, and `…` where parts are left out:
+/// `mma+async@64x64s3w4g` in 19 → `mma+async@64x64…w4g`, never a part cut in
+/// half. When not even the first part fits beside `…`, `fit_middle`.
+pub fn fit_parts(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let p = parts(text);
+    let len = |s: &str| s.chars().count();
+    let (mut head, mut tail) = (0, 0);
+    let mut used = 1; // the `…`
+    // Alternate: a part from the front, then one from the back, while they fit.
+    let mut from_front = true;
+    let mut stuck = [false, false];
+    while head + tail < p.len() && !(stuck[0] && stuck[1]) {
+        let i = if from_front { head } else { p.len() - 1 - tail };
+        let side = usize::from(!from_front);
+        if !stuck[side] && used + len(&p[i]) <= width {
+            used += len(&p[i]);
+            if from_front {
+                head += 1;
+            } else {
+                tail += 1;
+            }
+        } else {
+            stuck[side] = true;
+        }
+        from_front = !from_front;
+    }
+    if head == 0 {
+        return fit_middle(text, width);
+    }
+    let mut out: String = p[..head].concat();
+    out.push('…');
+    out.push_str(&p[p.len() - tail..].concat());
+    out
+}
+
 /// `text` in at most `width` characters, cut at the end with `…`: what
 /// comes first matters most (`uniform +rising,offset` → `uniform +risi…`).
 pub fn fit_end(text: &str, width: usize) -> String {
@@ -316,6 +376,39 @@ mod tests {
         );
         assert_eq!(fit_middle("abc", 1), "a");
         assert_eq!(fit_end("uniform +rising,offset", 14), "uniform +risi…");
+    }
+
+    /// Issue 57: `mma+async…4x64s3w4g` and `mma+asy…2gqptor` cut a name mid-word; a cut keeps whole
+    /// parts (the path first, then the tile's end), so what shows is always a real piece of the name.
+    #[test]
+    fn names_are_cut_between_their_parts() {
+        assert_eq!(
+            parts("mma+async@128x128s3w8gqptor"),
+            ["mma", "+async", "@128x128", "s3", "w8", "gqptor"]
+        );
+        assert_eq!(
+            fit_parts("mma+async@64x64s3w4g", 20),
+            "mma+async@64x64s3w4g"
+        );
+        assert_eq!(fit_parts("mma+async@64x64s3w4g", 19), "mma+async@64x64…w4g");
+        assert_eq!(
+            fit_parts("mma+async@128x128s3w8gqptorae", 22),
+            "mma+async…s3w8gqptorae"
+        );
+        assert_eq!(
+            fit_parts("mma+async@128x128s3w8gqptorae", 12),
+            "mma…gqptorae"
+        );
+        assert_eq!(fit_parts("cudnn", 5), "cudnn");
+        // Nothing whole fits beside the mark: cut in the middle as before.
+        assert_eq!(
+            fit_parts("wmma+pv+async", 4),
+            fit_middle("wmma+pv+async", 4)
+        );
+        for w in 1..40 {
+            let cut = fit_parts("mma+async@128x128s3w8gqptorae", w);
+            assert!(cut.chars().count() <= w, "{w}: {cut}");
+        }
         assert_eq!(fit_end("short", 14), "short");
         assert_eq!(fit_end("abc", 0), "");
     }

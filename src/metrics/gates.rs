@@ -6,8 +6,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::session::event::GpuInfo;
 use crate::session::Variant;
+use crate::session::event::GpuInfo;
 
 pub const DEFAULT_GATES_TOML: &str = include_str!("../../assets/gates.toml");
 /// The seeds' accept/reject table as they wrote it (48 KiB of shared memory, 128 registers, 4 CTAs
@@ -542,8 +542,14 @@ mod tests {
         assert_eq!(by_id(&r, "occupancy").status, Status::Fail);
         let r = evaluate_with_intervals(&set, &tile, &big, &BTreeMap::new(), Some(&h200));
         let note = by_id(&r, "smem").note();
-        assert!(note.starts_with("protects that the tile launches"), "{note}");
-        assert!(note.ends_with("; threshold: the NVIDIA H200's limit"), "{note}");
+        assert!(
+            note.starts_with("protects that the tile launches"),
+            "{note}"
+        );
+        assert!(
+            note.ends_with("; threshold: the NVIDIA H200's limit"),
+            "{note}"
+        );
         // Every default gate says what it protects.
         assert!(set.gates.iter().all(|g| g.protects.is_some()));
     }
@@ -676,10 +682,16 @@ mod tests {
             .is_err()
         );
         let limit = "[[gate]]\nid='x'\nname='x'\nvalue=['a']\nop='>='\nthreshold=1\nlimit='smem'";
-        assert!(GateSet::from_toml(limit)
-            .unwrap_err()
-            .contains("not a device limit attnscope records (it knows: max_smem_per_block)"));
+        assert!(
+            GateSet::from_toml(limit)
+                .unwrap_err()
+                .contains("not a device limit attnscope records (it knows: max_smem_per_block)")
+        );
         let cc = "[[gate]]\nid='x'\nname='x'\nvalue=['a']\nop='>='\nthreshold=1\nby_cc={sm_90=1.0}";
-        assert!(GateSet::from_toml(cc).unwrap_err().contains("not a compute capability"));
+        assert!(
+            GateSet::from_toml(cc)
+                .unwrap_err()
+                .contains("not a compute capability")
+        );
     }
 }

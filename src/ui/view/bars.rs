@@ -218,7 +218,7 @@ pub fn key_bar(area: Rect, buf: &mut Buffer, state: &UiState) {
     let room = (area.width as usize).saturating_sub(width(&tail));
     let mut spans = Vec::new();
     if let Some(notice) = &state.notice {
-        let text = crate::metrics::format::fit_middle(notice, room.saturating_sub(2));
+        let text = crate::metrics::format::fit_parts(notice, room.saturating_sub(2));
         spans.push(Span::styled(format!(" {text} "), theme::warn()));
     }
     for more in rest {

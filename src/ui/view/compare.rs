@@ -19,11 +19,11 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState, ab: &AbReport) {
     let title = Line::from(vec![
         " A/B ".into(),
         ratatui::text::Span::styled(
-            format!("A {} ", crate::metrics::format::fit_middle(&ab.a.name(), w)),
+            format!("A {} ", crate::metrics::format::fit_parts(&ab.a.name(), w)),
             Style::new().fg(theme::SLOT_A),
         ),
         ratatui::text::Span::styled(
-            format!("B {} ", crate::metrics::format::fit_middle(&ab.b.name(), w)),
+            format!("B {} ", crate::metrics::format::fit_parts(&ab.b.name(), w)),
             Style::new().fg(theme::SLOT_B),
         ),
     ]);
@@ -55,6 +55,30 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState, ab: &AbReport) {
             dw,
         ));
     }
+    // Rows the panel has no room for are counted on its last line, never dropped unsaid (the
+    // header takes one line).
+    let fits = usize::from(inner.height).saturating_sub(1);
+    let inner = if rows.len() > fits && fits >= 2 {
+        let hidden = rows.len() + 1 - fits;
+        rows.truncate(fits - 1);
+        let [table, last] =
+            ratatui::layout::Layout::vertical([Constraint::Fill(1), Constraint::Length(1)])
+                .areas(inner);
+        let text = [
+            format!("+{hidden} more gates: a taller window shows them"),
+            format!("+{hidden} more: a taller window shows them"),
+            format!("+{hidden} more"),
+        ]
+        .into_iter()
+        .find(|t| t.chars().count() <= usize::from(last.width))
+        .unwrap_or_default();
+        ratatui::widgets::Paragraph::new(text)
+            .style(theme::dim())
+            .render(last, buf);
+        table
+    } else {
+        inner
+    };
     Table::new(
         rows,
         [

@@ -22,7 +22,7 @@ pub fn gate_name(
         return full;
     }
     let short = format!("{}{suffix}", r.short.as_deref().unwrap_or(&r.name));
-    crate::metrics::format::fit_middle(&short, width)
+    crate::metrics::format::fit_parts(&short, width)
 }
 
 /// "race" or "solo" for a speedup gate of `key`, None for other gates.
@@ -156,9 +156,10 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     // Else what the first FAIL puts at risk, so a newcomer can weigh it.
     let why = why.or_else(|| {
         results.iter().find_map(|r| match (&r.status, &r.protects) {
-            (Status::Fail, Some(p)) if spare_rows => {
-                Some(format!("{} FAIL: protects {p}", r.short.as_ref().unwrap_or(&r.name)))
-            }
+            (Status::Fail, Some(p)) if spare_rows => Some(format!(
+                "{} FAIL: protects {p}",
+                r.short.as_ref().unwrap_or(&r.name)
+            )),
             _ => None,
         })
     });

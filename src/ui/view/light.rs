@@ -9,7 +9,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::metrics::format::{fit_middle, sig3};
+use crate::metrics::format::{fit_parts, sig3};
 use crate::metrics::roofline::{Light, Roofs};
 use crate::model::state::{Key, SessionState};
 use crate::ui::{state::UiState, theme};
@@ -126,7 +126,7 @@ fn roof(l: &Light) -> String {
 
 fn variant_line(key: &Key, l: &Light, current: bool, width: u16) -> Line<'static> {
     let w = name_width(width);
-    let name = fit_middle(&key.variant.name(), w);
+    let name = fit_parts(&key.variant.name(), w);
     let (tf, tb) = (sig3(l.flops_per_s / 1e12), sig3(l.bytes_per_s / 1e12));
     let text = if wide(width) {
         format!(

@@ -1,5 +1,6 @@
-//! The event log: newest last, errors in red and wrapped in full (an error is
-//! the line a user most needs to read to the end); other lines cut with `…`.
+//! The event log: newest last, errors in red, every line wrapped in full at
+//! word boundaries, so no value on it is ever cut (issue 57: lines ended in
+//! `…` even at 120 columns, where help promises whole values).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -31,11 +32,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             Level::Warn => theme::warn(),
             Level::Error => theme::error(),
         };
-        let parts = if l.level == Level::Error {
-            wrap(&l.text, width)
-        } else {
-            vec![shorten(&l.text, width)]
-        };
+        let parts = wrap(&l.text, width);
         for (i, part) in parts.into_iter().enumerate() {
             let stamp = if i == 0 {
                 format!("{:>7.2}s ", l.t_us as f64 / 1e6)
@@ -52,25 +49,32 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     Paragraph::new(lines.split_off(skip)).render(inner, buf);
 }
 
-/// One line of at most `width` columns: cut after a whole word where one ends in the second half,
-/// and marked `…`, so a cut line never reads as a whole one (`1638` for `16384 B`).
-fn shorten(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
+/// Units a number keeps on its line (`420 ms`, never `420` | `ms`).
+const UNITS: [&str; 14] = [
+    "ns", "µs", "us", "ms", "s", "B", "KiB", "MiB", "GiB", "MHz", "W", "°C", "regs", "%",
+];
+
+/// The words of `text`, a number and its unit as one.
+fn words(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in text.split_whitespace() {
+        let unit = UNITS.contains(&w.trim_end_matches([',', ';', ')', '.']));
+        match out.last_mut() {
+            Some(prev) if unit && prev.ends_with(|c: char| c.is_ascii_digit()) => {
+                prev.push(' ');
+                prev.push_str(w);
+            }
+            _ => out.push(w.to_string()),
+        }
     }
-    let head: String = text.chars().take(width.saturating_sub(1)).collect();
-    let cut = match head.rfind(' ') {
-        Some(i) if head[..i].chars().count() >= width / 2 => &head[..i],
-        _ => head.as_str(),
-    };
-    format!("{}…", cut.trim_end())
+    out
 }
 
 /// Word wrap to `width` columns; words longer than a line are cut.
 fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut out = Vec::new();
     let mut line = String::new();
-    for word in text.split_whitespace() {
+    for word in words(text) {
         let mut word: Vec<char> = word.chars().collect();
         while word.len() > width {
             if !line.is_empty() {
@@ -96,19 +100,7 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{shorten, wrap};
-
-    #[test]
-    fn a_cut_line_says_so_and_ends_on_a_word() {
-        let t = "built smem+exp2@4w4k64 for sm_90: 56 regs, 16384 B smem";
-        assert_eq!(shorten(t, 80), t);
-        assert_eq!(
-            shorten(t, 47),
-            "built smem+exp2@4w4k64 for sm_90: 56 regs,…"
-        );
-        assert!(shorten(t, 47).chars().count() <= 47);
-        assert_eq!(shorten("abcdefghij", 5), "abcd…");
-    }
+    use super::wrap;
 
     #[test]
     fn wrap_keeps_every_word_within_width() {
@@ -117,5 +109,10 @@ mod tests {
         assert!(lines.iter().all(|l| l.chars().count() <= 20), "{lines:?}");
         assert_eq!(lines.join(" ").replace(' ', ""), text.replace(' ', ""));
         assert_eq!(wrap("", 10), vec![String::new()]);
+        // A number keeps its unit.
+        assert_eq!(
+            wrap("counters: 9 metrics in 4 passes, 420 ms", 37),
+            ["counters: 9 metrics in 4 passes,", "420 ms"]
+        );
     }
 }

@@ -45,7 +45,7 @@ pub fn render_to(area: Rect, buf: &mut Buffer, state: &UiState) {
     bars::banner(banner, buf, state);
     bars::key_bar(keys, buf, state);
     let (top_h, mid_h, side) = if comfortable {
-        (14, 13, 26)
+        (14, 14, 26)
     } else {
         (9, 9, 24)
     };

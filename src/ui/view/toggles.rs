@@ -45,9 +45,9 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     Paragraph::new(lines).render(inner, buf);
 }
 
-/// A name cut in the middle to fit the panel beside its three-cell margin.
+/// A name cut between its parts to fit the panel beside its three-cell margin.
 fn fit(name: String, width: usize) -> String {
-    crate::metrics::format::fit_middle(&name, width.saturating_sub(3))
+    crate::metrics::format::fit_parts(&name, width.saturating_sub(3))
 }
 
 /// The kernel's own toggles, as its manifest names them (test-only ones
@@ -177,7 +177,7 @@ fn timing_line(state: &UiState, width: usize) -> Line<'static> {
     Line::from(vec![
         Span::styled(" time  ", theme::label()),
         Span::styled(
-            crate::metrics::format::fit_middle(&format!("{regime}{l2}"), width.saturating_sub(7)),
+            crate::metrics::format::fit_parts(&format!("{regime}{l2}"), width.saturating_sub(7)),
             theme::value(),
         ),
     ])
@@ -264,7 +264,7 @@ fn dense_shape(shape: &crate::session::Shape, width: usize) -> String {
     let room = width.saturating_sub(tail.chars().count()).max(1);
     format!(
         "{}{tail}",
-        crate::metrics::format::fit_middle(&full.replace(' ', ""), room)
+        crate::metrics::format::fit_parts(&full.replace(' ', ""), room)
     )
 }
 
