@@ -427,6 +427,10 @@ fn gpu_commands_validate_before_touching_the_gpu() {
             "cannot read gates file /nonexistent/g.toml",
         ),
         (
+            &["gates", "--gates", "seed"],
+            "(or name a bundled one: default, seeds)",
+        ),
+        (
             &["gates", "--metrics", "tests/fixtures/fixture_mission.jsonl"],
             "metrics file tests/fixtures/fixture_mission.jsonl",
         ),

@@ -307,11 +307,12 @@ fn print_table(
             "metric (Nsight Compute name)", "value"
         );
         for (name, v) in &c.values {
-            let unit = defs
-                .iter()
-                .find(|d| &d.name == name)
-                .map_or("", |d| d.unit.as_str());
+            let def = defs.iter().find(|d| &d.name == name);
+            let unit = def.map_or("", |d| d.unit.as_str());
             println!("{name:<68} {v:>16.4}  {unit}");
+            if let Some(note) = def.and_then(|d| d.note.as_deref()) {
+                println!("{:<68}   note: {note}", "");
+            }
         }
         for (name, why) in &c.refused {
             println!("{name:<68} {:>16}  {why}", "refused");

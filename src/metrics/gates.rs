@@ -154,8 +154,14 @@ impl GateSet {
         match path {
             None => Ok(GateSet::default_set()),
             Some(p) => {
-                let text = std::fs::read_to_string(p)
-                    .map_err(|e| format!("cannot read gates file {}: {e}", p.display()))?;
+                let text = std::fs::read_to_string(p).map_err(|e| {
+                    let names: Vec<&str> = NAMED_GATE_FILES.iter().map(|(n, _)| *n).collect();
+                    format!(
+                        "cannot read gates file {}: {e} (or name a bundled one: {})",
+                        p.display(),
+                        names.join(", ")
+                    )
+                })?;
                 GateSet::from_toml(&text).map_err(|e| format!("gates file {}: {e}", p.display()))
             }
         }
