@@ -305,7 +305,7 @@ fn bundled_real_session_replays() {
 
 #[test]
 fn gpu_commands_validate_before_touching_the_gpu() {
-    let cases: [(&[&str], &str); 58] = [
+    let cases: [(&[&str], &str); 59] = [
         (
             &["bench", "--regime", "interleaved"],
             "interleaved needs two variants",

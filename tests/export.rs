@@ -62,8 +62,14 @@ fn export_of_the_fixture_writes_every_file() {
         let png = out.join(format!("{chart}.png"));
         let svg = out.join(format!("{chart}.svg"));
         assert!(names.contains(&format!("{chart}.png")), "{names:?}");
-        assert_eq!(png_size(&png), (WIDTH, HEIGHT), "{chart}");
-        assert_eq!(svg_size(&svg), (WIDTH, HEIGHT), "{chart}");
+        let (w, h) = png_size(&png);
+        assert_eq!(svg_size(&svg), (w, h), "{chart}");
+        if chart == "gates" {
+            // Taller where its words need more lines.
+            assert!(w == WIDTH && h >= HEIGHT, "{chart}: {w}x{h}");
+        } else {
+            assert_eq!((w, h), (WIDTH, HEIGHT), "{chart}");
+        }
         // A blank picture compresses to almost nothing; a drawn one does not.
         assert!(
             std::fs::metadata(&png).unwrap().len() > 10_000,

@@ -5,12 +5,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Once;
 
 use plotters::coord::Shift;
-use plotters::coord::ranged1d::{SegmentValue, SegmentedCoord};
-use plotters::coord::types::{RangedCoordf64, RangedCoordi32};
 use plotters::prelude::*;
 
 use super::{ExportError, Gathered, HEIGHT, WIDTH};
-use crate::metrics::gates::{GateResult, GateSet, Status};
+use crate::metrics::gates::GateSet;
 use crate::metrics::histogram::fine_index;
 use crate::model::state::Key;
 use crate::session::Variant;
@@ -54,10 +52,6 @@ pub(super) fn family(v: &Variant) -> (RGBColor, String) {
         ),
     }
 }
-const PASS: RGBColor = RGBColor(30, 150, 60);
-const FAIL: RGBColor = RGBColor(210, 40, 40);
-/// A gate whose interval straddles its threshold.
-const UNDECIDED: RGBColor = RGBColor(220, 150, 0);
 pub(super) const NA: RGBColor = RGBColor(150, 150, 150);
 
 #[derive(Clone, Copy)]
@@ -88,16 +82,18 @@ impl Chart {
         }
     }
 
-    /// Pixels: the p50 chart grows with its shapes and variants.
-    fn size(self, g: &Gathered) -> (u32, u32) {
+    /// Pixels: the p50 chart grows with its shapes and variants, the gates
+    /// chart with its rows' words.
+    fn size(self, g: &Gathered, gates: &GateSet) -> (u32, u32) {
         match self {
             Chart::P50 => (WIDTH, super::p50_chart::height(g)),
+            Chart::Gates => (WIDTH, super::gates_chart::height(g, gates)),
             _ => (WIDTH, HEIGHT),
         }
     }
 }
 
-fn register_font() {
+pub(super) fn register_font() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // The bundled font parses (tested); a failure would only mean boxes for glyphs.
@@ -110,7 +106,7 @@ pub fn draw_all(g: &Gathered, gates: &GateSet, out: &Path) -> Result<Vec<PathBuf
     let mut files = Vec::new();
     for chart in Chart::ALL {
         let png = out.join(format!("{}.png", chart.file_stem()));
-        let size = chart.size(g);
+        let size = chart.size(g, gates);
         write(chart, BitMapBackend::new(&png, size), &png, g, gates)?;
         files.push(png);
         let svg = out.join(format!("{}.svg", chart.file_stem()));
@@ -133,7 +129,7 @@ pub fn draw_in_memory(
     for chart in Chart::ALL {
         let name = PathBuf::from(format!("{}.svg", chart.file_stem()));
         let mut text = String::new();
-        let size = chart.size(g);
+        let size = chart.size(g, gates);
         write(
             chart,
             SVGBackend::with_string(&mut text, size),
@@ -193,7 +189,7 @@ where
     match chart {
         Chart::Histogram => histogram(root, g),
         Chart::OverTime => super::time_chart::over_time(root, g),
-        Chart::Gates => gate_bars(root, g, gates),
+        Chart::Gates => super::gates_chart::draw(root, g, gates),
         Chart::P50 => super::p50_chart::draw(root, g),
         Chart::Roofline => super::roofline_chart::draw(root, g),
     }
@@ -209,6 +205,47 @@ pub(super) fn gpu_name(g: &Gathered) -> String {
 
 pub(super) fn font(size: u32) -> TextStyle<'static> {
     (FAMILY, size).into_font().into()
+}
+
+/// A character's width in pixels of the bundled (monospace) font at `size`,
+/// as the backends lay it out.
+pub(super) fn char_px<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, size: u32) -> f64 {
+    const PROBE: &str = "0123456789abcdefghij";
+    area.estimate_text_size(PROBE, &font(size))
+        .map_or(f64::from(size) * 0.6, |(w, _)| f64::from(w) / 20.0)
+}
+
+/// `text` broken at spaces into lines of at most `max` characters; a word
+/// longer than a line is cut across lines. Nothing is dropped: the lines
+/// joined give the text back, less the spaces broken at.
+pub(super) fn wrap(text: &str, max: usize) -> Vec<String> {
+    let max = max.max(8);
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let (n, w) = (line.chars().count(), word.chars().count());
+        if n > 0 && n + 1 + w <= max {
+            line.push(' ');
+            line.push_str(word);
+            continue;
+        }
+        if n > 0 {
+            lines.push(std::mem::take(&mut line));
+        }
+        let chars: Vec<char> = word.chars().collect();
+        let mut pieces = chars.chunks(max).peekable();
+        while let Some(piece) = pieces.next() {
+            if pieces.peek().is_some() {
+                lines.push(piece.iter().collect());
+            } else {
+                line = piece.iter().collect();
+            }
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 /// An axis plotters can lay out: both ends finite and the upper above the
@@ -419,208 +456,9 @@ where
         .map_err(text)
 }
 
-/// A gate's value as a multiple of its threshold, for a bar: 1 is the line.
-fn ratio(value: f64, threshold: f64) -> f64 {
-    let r = if threshold != 0.0 {
-        value / threshold
-    } else if value == 0.0 {
-        1.0
-    } else {
-        3.0
-    };
-    r.clamp(0.0, 3.0)
-}
-
-fn gate_bars<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    g: &Gathered,
-    gates: &GateSet,
-) -> Result<(), String>
-where
-    DB::ErrorType: 'static,
-{
-    let (a, b) = g.pair().ok_or("no timed variant")?;
-    let sides: Vec<(&str, Key, RGBColor)> = std::iter::once(("A", a, A_COLOR))
-        .chain(b.map(|b| ("B", b, B_COLOR)))
-        .collect();
-    let results: Vec<_> = sides
-        .iter()
-        .map(|(_, k, _)| g.state.gates(gates, k))
-        .collect();
-    let n_gates = gates.gates.len();
-    if n_gates == 0 {
-        return empty_chart(root, "Gates", "the gates file holds no gates");
-    }
-    // A gate file of any length stays a picture, not a loop over rows.
-    let rows = (n_gates * sides.len()).min(i32::MAX as usize / 2) as i32;
-    // Rows count from the bottom; the first gate goes on top.
-    let labels: Vec<String> = (0..rows as usize)
-        .map(|y| {
-            let r = rows as usize - 1 - y;
-            let (gi, si) = (r / sides.len(), r % sides.len());
-            format!("{} {}", sides[si].0, gates.gates[gi].name)
-        })
-        .collect();
-    let title = sides
-        .iter()
-        .map(|(s, k, _)| format!("{s} = {}", k.variant))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let mut chart = ChartBuilder::on(root)
-        .caption(
-            format!("Gates: value against threshold · {title} · {}", a.shape),
-            font(22),
-        )
-        .margin(20)
-        .x_label_area_size(50)
-        .y_label_area_size(260)
-        // A segmented a..b has a slot for b too: the last slot is rows - 1.
-        .build_cartesian_2d(0.0..3.3, (0..rows - 1).into_segmented())
-        .map_err(text)?;
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .x_desc("value ÷ threshold (bars clamp at 3)")
-        .y_labels(rows as usize)
-        .y_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
-                labels.get(*i as usize).cloned().unwrap_or_default()
-            }
-            SegmentValue::Last => String::new(),
-        })
-        .label_style(font(13))
-        .axis_desc_style(font(16))
-        .draw()
-        .map_err(text)?;
-    for (si, res) in results.iter().enumerate() {
-        for (gi, r) in res.iter().enumerate() {
-            let row = rows - 1 - (gi * sides.len() + si) as i32;
-            let (len, color, label) = gate_bar(g, &sides[si].1, r);
-            draw_gate_row(&mut chart, row, len, color, label)?;
-        }
-    }
-    Ok(())
-}
-
-/// One gate's bar for one variant: its length (value ÷ threshold), colour
-/// and label.
-fn gate_bar(g: &Gathered, key: &Key, r: &GateResult) -> (f64, RGBColor, String) {
-    let (len, color, note) = match (&r.status, r.value) {
-        (Status::Pass, Some(v)) => (
-            ratio(v, r.threshold),
-            PASS,
-            format!("PASS {}", fmt_value(v, &r.unit)),
-        ),
-        (Status::Fail, Some(v)) => (
-            ratio(v, r.threshold),
-            FAIL,
-            format!("FAIL {}", fmt_value(v, &r.unit)),
-        ),
-        (Status::Undecided(_), Some(v)) => (
-            ratio(v, r.threshold),
-            UNDECIDED,
-            format!(
-                "? {}{}",
-                fmt_value(v, &r.unit),
-                r.interval.map_or(String::new(), |(lo, hi)| format!(
-                    " in [{}, {}]",
-                    fmt_value(lo, &r.unit),
-                    fmt_value(hi, &r.unit)
-                ))
-            ),
-        ),
-        (Status::NotApplicable(why), _) => (0.0, NA, format!("n/a: {}", short(why))),
-        (_, None) => (0.0, NA, "n/a".into()),
-    };
-    // Speedups name where they come from: one definition everywhere.
-    let source = match r.id.as_str() {
-        "speedup" if r.value.is_some() => g.state.speedup_vs_scalar(key),
-        "speedup_cudnn" if r.value.is_some() => g.state.speedup_vs_cudnn(key),
-        _ => None,
-    }
-    .map_or(String::new(), |sp| format!(", {}", sp.source_label()));
-    let label = format!(
-        "{note}  ({} {}{source})",
-        r.op.symbol(),
-        fmt_value(r.threshold, &r.unit)
-    );
-    (len, color, label)
-}
-
-/// A bar, the threshold line beside its label and the label, in one row.
-fn draw_gate_row<DB: DrawingBackend>(
-    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, SegmentedCoord<RangedCoordi32>>>,
-    row: i32,
-    len: f64,
-    color: RGBColor,
-    label: String,
-) -> Result<(), String>
-where
-    DB::ErrorType: 'static,
-{
-    let mut bar = Rectangle::new(
-        [
-            (0.0, SegmentValue::Exact(row)),
-            (len, SegmentValue::Exact(row + 1)),
-        ],
-        color.mix(0.8).filled(),
-    );
-    bar.set_margin(3, 3, 0, 0);
-    chart.draw_series(std::iter::once(bar)).map_err(text)?;
-    // A label past a long bar would leave the plot: it goes inside, at the end.
-    let (x, anchor) = if len > 2.4 {
-        (len - 0.03, plotters::style::text_anchor::HPos::Right)
-    } else {
-        (len + 0.03, plotters::style::text_anchor::HPos::Left)
-    };
-    // The threshold line is drawn row by row, and not where this
-    // row's label crosses it (12 px monospace: about 7.3 px a character).
-    let per_char = 3.3 / (WIDTH as f64 - 300.0) * 7.3;
-    let w = label.chars().count() as f64 * per_char;
-    let (x0, x1) = match anchor {
-        plotters::style::text_anchor::HPos::Right => (x - w, x),
-        _ => (x, x + w),
-    };
-    if !(x0 - 0.02..=x1 + 0.02).contains(&1.0) {
-        chart
-            .draw_series(std::iter::once(PathElement::new(
-                vec![
-                    (1.0, SegmentValue::Exact(row)),
-                    (1.0, SegmentValue::Exact(row + 1)),
-                ],
-                BLACK.stroke_width(2),
-            )))
-            .map_err(text)?;
-    }
-    chart
-        .draw_series(std::iter::once(Text::new(
-            label,
-            (x, SegmentValue::CenterOf(row)),
-            font(12).pos(plotters::style::text_anchor::Pos::new(
-                anchor,
-                plotters::style::text_anchor::VPos::Center,
-            )),
-        )))
-        .map_err(text)?;
-    Ok(())
-}
-
 /// A ratio to three decimals, `—` when it is not a number.
 fn ratio3(v: f64) -> String {
     crate::metrics::format::fixed(v, 3)
-}
-
-fn fmt_value(v: f64, unit: &str) -> String {
-    crate::metrics::format::metric(v, unit)
-}
-
-fn short(why: &str) -> String {
-    let s: String = why.chars().take(48).collect();
-    if why.chars().count() > 48 {
-        format!("{s}…")
-    } else {
-        s
-    }
 }
 
 #[cfg(test)]
@@ -635,6 +473,26 @@ mod tests {
             )
             .is_ok()
         );
+    }
+
+    /// Issue 57: reasons were cut at 48 characters. Wrapped, nothing is
+    /// lost: every line fits, and the lines give the text back.
+    #[test]
+    fn wrapping_keeps_every_word() {
+        use super::wrap;
+        let reason = "not collected: needs p50 of this variant and of its base (no toggle on: \
+                      scalar, for the bundled kernel), both passing their checks";
+        let lines = wrap(reason, 40);
+        assert!(lines.len() >= 3, "{lines:?}");
+        assert!(lines.iter().all(|l| l.chars().count() <= 40), "{lines:?}");
+        assert_eq!(lines.join(" "), reason);
+        // A word longer than a line (a counter's name) is cut, not dropped.
+        let counter = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum";
+        let lines = wrap(&format!("not collected: {counter} (press g)"), 20);
+        assert!(lines.iter().all(|l| l.chars().count() <= 20), "{lines:?}");
+        assert!(lines.concat().contains(counter), "{lines:?}");
+        assert_eq!(wrap("", 20), [""]);
+        assert_eq!(wrap("PASS 51.4%", 20), ["PASS 51.4%"]);
     }
 
     /// plotters' tick search loops on an axis without a finite width.
@@ -654,13 +512,5 @@ mod tests {
         ] {
             assert_eq!(axis(lo, hi), None, "{lo}..{hi}");
         }
-    }
-
-    #[test]
-    fn ratio_puts_the_threshold_at_one() {
-        assert_eq!(super::ratio(45.0, 40.0), 45.0 / 40.0);
-        assert_eq!(super::ratio(0.0, 0.0), 1.0);
-        assert_eq!(super::ratio(5.0, 0.0), 3.0);
-        assert_eq!(super::ratio(1e9, 1.0), 3.0);
     }
 }

@@ -4,10 +4,12 @@
 
 pub mod across;
 mod charts;
+mod gates_chart;
 mod p50_chart;
 mod roofline_chart;
 pub mod summary;
 mod tables;
+pub mod ticks;
 mod time_chart;
 mod trace;
 

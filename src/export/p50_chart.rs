@@ -188,13 +188,13 @@ fn rows_at(g: &Gathered, shape: Shape) -> Vec<Row> {
 
 /// How the bars are coloured: by source in a merged session (the same
 /// variant on two GPUs must not look alike), else by code path.
-enum Palette {
+pub(super) enum Palette {
     Sources(Vec<String>),
     Families,
 }
 
 impl Palette {
-    fn of(g: &Gathered) -> Palette {
+    pub(super) fn of(g: &Gathered) -> Palette {
         match g.state.header.as_ref().map(|h| &h.sources) {
             Some(sources) if sources.len() > 1 => {
                 Palette::Sources(sources.iter().map(|s| s.label.clone()).collect())
@@ -203,7 +203,7 @@ impl Palette {
         }
     }
 
-    fn colour(&self, v: &Variant) -> RGBColor {
+    pub(super) fn colour(&self, v: &Variant) -> RGBColor {
         match self {
             Palette::Sources(_) => self.source_colour(&v.source()),
             Palette::Families => family(v).0,
@@ -221,27 +221,33 @@ impl Palette {
         }
     }
 
+    /// Each source with its GPU and colour; none unless merged.
+    pub(super) fn sources(&self, g: &Gathered) -> Vec<(RGBColor, String)> {
+        let Palette::Sources(labels) = self else {
+            return Vec::new();
+        };
+        let sources = g.state.header.iter().flat_map(|h| &h.sources);
+        labels
+            .iter()
+            .zip(sources)
+            .map(|(label, s)| {
+                let gpu =
+                    s.gpu
+                        .as_ref()
+                        .map_or("GPU not recorded".into(), |gpu| match &gpu.pci_bus_id {
+                            Some(bus) => format!("{}, bus {bus}", gpu.name),
+                            None => gpu.name.clone(),
+                        });
+                (self.source_colour(label), format!("{label}: {gpu}"))
+            })
+            .collect()
+    }
+
     /// The legend: each source with its GPU; or each code path drawn, the
     /// base path first, then the families in manifest order, cuDNN last.
     fn entries(&self, g: &Gathered, p: &Panels) -> Vec<(RGBColor, String)> {
         match self {
-            Palette::Sources(labels) => {
-                let sources = g.state.header.iter().flat_map(|h| &h.sources);
-                labels
-                    .iter()
-                    .zip(sources)
-                    .map(|(label, s)| {
-                        let gpu =
-                            s.gpu.as_ref().map_or("GPU not recorded".into(), |gpu| {
-                                match &gpu.pci_bus_id {
-                                    Some(bus) => format!("{}, bus {bus}", gpu.name),
-                                    None => gpu.name.clone(),
-                                }
-                            });
-                        (self.source_colour(label), format!("{label}: {gpu}"))
-                    })
-                    .collect()
-            }
+            Palette::Sources(_) => self.sources(g),
             Palette::Families => {
                 let mut families: Vec<(RGBColor, String)> = Vec::new();
                 for row in p.panels.iter().flat_map(|(_, rows, _)| rows) {

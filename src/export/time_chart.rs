@@ -4,11 +4,15 @@
 
 use plotters::chart::DualCoordChartContext;
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::Gathered;
-use super::charts::{A_COLOR, B_COLOR, NA, axis, empty_chart, font, gpu_name, legend, text};
+use super::charts::{
+    A_COLOR, B_COLOR, NA, axis, char_px, empty_chart, font, gpu_name, legend, text,
+};
+use super::ticks::{self, Scale, Ticks};
 use crate::model::state::Key;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,7 +80,7 @@ where
         .map(|b| b.median_us)
         .fold(f64::INFINITY, f64::min);
     let yhi = g.batches.iter().map(|b| b.median_us).fold(0.0, f64::max);
-    let pad = ((yhi - ylo) * 0.08).max(0.5);
+    let (scale, yr) = latency_axis(ylo, yhi);
     let (clo, chi) = clock_range(g);
     let title = format!(
         "Batch median latency over the session, SM clock overlaid · {}",
@@ -84,25 +88,51 @@ where
     );
     let axes = (
         axis(0.0, tmax * 1.02),
-        axis((ylo - pad).max(0.0), yhi + pad),
+        axis(scale.coord(yr.start), scale.coord(yr.end)),
         axis(clo, chi),
     );
     let (Some(x), Some(y), Some(clock)) = axes else {
         return empty_chart(root, &title, "the times or latencies have no finite range");
     };
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, font(22))
-        .margin(20)
-        .x_label_area_size(50)
-        .y_label_area_size(70)
-        .right_y_label_area_size(80)
-        .build_cartesian_2d(x.clone(), y)
+    let body = root
+        .margin(6, 0, 0, 0)
+        .titled(&title, font(22))
+        .map_err(text)?;
+    // The ticks are chosen for the plot's pixels before plotters lays out
+    // the axes, so no two labels meet (issue 57).
+    let (w, h) = body.dim_in_pixel();
+    let plot_w = f64::from(w) - f64::from(2 * MARGIN + LEFT + RIGHT);
+    let plot_h = f64::from(h) - f64::from(2 * MARGIN + BOTTOM);
+    let (cw, line) = (char_px(&body, 14), line_px(&body));
+    let xt = ticks::x_axis(x.clone(), Scale::Linear, plot_w, cw);
+    let yt = ticks::y_axis(yr.clone(), scale, plot_h, line);
+    let ct = ticks::y_axis(clock.clone(), Scale::Linear, plot_h, line);
+    let keyed = |r: std::ops::Range<f64>, t: &Ticks, s: Scale| Keyed {
+        inner: r.into(),
+        major: t.major_coords(s),
+        minor: t.minor_coords(s),
+    };
+    let mut chart = ChartBuilder::on(&body)
+        .margin(MARGIN)
+        .x_label_area_size(BOTTOM)
+        .y_label_area_size(LEFT)
+        .right_y_label_area_size(RIGHT)
+        .build_cartesian_2d(keyed(x.clone(), &xt, Scale::Linear), keyed(y, &yt, scale))
         .map_err(text)?
-        .set_secondary_coord(x, clock);
+        .set_secondary_coord(
+            keyed(x, &xt, Scale::Linear),
+            keyed(clock, &ct, Scale::Linear),
+        );
+    let y_desc = match scale {
+        Scale::Linear => "batch median GPU time (µs)",
+        Scale::Log => "batch median GPU time (µs, log scale)",
+    };
     chart
         .configure_mesh()
         .x_desc("session time (s)")
-        .y_desc("batch median GPU time (µs)")
+        .y_desc(y_desc)
+        .x_label_formatter(&|v| xt.label_at(*v, Scale::Linear))
+        .y_label_formatter(&|c| yt.label_at(scale.value(*c), scale))
         .label_style(font(14))
         .axis_desc_style(font(16))
         .draw()
@@ -110,6 +140,7 @@ where
     chart
         .configure_secondary_axes()
         .y_desc("SM clock (MHz, NVML)")
+        .y_label_formatter(&|v| ct.label_at(*v, Scale::Linear))
         .label_style(font(14))
         .axis_desc_style(font(16))
         .draw()
@@ -117,13 +148,70 @@ where
     if !g.sm_clock.is_empty() {
         draw_clock(&mut chart, g, tmax)?;
     }
-    draw_batches(&mut chart, g)?;
-    let corner = legend_corner(g, tmax * 1.02, (ylo - pad).max(0.0)..yhi + pad, clo..chi);
+    draw_batches(&mut chart, g, scale)?;
+    let corner = legend_corner(g, tmax * 1.02, scale, yr, clo..chi);
     legend(&mut chart, corner)
 }
 
-/// Batch medians and the SM clock share the session's time axis.
-type Plane = Cartesian2d<RangedCoordf64, RangedCoordf64>;
+/// Outer margin and the label areas left, right and below, in pixels.
+const MARGIN: u32 = 20;
+const LEFT: u32 = 70;
+const RIGHT: u32 = 80;
+const BOTTOM: u32 = 50;
+
+/// A tick label's height in pixels.
+fn line_px<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>) -> f64 {
+    area.estimate_text_size("0", &font(14))
+        .map_or(12.0, |(_, h)| f64::from(h))
+}
+
+/// The latency axis for batch medians from `lo` to `hi` µs: log with a
+/// margin of a seventh either way where they span more than ten times
+/// (15 µs beside 1.8 ms), else linear with 8% of the span (at least half a
+/// µs) either way, never below zero.
+pub fn latency_axis(lo: f64, hi: f64) -> (Scale, std::ops::Range<f64>) {
+    match Scale::for_span(lo, hi) {
+        Scale::Log => (Scale::Log, lo / 1.15..hi * 1.15),
+        Scale::Linear => {
+            let pad = ((hi - lo) * 0.08).max(0.5);
+            (Scale::Linear, (lo - pad).max(0.0)..hi + pad)
+        }
+    }
+}
+
+/// Batch medians and the SM clock share the session's time axis; every
+/// axis has the ticks chosen for it, the latency one perhaps as logarithms
+/// (`Scale::coord`).
+type Plane = Cartesian2d<Keyed, Keyed>;
+
+/// A linear axis whose grid lines are the ticks chosen for it (plotters'
+/// `WithKeyPoints` over an f64 axis cannot take a label formatter).
+struct Keyed {
+    inner: RangedCoordf64,
+    major: Vec<f64>,
+    minor: Vec<f64>,
+}
+
+impl Ranged for Keyed {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.inner.map(value, limit)
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            self.minor.clone()
+        } else {
+            self.major.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.inner.range()
+    }
+}
 
 /// The right axis: the clock's span with a margin, or 0..1 when no clock
 /// was read.
@@ -173,6 +261,7 @@ where
 fn draw_batches<DB: DrawingBackend>(
     chart: &mut DualCoordChartContext<'_, DB, Plane, Plane>,
     g: &Gathered,
+    scale: Scale,
 ) -> Result<(), String>
 where
     DB::ErrorType: 'static,
@@ -197,7 +286,7 @@ where
         .filter(|k| !styles.iter().any(|(s, _, _)| s == k))
         .collect();
     if !others.is_empty() {
-        draw_others(chart, g, &others)?;
+        draw_others(chart, g, &others, scale)?;
     }
     for (key, c, marker) in &styles {
         let (c, marker) = (*c, *marker);
@@ -205,7 +294,7 @@ where
             .batches
             .iter()
             .filter(|b| b.key == *key)
-            .map(|b| (b.t_s, b.median_us));
+            .map(|b| (b.t_s, scale.coord(b.median_us)));
         let label = name(key);
         match marker {
             Marker::Circle => {
@@ -239,6 +328,7 @@ fn draw_others<DB: DrawingBackend>(
     chart: &mut DualCoordChartContext<'_, DB, Plane, Plane>,
     g: &Gathered,
     others: &std::collections::BTreeSet<Key>,
+    scale: Scale,
 ) -> Result<(), String>
 where
     DB::ErrorType: 'static,
@@ -248,7 +338,10 @@ where
             g.batches
                 .iter()
                 .filter(|b| others.contains(&b.key))
-                .map(|b| Circle::new((b.t_s, b.median_us), 2, NA.mix(0.6).filled())),
+                .map(|b| {
+                    let at = (b.t_s, scale.coord(b.median_us));
+                    Circle::new(at, 2, NA.mix(0.6).filled())
+                }),
         )
         .map_err(text)?
         .label(match others.len() {
@@ -263,6 +356,7 @@ where
 fn legend_corner(
     g: &Gathered,
     xr: f64,
+    scale: Scale,
     yr: std::ops::Range<f64>,
     cr: std::ops::Range<f64>,
 ) -> SeriesLabelPosition {
@@ -270,7 +364,7 @@ fn legend_corner(
     let points: Vec<(f64, f64)> = g
         .batches
         .iter()
-        .map(|b| (b.t_s / xr, norm(b.median_us, &yr)))
+        .map(|b| (b.t_s / xr, scale.fraction(b.median_us, &yr)))
         .chain(
             g.sm_clock
                 .iter()
@@ -313,6 +407,21 @@ fn quietest_corner(points: &[(f64, f64)]) -> SeriesLabelPosition {
 
 #[cfg(test)]
 mod tests {
+    /// Issue 57: 15 µs and 1.8 ms on one linear axis. Log past ten times,
+    /// with room either way; linear below, never under zero.
+    #[test]
+    fn the_latency_axis_is_log_where_the_medians_span_ten_times() {
+        use super::{Scale, latency_axis};
+        let (scale, r) = latency_axis(15.0, 1800.0);
+        assert_eq!(scale, Scale::Log);
+        assert!(r.start < 15.0 && r.start > 10.0 && r.end > 1800.0 && r.end < 2500.0);
+        let (scale, r) = latency_axis(6.5, 16.1);
+        assert_eq!(scale, Scale::Linear);
+        assert!(r.start < 6.5 && r.end > 16.1 && r.start >= 0.0);
+        assert_eq!(latency_axis(0.2, 1.0), (Scale::Linear, 0.0..1.5));
+        assert_eq!(latency_axis(100.0, 1000.0).0, Scale::Linear);
+    }
+
     #[test]
     fn the_legend_avoids_the_points() {
         use super::quietest_corner;
