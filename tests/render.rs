@@ -267,7 +267,10 @@ fn gates_panel_shows_counter_progress_then_why_counters_failed() {
         }),
     });
     let screen = text(&draw(&state, 120, 40));
-    assert!(screen.contains("counters: pass 3 of 10"), "{screen}");
+    assert!(
+        screen.contains("counters: pass 3 of 10") || screen.contains("counters 3/10"),
+        "{screen}"
+    );
     assert!(screen.contains("pending"), "{screen}");
     state.apply(&Stamped {
         t_us: 3,
@@ -943,4 +946,26 @@ fn variant_names_are_cut_between_parts() {
         cuts > 0,
         "the name never had to be cut: the test shows nothing"
     );
+}
+
+/// Issue 57, second fresh-clone pass: the Gates panel cut `≤ 227.0 KiB` to `≤ 227.0 Ki` at both
+/// sizes, and called gates still waiting for counters `N/A` (and counted them as n/a).
+#[test]
+fn thresholds_are_whole_and_waiting_gates_say_so() {
+    let state = replay_state(&fixture_events()[..34]);
+    for (w, h) in [(80, 24), (120, 40)] {
+        let screen = text(&draw(&state, w, h));
+        let cut = screen
+            .lines()
+            .find(|l| l.contains(" Ki ") || l.contains(" Ki│") || l.contains(" Mi "));
+        assert!(cut.is_none(), "{w}x{h}: a unit cut: {cut:?}\n{screen}");
+        for line in screen.lines().filter(|l| l.contains("pending")) {
+            assert!(!line.contains("N/A"), "{w}x{h}: {line}");
+        }
+    }
+    let live = live_with_variant();
+    let screen = text(&draw(&live, 120, 40));
+    let waiting = screen.lines().filter(|l| l.contains("pending") && l.contains("wait")).count();
+    assert!(waiting > 0, "{screen}");
+    assert!(screen.contains(&format!("{waiting} pending")), "{screen}");
 }

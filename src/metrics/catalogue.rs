@@ -152,8 +152,7 @@ pub fn load(path: Option<&std::path::Path>) -> Result<Vec<MetricDef>, String> {
     match path {
         None => Ok(builtin()),
         Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| format!("cannot read metrics file {}: {e}", p.display()))?;
+            let text = crate::metrics::settings_file::read(p, "metrics file")?;
             with_user_file(&text).map_err(|e| format!("metrics file {}: {e}", p.display()))
         }
     }

@@ -154,13 +154,9 @@ impl GateSet {
         match path {
             None => Ok(GateSet::default_set()),
             Some(p) => {
-                let text = std::fs::read_to_string(p).map_err(|e| {
+                let text = crate::metrics::settings_file::read(p, "gates file").map_err(|e| {
                     let names: Vec<&str> = NAMED_GATE_FILES.iter().map(|(n, _)| *n).collect();
-                    format!(
-                        "cannot read gates file {}: {e} (or name a bundled one: {})",
-                        p.display(),
-                        names.join(", ")
-                    )
+                    format!("{e} (or name a bundled one: {})", names.join(", "))
                 })?;
                 GateSet::from_toml(&text).map_err(|e| format!("gates file {}: {e}", p.display()))
             }

@@ -15,4 +15,5 @@ pub mod qkv;
 pub mod reference;
 pub mod resolution;
 pub mod roofline;
+pub mod settings_file;
 pub mod throttle;

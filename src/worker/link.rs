@@ -346,7 +346,22 @@ fn said(conn: &Connection) -> String {
     if lines.is_empty() {
         return String::new();
     }
+    let lines: Vec<String> = lines.iter().map(|l| quoted(l)).collect();
     format!("; it said: {}", lines.join(" | "))
+}
+
+/// Characters of one worker line a message quotes: enough to read an error.
+const QUOTE_CHARS: usize = 300;
+
+/// A line a worker printed, as a message quotes it: whole when short, else
+/// its start and how long it was (a worker that floods one line of
+/// megabytes must not become a megabyte message).
+pub fn quoted(line: &str) -> String {
+    if line.chars().count() <= QUOTE_CHARS {
+        return line.to_string();
+    }
+    let head: String = line.chars().take(QUOTE_CHARS).collect();
+    format!("{head}… ({} bytes in all)", line.len())
 }
 
 /// Gives a worker two seconds to go, then kills it, and with it whatever
@@ -373,4 +388,18 @@ fn wait_at_most(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
 fn kill(child: &mut Child) {
     super::group::kill(child);
     let _ = child.wait();
+}
+
+#[cfg(test)]
+mod tests {
+    /// Fuzzing (issue 57's worker target): a worker printing one 3 MB line before its hello made
+    /// a 3 MB refusal message.
+    #[test]
+    fn a_flood_is_quoted_by_its_start_and_length() {
+        assert_eq!(super::quoted("no GPU here"), "no GPU here");
+        let flood = "x".repeat(3_000_000);
+        let q = super::quoted(&flood);
+        assert!(q.len() < 400, "{}", q.len());
+        assert!(q.ends_with("… (3000000 bytes in all)"), "{q}");
+    }
 }

@@ -363,6 +363,7 @@ impl Supervision<'_> {
             current.map_or("nothing".into(), |(v, s)| format!("{v} at {s}"))
         );
         if !tail.is_empty() {
+            let tail: Vec<String> = tail.iter().map(|l| super::link::quoted(l)).collect();
             message.push_str(&format!("; it said: {}", tail.join(" | ")));
         }
         message.push_str(&format!(

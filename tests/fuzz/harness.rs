@@ -69,11 +69,25 @@ pub fn reached_lines() -> Vec<String> {
         .collect()
 }
 
+/// A check that fails on a product finding already reported and not yet
+/// fixed (each target lists its own): counted as `stage`, not a failure,
+/// so the suite stays green until the fix; `ATTNSCOPE_FUZZ_KNOWN=fail`
+/// makes it fail, to see a fix work.
+pub fn known(stage: &'static str, detail: &str) {
+    if std::env::var("ATTNSCOPE_FUZZ_KNOWN").is_ok_and(|v| v == "fail") {
+        panic!("known finding: {stage}: {detail}");
+    }
+    reached(stage);
+}
+
 /// One fuzz target: how an input is made, and what it goes through.
 pub struct Target {
     pub name: &'static str,
     pub generate: fn(&mut Rng, u64) -> Vec<u8>,
     pub run: fn(&[u8], u64),
+    /// Its inputs mostly wait on child processes: it runs on more threads
+    /// than there are cores.
+    pub waits: bool,
 }
 
 #[derive(Debug)]
@@ -171,9 +185,11 @@ pub fn run(target: &Target, seed: u64, inputs: u64, threads: usize, limit: Durat
                         }
                         let input = Arc::new(make_input(target, seed, index));
                         *slot.lock().unwrap() = Some((index, Instant::now(), Arc::clone(&input)));
+                        let began = Instant::now();
                         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
                             (target.run)(&input, index)
                         }));
+                        slow(target.name, index, &input, began.elapsed());
                         *slot.lock().unwrap() = None;
                         if outcome.is_err() {
                             let message = LAST_PANIC.with(|p| p.borrow().clone());
@@ -204,6 +220,21 @@ pub fn run(target: &Target, seed: u64, inputs: u64, threads: usize, limit: Durat
         panics,
         hangs,
         elapsed: started.elapsed(),
+    }
+}
+
+/// `ATTNSCOPE_FUZZ_SLOW=MS`: says which inputs took longer than MS ms
+/// (the start of the input, when it is text: a recipe).
+fn slow(name: &str, index: u64, input: &[u8], took: Duration) {
+    static MS: std::sync::OnceLock<Option<u128>> = std::sync::OnceLock::new();
+    let ms = MS.get_or_init(|| {
+        std::env::var("ATTNSCOPE_FUZZ_SLOW")
+            .ok()
+            .and_then(|v| v.parse().ok())
+    });
+    if ms.is_some_and(|ms| took.as_millis() > ms) {
+        let text: String = String::from_utf8_lossy(&input[..input.len().min(120)]).into();
+        eprintln!("fuzz: slow: {name} input {index}: {took:.2?}: {text:?}");
     }
 }
 

@@ -1,7 +1,9 @@
 //! Every input ends (issue 43, and issue 39's "no input panics"): fuzz
 //! targets over session files (the reader, the fold, the screen, summaries,
-//! export), the worker protocol both ways, kernel manifests and command
-//! lines. Each input runs under a time limit, so a hang fails like a panic.
+//! export), the worker protocol both ways, kernel manifests, command lines,
+//! and (issue 57) session paths that are no plain file (devices, FIFOs,
+//! joined sessions, megabytes without a newline) and worker commands that
+//! fail. Each input runs under a time limit, so a hang fails like a panic.
 //!
 //! The normal suite runs a short pass of each target. The campaign:
 //!
@@ -16,40 +18,59 @@
 //! `ATTNSCOPE_FUZZ_REPLAY=FILE cargo test --release --test fuzz replay -- --ignored --nocapture`.
 
 mod cli;
+mod files;
 mod harness;
 mod manifest;
 mod mutate;
 mod protocol;
 mod session;
+mod worker;
 
 use harness::{Report, Target};
 
-const TARGETS: [Target; 4] = [
+const TARGETS: [Target; 6] = [
     Target {
         name: "session",
         generate: session::generate,
         run: session::run,
+        waits: false,
     },
     Target {
         name: "protocol",
         generate: protocol::generate,
         run: protocol::run,
+        waits: false,
     },
     Target {
         name: "manifest",
         generate: manifest::generate,
         run: manifest::run,
+        waits: false,
     },
     Target {
         name: "cli",
         generate: cli::generate,
         run: cli::run,
+        waits: false,
+    },
+    Target {
+        name: "files",
+        generate: files::generate,
+        run: files::run,
+        waits: false,
+    },
+    Target {
+        name: "worker",
+        generate: worker::generate,
+        run: worker::run,
+        waits: true,
     },
 ];
 
 /// Of every 1,000 campaign inputs, how many each target gets: sessions
-/// cost the most per input and matter the most.
-const SHARES: [u64; 4] = [250, 250, 200, 300];
+/// cost the most per input and matter the most; a path input writes and
+/// reads megabytes, a worker input starts processes and waits on them.
+const SHARES: [u64; 6] = [240, 240, 190, 290, 38, 2];
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -82,14 +103,26 @@ fn check(reports: &[Report]) {
     assert!(failed.is_empty(), "fuzz failures (above)");
 }
 
-/// `inputs` inputs in all, shared out by SHARES.
+/// `inputs` inputs in all, shared out by SHARES; `ATTNSCOPE_FUZZ_TARGETS=files,worker`
+/// runs only those targets' shares (the same inputs).
 fn run_all(seed: u64, inputs: u64) -> Vec<Report> {
     let total: u64 = SHARES.iter().sum();
+    let only = std::env::var("ATTNSCOPE_FUZZ_TARGETS").ok();
     TARGETS
         .iter()
         .zip(SHARES)
+        .filter(|(t, _)| {
+            only.as_ref()
+                .is_none_or(|o| o.split(',').any(|n| n == t.name))
+        })
         .map(|(t, share)| {
-            let r = harness::run(t, seed, inputs * share / total, threads(), harness::limit());
+            // Inputs that wait on child processes share the cores 4 ways.
+            let n = if t.waits {
+                (threads() * 4).max(8)
+            } else {
+                threads()
+            };
+            let r = harness::run(t, seed, inputs * share / total, n, harness::limit());
             println!("{}", r.line());
             r
         })

@@ -184,7 +184,7 @@ fn questions(
     for &(b, h, s, d) in shapes {
         let shape = attnscope::session::Shape::new(b, h, s, d);
         let _ = m.launch_shape(bits, tile, &shape, 132);
-        let _ = m.runs(bits, tile, &shape.with_kv(1, s + 1));
+        let _ = m.runs(bits, tile, &shape.with_kv(1, s.saturating_add(1)));
     }
     let _ = (
         m.smem_bytes(bits, tile, 128),

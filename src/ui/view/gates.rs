@@ -84,10 +84,14 @@ fn title<'a>(
     width: u16,
 ) -> Line<'a> {
     let count = |f: fn(&Status) -> bool| results.iter().filter(|r| f(&r.status)).count();
+    let pending = results
+        .iter()
+        .filter(|r| matches!(&r.status, Status::NotApplicable(w) if na_label(w, state) == "pending"))
+        .count();
     let (pass, fail, na, undecided) = (
         count(|s| *s == Status::Pass),
         count(|s| *s == Status::Fail),
-        count(|s| matches!(s, Status::NotApplicable(_))),
+        count(|s| matches!(s, Status::NotApplicable(_))) - pending,
         count(|s| matches!(s, Status::Undecided(_))),
     );
     let mut title = vec![" Gates ".into()];
@@ -105,10 +109,18 @@ fn title<'a>(
             theme::undecided(),
         ));
     }
-    title.push(ratatui::text::Span::styled(
-        format!("{na} n/a "),
-        theme::na(),
-    ));
+    if pending > 0 {
+        title.push(ratatui::text::Span::styled(
+            format!("{pending} pending "),
+            theme::na(),
+        ));
+    }
+    if na > 0 || pending == 0 {
+        title.push(ratatui::text::Span::styled(
+            format!("{na} n/a "),
+            theme::na(),
+        ));
+    }
     if let Some(p) = &state.session.counter_progress {
         // The progress in the words that fit the border, never cut.
         let room = usize::from(width.saturating_sub(2))
@@ -182,7 +194,8 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
             .wrap(ratatui::widgets::Wrap { trim: true })
             .render(f, buf);
     }
-    let name_w = (inner.width as usize).saturating_sub(9 + 10 + 4 + 3);
+    // The threshold column holds `≤ 227.0 KiB` whole.
+    let name_w = (inner.width as usize).saturating_sub(9 + 11 + 4 + 3);
     // Gates the panel has no row for are counted on its last row, never dropped unsaid.
     let fits = usize::from(inner.height);
     let (shown, hidden) = if results.len() > fits && fits >= 2 {
@@ -243,7 +256,12 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
                 metric(r.threshold, &r.unit)
             ))
             .style(theme::dim()),
-            Cell::from(r.status.to_string()).style(status_style),
+            // A gate still waiting for its value has no verdict yet, not "N/A".
+            Cell::from(match &r.status {
+                Status::NotApplicable(w) if na_label(w, state) == "pending" => "wait".to_string(),
+                s => s.to_string(),
+            })
+            .style(status_style),
         ])
     });
     Table::new(
@@ -251,7 +269,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         [
             Constraint::Fill(1),
             Constraint::Length(9),
-            Constraint::Length(10),
+            Constraint::Length(11),
             Constraint::Length(4),
         ],
     )
