@@ -188,7 +188,7 @@ fn run_binary(args: &[OsString]) {
         std::fs::create_dir_all(to.parent().unwrap()).unwrap();
         std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join(f), to).unwrap();
     }
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_attnscope"))
+    let mut child = std::process::Command::new(super::harness::binary())
         .args(args)
         .current_dir(dir.path())
         .env("ATTNSCOPE_SSH", "false")

@@ -279,3 +279,10 @@ impl Report {
         )
     }
 }
+
+/// The attnscope binary the targets run: the one cargo built, or
+/// `ATTNSCOPE_FUZZ_BIN` (a campaign run on another machine, where the
+/// build's own path does not exist).
+pub fn binary() -> std::ffi::OsString {
+    std::env::var_os("ATTNSCOPE_FUZZ_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_attnscope").into())
+}

@@ -372,7 +372,7 @@ fn binary(
     says: &[String],
     kind: &str,
 ) {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_attnscope"))
+    let mut child = std::process::Command::new(super::harness::binary())
         .args(["bench", "--worker-cmd", cmd, "--hello-wait"])
         .arg(format!("{}", wait.as_secs_f64()))
         .current_dir(dir)
