@@ -965,7 +965,10 @@ fn thresholds_are_whole_and_waiting_gates_say_so() {
     }
     let live = live_with_variant();
     let screen = text(&draw(&live, 120, 40));
-    let waiting = screen.lines().filter(|l| l.contains("pending") && l.contains("wait")).count();
+    let waiting = screen
+        .lines()
+        .filter(|l| l.contains("pending") && l.contains("wait"))
+        .count();
     assert!(waiting > 0, "{screen}");
     assert!(screen.contains(&format!("{waiting} pending")), "{screen}");
 }

@@ -30,7 +30,9 @@ pub fn read(path: &Path, what: &str) -> Result<String, String> {
         None
     };
     if let Some(kind) = kind {
-        return Err(format!("cannot read {what} {shown}: it is {kind}, not a TOML file"));
+        return Err(format!(
+            "cannot read {what} {shown}: it is {kind}, not a TOML file"
+        ));
     }
     if meta.len() > MAX_BYTES {
         return Err(format!(
@@ -50,7 +52,10 @@ mod tests {
     #[test]
     fn devices_fifos_folders_and_huge_files_are_refused_at_once() {
         let e = read(Path::new("/dev/zero"), "gates file").unwrap_err();
-        assert!(e.contains("/dev/zero: it is a character device, not a TOML file"), "{e}");
+        assert!(
+            e.contains("/dev/zero: it is a character device, not a TOML file"),
+            "{e}"
+        );
         let e = read(Path::new("/"), "metrics file").unwrap_err();
         assert!(e.contains("it is a directory"), "{e}");
         let dir = std::env::temp_dir().join(format!("attnscope-settings-{}", std::process::id()));
@@ -64,7 +69,11 @@ mod tests {
         }
         let big = dir.join("big.toml");
         std::fs::write(&big, vec![b'#'; 5 << 20]).unwrap();
-        assert!(read(&big, "gates file").unwrap_err().contains("over the 4 MiB"));
+        assert!(
+            read(&big, "gates file")
+                .unwrap_err()
+                .contains("over the 4 MiB")
+        );
         std::fs::write(&big, "x = 1\n").unwrap();
         assert_eq!(read(&big, "gates file").unwrap(), "x = 1\n");
         std::fs::remove_dir_all(&dir).ok();

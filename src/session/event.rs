@@ -156,7 +156,9 @@ impl GpuInfo {
 
     /// The compute capability as a manifest's arch needs count it (90 for sm_90).
     pub fn cc(&self) -> u32 {
-        self.cc_major.saturating_mul(10).saturating_add(self.cc_minor)
+        self.cc_major
+            .saturating_mul(10)
+            .saturating_add(self.cc_minor)
     }
 
     /// Why `v` cannot launch here at head dimension `d` (its shared memory

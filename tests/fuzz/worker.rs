@@ -346,7 +346,11 @@ fn api(cmd: &str, wait: Duration, setup_kind: &str, kind: &str, expect: &Expect)
                 "the command is named: {m}"
             );
             // A flood is quoted by its start and length (`link::quoted`).
-            assert!(m.len() <= 64 << 10, "{kind}: a refusal of {} bytes", m.len());
+            assert!(
+                m.len() <= 64 << 10,
+                "{kind}: a refusal of {} bytes",
+                m.len()
+            );
             assert!(says.iter().any(|s| m.contains(s.as_str())), "{kind}: {m}");
             // A refusal comes within the wait, or 5 s after an output closed.
             let most = wait + Duration::from_secs(if kind == "closed" { 6 } else { 2 });

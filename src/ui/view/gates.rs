@@ -6,7 +6,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Cell, Row, Table, Widget};
 
 use crate::metrics::format::metric;
-use crate::metrics::gates::Status;
+use crate::metrics::gates::{GateResult, Status};
 use crate::ui::{state::UiState, theme};
 
 /// A gate's name in `width` columns: the full name, else its short form,
@@ -86,7 +86,9 @@ fn title<'a>(
     let count = |f: fn(&Status) -> bool| results.iter().filter(|r| f(&r.status)).count();
     let pending = results
         .iter()
-        .filter(|r| matches!(&r.status, Status::NotApplicable(w) if na_label(w, state) == "pending"))
+        .filter(
+            |r| matches!(&r.status, Status::NotApplicable(w) if na_label(w, state) == "pending"),
+        )
         .count();
     let (pass, fail, na, undecided) = (
         count(|s| *s == Status::Pass),
@@ -143,6 +145,33 @@ fn title<'a>(
     Line::from(title)
 }
 
+/// What goes under the table: why counters are missing, when it is not just
+/// "not yet"; else the interval that leaves a gate undecided; else what the
+/// first FAIL puts at risk, so a newcomer can weigh it. The last two only
+/// take spare rows.
+fn footer(results: &[GateResult], state: &UiState, spare_rows: bool) -> Option<String> {
+    let error = results.iter().find_map(|r| match &r.status {
+        Status::NotApplicable(w) if na_label(w, state) == "error" => Some(w.clone()),
+        _ => None,
+    });
+    let name = |r: &GateResult| r.short.clone().unwrap_or_else(|| r.name.clone());
+    error
+        .or_else(|| {
+            results.iter().find_map(|r| match &r.status {
+                Status::Undecided(w) if spare_rows => Some(format!("{}: {w}", name(r))),
+                _ => None,
+            })
+        })
+        .or_else(|| {
+            results.iter().find_map(|r| match (&r.status, &r.protects) {
+                (Status::Fail, Some(p)) if spare_rows => {
+                    Some(format!("{} FAIL: protects {p}", name(r)))
+                }
+                _ => None,
+            })
+        })
+}
+
 pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     let Some(key) = state.shown_key() else {
         super::panel(area, buf, " Gates ");
@@ -150,31 +179,8 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     };
     let results = state.session.gates(&state.gates, &key);
     let inner = super::panel(area, buf, title(&results, state, area.width));
-    // Why counters are missing, under the table, when it is not just "not yet";
-    // else the interval that leaves a gate undecided.
-    let error = results.iter().find_map(|r| match &r.status {
-        Status::NotApplicable(w) if na_label(w, state) == "error" => Some(w.clone()),
-        _ => None,
-    });
     let spare_rows = inner.height >= results.len() as u16 + 2;
-    let why = error.or_else(|| {
-        results.iter().find_map(|r| match &r.status {
-            Status::Undecided(w) if spare_rows => {
-                Some(format!("{}: {w}", r.short.as_ref().unwrap_or(&r.name)))
-            }
-            _ => None,
-        })
-    });
-    // Else what the first FAIL puts at risk, so a newcomer can weigh it.
-    let why = why.or_else(|| {
-        results.iter().find_map(|r| match (&r.status, &r.protects) {
-            (Status::Fail, Some(p)) if spare_rows => Some(format!(
-                "{} FAIL: protects {p}",
-                r.short.as_ref().unwrap_or(&r.name)
-            )),
-            _ => None,
-        })
-    });
+    let why = footer(&results, state, spare_rows);
     // An error takes rows from the table when there are none to spare: what
     // went wrong matters more than the last gates. An undecided interval
     // only takes spare rows.
