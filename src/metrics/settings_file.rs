@@ -10,22 +10,13 @@ const MAX_BYTES: u64 = 4 << 20;
 
 /// The text of `path`, `what` naming the file in errors ("gates file").
 pub fn read(path: &Path, what: &str) -> Result<String, String> {
-    use std::os::unix::fs::FileTypeExt;
     let shown = path.display();
     let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {what} {shown}: {e}"))?;
     let t = meta.file_type();
     let kind = if t.is_dir() {
         Some("a directory")
-    } else if t.is_char_device() {
-        Some("a character device")
-    } else if t.is_block_device() {
-        Some("a block device")
-    } else if t.is_fifo() {
-        Some("a FIFO (named pipe)")
-    } else if t.is_socket() {
-        Some("a socket")
     } else if !t.is_file() {
-        Some("not a regular file")
+        Some(crate::session::compress::special_kind(&t))
     } else {
         None
     };

@@ -142,7 +142,7 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>, SessionError> {
 }
 
 /// What a file that is neither a regular file nor a directory is.
-fn special_kind(t: &std::fs::FileType) -> &'static str {
+pub fn special_kind(t: &std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if t.is_char_device() {
         "a character device"

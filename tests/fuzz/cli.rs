@@ -10,7 +10,7 @@ use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use attnscope::cli::Cli;
 use attnscope::cli::argv;
@@ -197,22 +197,13 @@ fn run_binary(args: &[OsString]) {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let started = Instant::now();
     let limit = super::harness::limit().saturating_sub(Duration::from_secs(1));
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            let shown: Vec<String> = args
-                .iter()
-                .map(|a| String::from_utf8_lossy(a.as_bytes()).into_owned())
-                .collect();
-            panic!("HANG: attnscope {shown:?} still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(5));
+    let Some(status) = super::harness::wait_within(&mut child, limit) else {
+        let shown: Vec<String> = args
+            .iter()
+            .map(|a| String::from_utf8_lossy(a.as_bytes()).into_owned())
+            .collect();
+        panic!("HANG: attnscope {shown:?} still running after {limit:?}");
     };
     let shown: Vec<String> = args
         .iter()

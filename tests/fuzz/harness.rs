@@ -286,3 +286,23 @@ impl Report {
 pub fn binary() -> std::ffi::OsString {
     std::env::var_os("ATTNSCOPE_FUZZ_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_attnscope").into())
 }
+
+/// Waits for `child` up to `limit`; past it, kills and reaps it and returns
+/// None (the caller says what hung).
+pub fn wait_within(
+    child: &mut std::process::Child,
+    limit: std::time::Duration,
+) -> Option<std::process::ExitStatus> {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}

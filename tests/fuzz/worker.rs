@@ -393,17 +393,8 @@ fn binary(
         s
     });
     let limit = harness::limit().saturating_sub(Duration::from_secs(1));
-    let started = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("HANG: bench --worker-cmd {cmd:?} still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
+    let Some(status) = harness::wait_within(&mut child, limit) else {
+        panic!("HANG: bench --worker-cmd {cmd:?} still running after {limit:?}");
     };
     let err = String::from_utf8_lossy(&reader.join().unwrap()).into_owned();
     assert_eq!(status.code(), Some(code), "{kind}: {}", excerpt(&err));

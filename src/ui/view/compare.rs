@@ -61,21 +61,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState, ab: &AbReport) {
     let inner = if rows.len() > fits && fits >= 2 {
         let hidden = rows.len() + 1 - fits;
         rows.truncate(fits - 1);
-        let [table, last] =
-            ratatui::layout::Layout::vertical([Constraint::Fill(1), Constraint::Length(1)])
-                .areas(inner);
-        let text = [
-            format!("+{hidden} more gates: a taller window shows them"),
-            format!("+{hidden} more: a taller window shows them"),
-            format!("+{hidden} more"),
-        ]
-        .into_iter()
-        .find(|t| t.chars().count() <= usize::from(last.width))
-        .unwrap_or_default();
-        ratatui::widgets::Paragraph::new(text)
-            .style(theme::dim())
-            .render(last, buf);
-        table
+        super::gates::count_hidden(inner, buf, hidden)
     } else {
         inner
     };

@@ -172,6 +172,27 @@ fn footer(results: &[GateResult], state: &UiState, spare_rows: bool) -> Option<S
         })
 }
 
+/// "+N more …" on the last line of `area`, in the words that fit, for rows a
+/// table has no room for (never dropped unsaid); the rest of `area` for the
+/// table.
+pub fn count_hidden(area: Rect, buf: &mut Buffer, hidden: usize) -> Rect {
+    let [table, last] =
+        ratatui::layout::Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(area);
+    let text = [
+        format!("+{hidden} more gates: a taller window shows them"),
+        format!("+{hidden} more: a taller window shows them"),
+        format!("+{hidden} more gates"),
+        format!("+{hidden} more"),
+    ]
+    .into_iter()
+    .find(|t| t.chars().count() <= usize::from(last.width))
+    .unwrap_or_default();
+    ratatui::widgets::Paragraph::new(text)
+        .style(theme::dim())
+        .render(last, buf);
+    table
+}
+
 pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
     let Some(key) = state.shown_key() else {
         super::panel(area, buf, " Gates ");
@@ -210,21 +231,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &UiState) {
         (results.len(), 0)
     };
     let inner = if hidden > 0 {
-        let [table, last] =
-            ratatui::layout::Layout::vertical([Constraint::Fill(1), Constraint::Length(1)])
-                .areas(inner);
-        let text = [
-            format!("+{hidden} more gates: a taller window shows them"),
-            format!("+{hidden} more: a taller window shows them"),
-            format!("+{hidden} more gates"),
-        ]
-        .into_iter()
-        .find(|t| t.chars().count() <= usize::from(last.width))
-        .unwrap_or_default();
-        ratatui::widgets::Paragraph::new(text)
-            .style(theme::dim())
-            .render(last, buf);
-        table
+        count_hidden(inner, buf, hidden)
     } else {
         inner
     };
