@@ -322,8 +322,9 @@ fn summary(
 ) -> MeasurementDone {
     let step = engine.timer_step_ns.unwrap_or(1.0);
     let all: Vec<u64> = batches.concat();
+    let converged = stop_reason.starts_with("converged");
     let interval =
-        bootstrap::median_interval_placed(batches, placement, step, bootstrap::ROUNDS, 17);
+        bootstrap::median_interval_run(batches, placement, step, bootstrap::ROUNDS, 17, converged);
     let wall_s = started.elapsed().as_secs_f64();
     let reruns = interval.as_ref().map(rerun_of);
     let rel = interval
@@ -375,6 +376,17 @@ pub fn rerun_of(m: &MedianInterval) -> (f64, f64, Reruns) {
 
 /// What an interval's units were, in words: "16 placements × 8 stretches".
 pub fn units_text(p: &bootstrap::Parts) -> String {
+    if p.cycle_batches > 0 {
+        let cycles = format!(
+            "{} whole clock cycles of {} batches",
+            p.segments, p.cycle_batches
+        );
+        return if p.placements >= bootstrap::MIN_PLACEMENTS {
+            format!("{} placements and {cycles} of this run", p.placements)
+        } else {
+            format!("{cycles} of this run (one placement)")
+        };
+    }
     match (p.placements, p.segments) {
         (c, k) if c >= bootstrap::MIN_PLACEMENTS && k >= 3 => {
             format!("{c} placements and {k} stretches of this run")

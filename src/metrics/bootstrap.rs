@@ -33,6 +33,11 @@ use std::collections::BTreeMap;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use super::cycle;
+
+mod cycles;
+use cycles::Run;
+
 /// Bootstrap resamples for a final interval.
 pub const ROUNDS: usize = 2000;
 /// Fewer batches than this give no interval: the bootstrap of a handful of
@@ -191,6 +196,9 @@ pub struct Parts {
     pub df: f64,
     /// The 95% half-width, t(df)·se.
     pub half: f64,
+    /// Batches a power-cap clock cycle lasts, when the interval stood on the
+    /// run's whole cycles (`segments` then counts them); 0 otherwise.
+    pub cycle_batches: usize,
 }
 
 /// The run's standard error from its placements' values (`by_placement`,
@@ -252,6 +260,7 @@ pub fn combine(by_placement: &[f64], by_segment: &[f64], se_within: f64) -> Opti
         se,
         df,
         half: super::across_runs::t975(df.floor() as usize) * se,
+        cycle_batches: 0,
     })
 }
 
@@ -326,16 +335,31 @@ pub fn median_interval(
     median_interval_placed(blocks, &vec![0; blocks.len()], resolution_ns, rounds, seed)
 }
 
-/// The median of all samples with its 95% interval: the wider of a block
-/// bootstrap over batches and t·se from `combine` (placements `placement`,
-/// one per batch, and stretches of time); never narrower than the timer's
-/// step. None under `MIN_BLOCKS` non-empty batches.
+/// `median_interval_run` of a run that did not stop on its interval.
 pub fn median_interval_placed(
     blocks: &[&[u64]],
     placement: &[u32],
     resolution_ns: f64,
     rounds: usize,
     seed: u64,
+) -> Option<MedianInterval> {
+    median_interval_run(blocks, placement, resolution_ns, rounds, seed, false)
+}
+
+/// The median of all samples with its 95% interval: the wider of a block
+/// bootstrap over batches and t·se from `combine` (placements `placement`,
+/// one per batch, and stretches of time); never narrower than the timer's
+/// step. A run that holds `cycle::MIN_CYCLES` whole power-cap cycles is
+/// judged on them instead (`cycle_interval`); `converged`: the run stopped
+/// because its interval was narrow enough, so where it stopped is itself a
+/// draw. None under `MIN_BLOCKS` non-empty batches.
+pub fn median_interval_run(
+    blocks: &[&[u64]],
+    placement: &[u32],
+    resolution_ns: f64,
+    rounds: usize,
+    seed: u64,
+    converged: bool,
 ) -> Option<MedianInterval> {
     let (blocks, placement): (Vec<&[u64]>, Vec<u32>) = blocks
         .iter()
@@ -351,20 +375,37 @@ pub fn median_interval_placed(
     let median_ns = grid.median(0..blocks.len(), &mut counts);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let n = blocks.len();
-    let mut draws: Vec<f64> = (0..rounds.max(1))
-        .map(|_| {
-            let chosen: Vec<usize> = (0..n).map(|_| rng.random_range(0..n)).collect();
-            grid.median(chosen.into_iter(), &mut counts)
-        })
+    let logs: Vec<f64> = (0..n)
+        .map(|i| grid.median(std::iter::once(i), &mut counts).ln())
         .collect();
-    let (mut low_ns, mut high_ns) = percentile_interval(&mut draws);
-    let se_within = log_half(median_ns, low_ns, high_ns) / 1.96;
-    let by_segment: Vec<f64> = segments(n)
-        .into_iter()
-        .map(|r| grid.median(r, &mut counts).ln())
-        .collect();
-    let by_place = by_placement(&placement, |of| grid.median(of, &mut counts).ln());
-    let parts = combine(&by_place, &by_segment, se_within);
+    let (mut low_ns, mut high_ns, se_within, parts) = match cycle::rhythm(&logs) {
+        cycle::Rhythm::Cycles(lag) => {
+            let run = Run {
+                grid: &grid,
+                placement: &placement,
+                median_ns,
+            };
+            let (low, high, p) = run.cycle_interval(lag, rounds, &mut rng, converged);
+            (low, high, log_half(median_ns, low, high) / 1.96, Some(p))
+        }
+        _ => {
+            let mut draws: Vec<f64> = (0..rounds.max(1))
+                .map(|_| {
+                    let chosen: Vec<usize> = (0..n).map(|_| rng.random_range(0..n)).collect();
+                    grid.median(chosen.into_iter(), &mut counts)
+                })
+                .collect();
+            let (low, high) = percentile_interval(&mut draws);
+            let se_within = log_half(median_ns, low, high) / 1.96;
+            let by_segment: Vec<f64> = segments(n)
+                .into_iter()
+                .map(|r| grid.median(r, &mut counts).ln())
+                .collect();
+            let by_place = by_placement(&placement, |of| grid.median(of, &mut counts).ln());
+            let parts = combine(&by_place, &by_segment, se_within);
+            (low, high, se_within, parts)
+        }
+    };
     if let Some(p) = parts {
         low_ns = low_ns.min(median_ns * (-p.half).exp());
         high_ns = high_ns.max(median_ns * p.half.exp());
@@ -403,7 +444,9 @@ pub fn median_interval_placed(
 /// sample, regridded) took longer than a batch once a run held a few
 /// hundred batches, and the GPU ran dry behind it (run167: busy fell from
 /// 99% to 47% and the kernel read 10% faster by the end of a 5 s run).
-/// None under `MIN_BLOCKS` batches.
+/// None under `MIN_BLOCKS` batches, and while the batches move as a slow
+/// wave the run has not yet seen `cycle::MIN_CYCLES` whole cycles of (it
+/// would stop on whichever phase it is in).
 pub fn quick_half_width(
     batch_medians: &[f64],
     placement: &[u32],
@@ -421,6 +464,15 @@ pub fn quick_half_width(
     }
     let (mean, var) = mean_var(&logs);
     let se_within = (var / n as f64).sqrt();
+    let step_half = resolution_ns.max(1.0) / 2.0 / mean.exp();
+    match cycle::rhythm(&logs) {
+        cycle::Rhythm::Cycles(lag) => {
+            let half = cycles::quick_half(&logs, &place, lag);
+            return Some((half.max(step_half), step_half >= half));
+        }
+        cycle::Rhythm::Unresolved => return None,
+        cycle::Rhythm::Steady => {}
+    }
     let by_segment: Vec<f64> = segments(n)
         .into_iter()
         .map(|r| logs[r.clone()].iter().sum::<f64>() / r.len() as f64)
@@ -432,7 +484,6 @@ pub fn quick_half_width(
     let half = combine(&by_place, &by_segment, se_within)
         .map_or(1.96 * se_within, |p| p.half)
         .max(1.96 * se_within);
-    let step_half = resolution_ns.max(1.0) / 2.0 / mean.exp();
     Some((half.max(step_half), step_half >= half))
 }
 

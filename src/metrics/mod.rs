@@ -7,6 +7,7 @@ pub mod bias;
 pub mod bootstrap;
 pub mod busy;
 pub mod catalogue;
+pub mod cycle;
 pub mod format;
 pub mod gates;
 pub mod histogram;
