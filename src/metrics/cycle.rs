@@ -36,15 +36,15 @@ pub enum Rhythm {
 
 /// The rhythm of `logs`, a run's batch log-medians in order.
 pub fn rhythm(logs: &[f64]) -> Rhythm {
-    if let Some(lag) = cycle_lag(logs)
-        && logs.len() / lag >= MIN_CYCLES
-    {
-        return Rhythm::Cycles(lag);
+    // A clock cycle is a slow wave first: batches that alternate, or sit at
+    // random, are no cycle to wait for, whatever their autocorrelation's
+    // later peaks say.
+    if logs.len() < 8 || autocorrelation(logs, 1) < SLOW_WAVE {
+        return Rhythm::Steady;
     }
-    if logs.len() >= 8 && autocorrelation(logs, 1) >= SLOW_WAVE {
-        Rhythm::Unresolved
-    } else {
-        Rhythm::Steady
+    match cycle_lag(logs) {
+        Some(lag) if logs.len() / lag >= MIN_CYCLES => Rhythm::Cycles(lag),
+        _ => Rhythm::Unresolved,
     }
 }
 
@@ -143,6 +143,8 @@ mod tests {
             .collect();
         assert_eq!(rhythm(&x), Rhythm::Steady);
         assert_eq!(rhythm(&[1.0; 50]), Rhythm::Steady);
+        let alternating: Vec<f64> = (0..40).map(|i| (i % 2) as f64).collect();
+        assert_eq!(rhythm(&alternating), Rhythm::Steady);
     }
 
     #[test]
