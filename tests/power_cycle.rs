@@ -10,7 +10,7 @@
 //! phase it stopped in).
 //!
 //! Every simulated run goes through the product's code:
-//! `bootstrap::median_interval_run` and `measure::rerun_of` for the printed
+//! `bootstrap::median_interval_placed` and `measure::rerun_of` for the printed
 //! interval, `bootstrap::quick_half_width` for the stopping rule.
 
 use attnscope::gpu::measure;
@@ -80,7 +80,7 @@ fn run(seed: u64, batches: usize) -> (Vec<Vec<u64>>, Vec<u32>) {
 /// Over groups of ten processes: other runs' medians inside each run's
 /// printed interval (inside, of), and the median printed half-width over
 /// the 95% half-width of the spread between runs (1.96·√2·s, s pooled).
-fn across(groups: u64, batches: usize, converged: bool) -> (usize, usize, f64) {
+fn across(groups: u64, batches: usize) -> (usize, usize, f64) {
     let per: Vec<(usize, f64, Vec<f64>)> = (0..groups)
         .into_par_iter()
         .map(|g| {
@@ -88,7 +88,7 @@ fn across(groups: u64, batches: usize, converged: bool) -> (usize, usize, f64) {
                 .map(|k| {
                     let (b, place) = run(1_000 * g + k, batches);
                     let refs: Vec<&[u64]> = b.iter().map(Vec::as_slice).collect();
-                    let m = bootstrap::median_interval_run(&refs, &place, STEP, 200, k, converged)
+                    let m = bootstrap::median_interval_placed(&refs, &place, STEP, 200, k)
                         .expect("batches");
                     let (lo, hi, _) = measure::rerun_of(&m);
                     (m.median_ns, lo, hi)
@@ -117,7 +117,7 @@ fn across(groups: u64, batches: usize, converged: bool) -> (usize, usize, f64) {
 
 #[test]
 fn runs_of_five_whole_cycles_are_sharp_and_hold_across_processes() {
-    let (inside, of, sharp) = across(20, BATCHES, false);
+    let (inside, of, sharp) = across(20, BATCHES);
     println!(
         "five cycles: {inside} of {of} other runs' medians inside; ± is {sharp:.2}x the spread"
     );

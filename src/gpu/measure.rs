@@ -322,9 +322,8 @@ fn summary(
 ) -> MeasurementDone {
     let step = engine.timer_step_ns.unwrap_or(1.0);
     let all: Vec<u64> = batches.concat();
-    let converged = stop_reason.starts_with("converged");
     let interval =
-        bootstrap::median_interval_run(batches, placement, step, bootstrap::ROUNDS, 17, converged);
+        bootstrap::median_interval_placed(batches, placement, step, bootstrap::ROUNDS, 17);
     let wall_s = started.elapsed().as_secs_f64();
     let reruns = interval.as_ref().map(rerun_of);
     let rel = interval

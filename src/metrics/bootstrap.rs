@@ -335,31 +335,18 @@ pub fn median_interval(
     median_interval_placed(blocks, &vec![0; blocks.len()], resolution_ns, rounds, seed)
 }
 
-/// `median_interval_run` of a run that did not stop on its interval.
+/// The median of all samples with its 95% interval: the wider of a block
+/// bootstrap over batches and t·se from `combine` (placements `placement`,
+/// one per batch, and stretches of time); never narrower than the timer's
+/// step. A run that holds `cycle::MIN_CYCLES` whole power-cap cycles is
+/// judged on them instead (`cycles::Run::cycle_interval`). None under
+/// `MIN_BLOCKS` non-empty batches.
 pub fn median_interval_placed(
     blocks: &[&[u64]],
     placement: &[u32],
     resolution_ns: f64,
     rounds: usize,
     seed: u64,
-) -> Option<MedianInterval> {
-    median_interval_run(blocks, placement, resolution_ns, rounds, seed, false)
-}
-
-/// The median of all samples with its 95% interval: the wider of a block
-/// bootstrap over batches and t·se from `combine` (placements `placement`,
-/// one per batch, and stretches of time); never narrower than the timer's
-/// step. A run that holds `cycle::MIN_CYCLES` whole power-cap cycles is
-/// judged on them instead (`cycle_interval`); `converged`: the run stopped
-/// because its interval was narrow enough, so where it stopped is itself a
-/// draw. None under `MIN_BLOCKS` non-empty batches.
-pub fn median_interval_run(
-    blocks: &[&[u64]],
-    placement: &[u32],
-    resolution_ns: f64,
-    rounds: usize,
-    seed: u64,
-    converged: bool,
 ) -> Option<MedianInterval> {
     let (blocks, placement): (Vec<&[u64]>, Vec<u32>) = blocks
         .iter()
@@ -382,10 +369,11 @@ pub fn median_interval_run(
         cycle::Rhythm::Cycles(lag) => {
             let run = Run {
                 grid: &grid,
+                logs: &logs,
                 placement: &placement,
                 median_ns,
             };
-            let (low, high, p) = run.cycle_interval(lag, rounds, &mut rng, converged);
+            let (low, high, p) = run.cycle_interval(lag, rounds, &mut rng);
             (low, high, log_half(median_ns, low, high) / 1.96, Some(p))
         }
         _ => {

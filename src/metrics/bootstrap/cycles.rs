@@ -1,20 +1,26 @@
 //! The interval of a run that holds whole power-cap cycles (`metrics::cycle`
-//! says why): the bootstrap resamples batches within their phase of the
-//! cycle, the placements' spread is added as elsewhere, and a run that
-//! stopped on its interval adds how far its value moved over its last cycle
-//! (a rerun stops a cycle earlier or later). Replayed on run168 and run167's
-//! sessions (run175): cuDNN at 45 µs from 2.03 to 1.48 times the spread
-//! between processes, every other run's median still inside.
+//! says why). The bootstrap resamples batches within their phase of the
+//! cycle. Placements are compared on what is left of each batch once its
+//! phase's mean is taken out: a placement's ten-odd batches otherwise carry
+//! the cycle's swing, and their spread read as placements an effect the
+//! phases already hold (cuDNN at 45 µs, run185: placements 0.5–0.8% apart,
+//! runs 0.17%). The placements' spread over their number is itself a
+//! standard error of the run's value, noise included, so it stands instead
+//! of the bootstrap's where it is the larger, not beside it. Replayed on
+//! run185's sessions: cuDNN at 45 µs 1.72 -> 1.28 times the spread between
+//! processes, at 600 µs 1.82 -> 1.16, every run's median inside 86 or more
+//! of 90 times.
 
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use super::{Grid, MIN_PLACEMENTS, Parts, by_placement, log_half, mean_var, percentile_interval};
+use super::{Grid, MIN_PLACEMENTS, Parts, log_half, mean_var, percentile_interval};
 use crate::metrics::{across_runs, cycle};
 
-/// A run's batches on their grid, with the placement of each.
+/// A run's batches on their grid: their log-medians and placements.
 pub(super) struct Run<'a> {
     pub grid: &'a Grid,
+    pub logs: &'a [f64],
     pub placement: &'a [u32],
     pub median_ns: f64,
 }
@@ -27,7 +33,6 @@ impl Run<'_> {
         lag: usize,
         rounds: usize,
         rng: &mut ChaCha8Rng,
-        converged: bool,
     ) -> (f64, f64, Parts) {
         let n = self.grid.blocks.len();
         let phases = cycle::phases(n, lag);
@@ -49,38 +54,51 @@ impl Run<'_> {
             m * ((high / m).ln() * f).exp(),
         );
         let se_within = log_half(m, low, high) / 1.96;
-        let by_place = by_placement(self.placement, |of| self.grid.median(of, &mut counts).ln());
-        let stop = if converged {
-            m.ln() - self.grid.median(0..n - lag, &mut counts).ln()
-        } else {
-            0.0
-        };
-        (low, high, parts(&by_place, se_within, stop, n, lag))
+        let by_place = placements_off_phase(self.logs, self.placement, &phases);
+        (low, high, parts(&by_place, se_within, n, lag))
     }
 }
 
-/// The t interval's parts: within-run error `se_within`, the placements'
-/// spread over their number, and `stop`, the last cycle's move (all logs).
-fn parts(by_place: &[f64], se_within: f64, stop: f64, n: usize, lag: usize) -> Parts {
+/// Each placement's mean of its batches' log-medians less their phase's.
+fn placements_off_phase(logs: &[f64], placement: &[u32], phases: &[Vec<usize>]) -> Vec<f64> {
+    let mut off = logs.to_vec();
+    for p in phases {
+        let mean = p.iter().map(|&i| logs[i]).sum::<f64>() / p.len() as f64;
+        p.iter().for_each(|&i| off[i] -= mean);
+    }
+    let mut ids: Vec<u32> = placement.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.into_iter()
+        .map(|id| {
+            let (sum, k) = (0..off.len())
+                .filter(|&i| placement[i] == id)
+                .fold((0.0, 0usize), |(s, k), i| (s + off[i], k + 1));
+            sum / k as f64
+        })
+        .collect()
+}
+
+/// The t interval's parts from the within-run error `se_within` and the
+/// placements' values (logs, phases taken out).
+fn parts(by_place: &[f64], se_within: f64, n: usize, lag: usize) -> Parts {
     let c = by_place.len();
-    let (term_p, placement_rel) = if c >= MIN_PLACEMENTS {
-        let (_, var) = mean_var(by_place);
-        (var / c as f64, var.sqrt())
-    } else {
-        (0.0, 0.0)
-    };
     let cycles = n / lag;
-    let se = (se_within * se_within + term_p + stop * stop).sqrt();
-    let df = if c >= MIN_PLACEMENTS {
-        c - 1
+    let (se, placement_rel, df) = if c >= MIN_PLACEMENTS {
+        let (_, var) = mean_var(by_place);
+        (
+            (var / c as f64).max(se_within * se_within).sqrt(),
+            var.sqrt(),
+            c - 1,
+        )
     } else {
-        cycles - 1
+        (se_within, 0.0, cycles - 1)
     };
     Parts {
         placements: c,
         placement_rel,
         segments: cycles,
-        drift_rel: stop.abs(),
+        drift_rel: 0.0,
         se,
         df: df as f64,
         half: across_runs::t975(df) * se,
@@ -89,8 +107,8 @@ fn parts(by_place: &[f64], se_within: f64, stop: f64, n: usize, lag: usize) -> P
 }
 
 /// The stopping rule's half-width (log) from batch log-medians alone, one
-/// pass: the within-phase variance of the mean, the placements' spread,
-/// and the move of the last cycle (a rule that stops here stops on it).
+/// pass: the within-phase variance of the mean, or the placements' spread
+/// where it is the larger.
 pub(super) fn quick_half(logs: &[f64], place: &[u32], lag: usize) -> f64 {
     let n = logs.len();
     let phases = cycle::phases(n, lag);
@@ -104,11 +122,11 @@ pub(super) fn quick_half(logs: &[f64], place: &[u32], lag: usize) -> f64 {
         .sum::<f64>()
         / (lag * lag) as f64;
     let se_within = within.sqrt() * cycle::within_phase_correction(&phases);
-    let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len() as f64;
-    let stop = mean(logs) - mean(&logs[..n - lag]);
-    let by_place = by_placement(place, |of| {
-        let (sum, k) = of.fold((0.0, 0usize), |(s, k), i| (s + logs[i], k + 1));
-        sum / k as f64
-    });
-    parts(&by_place, se_within, stop, n, lag).half
+    parts(
+        &placements_off_phase(logs, place, &phases),
+        se_within,
+        n,
+        lag,
+    )
+    .half
 }
