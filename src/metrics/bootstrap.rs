@@ -365,7 +365,7 @@ pub fn median_interval_placed(
     let logs: Vec<f64> = (0..n)
         .map(|i| grid.median(std::iter::once(i), &mut counts).ln())
         .collect();
-    let (mut low_ns, mut high_ns, se_within, parts) = match cycle::rhythm(&logs) {
+    let (mut low_ns, mut high_ns, se_within, parts) = match cycles::rhythm(&logs, &placement) {
         cycle::Rhythm::Cycles(lag) => {
             let run = Run {
                 grid: &grid,
@@ -453,7 +453,7 @@ pub fn quick_half_width(
     let (mean, var) = mean_var(&logs);
     let se_within = (var / n as f64).sqrt();
     let step_half = resolution_ns.max(1.0) / 2.0 / mean.exp();
-    match cycle::rhythm(&logs) {
+    match cycles::rhythm(&logs, &place) {
         cycle::Rhythm::Cycles(lag) => {
             let half = cycles::quick_half(&logs, &place, lag);
             return Some((half.max(step_half), step_half >= half));

@@ -59,6 +59,29 @@ impl Run<'_> {
     }
 }
 
+/// The rhythm of a run's batches (`cycle::rhythm`), except that a cycle
+/// whose phases each hold one placement is the placements' own rotation
+/// (batch i on placement i mod c): their effects would pass for the
+/// cycle's profile and leave the interval, so such a run is judged as a
+/// steady one, on placements and stretches.
+pub(super) fn rhythm(logs: &[f64], placement: &[u32]) -> cycle::Rhythm {
+    match cycle::rhythm(logs) {
+        cycle::Rhythm::Cycles(lag) => {
+            let phases = cycle::phases(logs.len(), lag);
+            let mixed = phases
+                .iter()
+                .filter(|p| p.iter().any(|&i| placement[i] != placement[p[0]]))
+                .count();
+            if mixed * 2 >= phases.len() {
+                cycle::Rhythm::Cycles(lag)
+            } else {
+                cycle::Rhythm::Steady
+            }
+        }
+        other => other,
+    }
+}
+
 /// Each placement's mean of its batches' log-medians less their phase's.
 fn placements_off_phase(logs: &[f64], placement: &[u32], phases: &[Vec<usize>]) -> Vec<f64> {
     let mut off = logs.to_vec();
