@@ -6,7 +6,7 @@
 //! cut a cycle at a different phase suggest. The intervals must still hold
 //! across processes and be no wider than 1.5 times what the spread between
 //! processes needs; a run must not stop on a converged interval before it
-//! has seen three whole cycles (a run cut at one and a bit reads whichever
+//! has seen four whole cycles (a run cut at one and a bit reads whichever
 //! phase it stopped in).
 //!
 //! Every simulated run goes through the product's code:
@@ -128,17 +128,17 @@ fn runs_of_five_whole_cycles_are_sharp_and_hold_across_processes() {
 }
 
 #[test]
-fn a_run_under_a_power_cycle_waits_for_three_whole_cycles() {
+fn a_run_under_a_power_cycle_waits_for_four_whole_cycles() {
     for seed in 0..20 {
-        let (b, place) = run(77_000 + seed, 4 * CYCLE);
+        let (b, place) = run(77_000 + seed, 5 * CYCLE);
         let medians: Vec<f64> = b.iter().map(|x| bootstrap::median(x, STEP)).collect();
         // One cycle and a bit: the stopping rule has no interval to stop on.
         assert!(
             bootstrap::quick_half_width(&medians[..47], &place[..47], STEP).is_none(),
             "seed {seed}: an interval after 47 batches of a 37-batch cycle"
         );
-        // Past three whole cycles it has one again.
-        let n = 3 * (CYCLE + CYCLE_JITTER) + 4;
+        // Past four whole cycles it has one again.
+        let n = 4 * (CYCLE + CYCLE_JITTER) + 4;
         assert!(
             bootstrap::quick_half_width(&medians[..n], &place[..n], STEP).is_some(),
             "seed {seed}: no interval after {n} batches"
