@@ -155,3 +155,19 @@ fn a_run_with_no_slow_wave_is_judged_as_soon_as_it_has_batches() {
     let place: Vec<u32> = (0..19).map(|i| i % 16).collect();
     assert!(bootstrap::quick_half_width(&medians, &place, STEP).is_some());
 }
+
+#[test]
+fn a_run_that_stopped_on_its_interval_is_judged_on_stretches() {
+    // Stopped the moment its cycles' interval first read narrow, a run's
+    // cycle interval is picked narrow: it gets the stretches' interval.
+    let (b, place) = run(4_242, BATCHES);
+    let refs: Vec<&[u64]> = b.iter().map(Vec::as_slice).collect();
+    let full = bootstrap::median_interval_run(&refs, &place, STEP, 200, 1, false).unwrap();
+    let stopped = bootstrap::median_interval_run(&refs, &place, STEP, 200, 1, true).unwrap();
+    assert_eq!(full.parts.cycle_batches, CYCLE, "{full:?}");
+    assert_eq!(stopped.parts.cycle_batches, 0, "{stopped:?}");
+    assert!(
+        stopped.rel_halfwidth() > full.rel_halfwidth(),
+        "{stopped:?} {full:?}"
+    );
+}

@@ -322,8 +322,15 @@ fn summary(
 ) -> MeasurementDone {
     let step = engine.timer_step_ns.unwrap_or(1.0);
     let all: Vec<u64> = batches.concat();
-    let interval =
-        bootstrap::median_interval_placed(batches, placement, step, bootstrap::ROUNDS, 17);
+    let stopped_on_interval = stop_reason.starts_with("converged");
+    let interval = bootstrap::median_interval_run(
+        batches,
+        placement,
+        step,
+        bootstrap::ROUNDS,
+        17,
+        stopped_on_interval,
+    );
     let wall_s = started.elapsed().as_secs_f64();
     let reruns = interval.as_ref().map(rerun_of);
     let rel = interval

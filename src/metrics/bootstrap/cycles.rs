@@ -6,10 +6,11 @@
 //! phases already hold (cuDNN at 45 µs, run185: placements 0.5–0.8% apart,
 //! runs 0.17%). The placements' spread over their number is itself a
 //! standard error of the run's value, noise included, so it stands instead
-//! of the bootstrap's where it is the larger, not beside it. Replayed on
-//! run185's sessions: cuDNN at 45 µs 1.72 -> 1.28 times the spread between
-//! processes, at 600 µs 1.82 -> 1.16, every run's median inside 86 or more
-//! of 90 times.
+//! of the bootstrap's where it is the larger, not beside it. Runs that ran
+//! their full 5 s at 45 µs on an H200, ten processes each (run186 and
+//! run187 as printed, run185 replayed offline): cuDNN's printed ± 0.96–1.28
+//! times the spread between processes (2.06 before, run168), the tile's
+//! 0.94–1.48, other runs' medians inside 81–90 of 90 times.
 
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
