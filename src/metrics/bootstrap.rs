@@ -471,13 +471,12 @@ pub fn quick_half_width(
     let (mean, var) = mean_var(&logs);
     let se_within = (var / n as f64).sqrt();
     let step_half = resolution_ns.max(1.0) / 2.0 / mean.exp();
-    match cycles::rhythm(&logs, &place) {
-        cycle::Rhythm::Cycles(lag) => {
-            let half = cycles::quick_half(&logs, &place, lag);
-            return Some((half.max(step_half), step_half >= half));
-        }
-        cycle::Rhythm::Unresolved => return None,
-        cycle::Rhythm::Steady => {}
+    // A run stopped on its interval is judged on stretches
+    // (`median_interval_run`), so the rule that stops it reads them too: one
+    // that read the cycles stopped 45 µs runs after four, where the
+    // stretches' interval was ±1.2–3.0% (run188).
+    if cycles::rhythm(&logs, &place) == cycle::Rhythm::Unresolved {
+        return None;
     }
     let by_segment: Vec<f64> = segments(n)
         .into_iter()

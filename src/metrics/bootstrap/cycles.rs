@@ -129,28 +129,3 @@ fn parts(by_place: &[f64], se_within: f64, n: usize, lag: usize) -> Parts {
         cycle_batches: lag,
     }
 }
-
-/// The stopping rule's half-width (log) from batch log-medians alone, one
-/// pass: the within-phase variance of the mean, or the placements' spread
-/// where it is the larger.
-pub(super) fn quick_half(logs: &[f64], place: &[u32], lag: usize) -> f64 {
-    let n = logs.len();
-    let phases = cycle::phases(n, lag);
-    let within: f64 = phases
-        .iter()
-        .filter(|p| p.len() > 1)
-        .map(|p| {
-            let x: Vec<f64> = p.iter().map(|&i| logs[i]).collect();
-            mean_var(&x).1 / x.len() as f64
-        })
-        .sum::<f64>()
-        / (lag * lag) as f64;
-    let se_within = within.sqrt() * cycle::within_phase_correction(&phases);
-    parts(
-        &placements_off_phase(logs, place, &phases),
-        se_within,
-        n,
-        lag,
-    )
-    .half
-}
