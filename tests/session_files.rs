@@ -117,6 +117,29 @@ fn a_second_session_header_stops_the_read_and_is_reported() {
     assert_eq!(alone.second_session, None);
 }
 
+/// Fuzzing (issue 57's files target): a second session of an older schema
+/// (a schema-2 session, then the schema-1 fixture) was not reported: its
+/// header did not parse in the first's schema, was skipped as a corrupt
+/// line, and the second session's events that parsed joined the first.
+#[test]
+fn a_second_session_of_an_older_schema_is_reported_too() {
+    let first = Path::new("tests/fixtures/issue43_race_without_samples.jsonl");
+    let (events, alone) = read_all(first, OnCorrupt::Stop).unwrap();
+    let one = std::fs::read(first).unwrap();
+    let lines = one.iter().filter(|b| **b == b'\n').count() as u64;
+    let mut two = one.clone();
+    two.extend(std::fs::read(FIXTURE).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    for path in plain_and_zstd(dir.path(), "joined", &two) {
+        for how in [OnCorrupt::Skip, OnCorrupt::Stop] {
+            let (back, report) = read_all(&path, how).unwrap();
+            assert_eq!(back, events, "{} {how:?}", path.display());
+            assert_eq!(report.skipped, alone.skipped, "{}", path.display());
+            assert_eq!(report.second_session, Some(lines + 1), "{}", path.display());
+        }
+    }
+}
+
 #[test]
 fn torn_last_line_is_dropped_quietly() {
     let dir = tempfile::tempdir().unwrap();

@@ -33,6 +33,7 @@ pub struct RemoteArgs {
     pub remote_worker: String,
     /// How long the worker may take to say hello, seconds (1 to 3600; default 60): longer
     /// for a Slurm queue or a slow login; attnscope says every 5 s that it is still waiting.
+    /// The worker then has as long again to read attnscope's hello (its setup).
     #[arg(long, value_name = "SECONDS", value_parser = parse_hello_wait)]
     pub hello_wait: Option<f64>,
 }

@@ -172,14 +172,7 @@ pub fn read_stream(
             &mut batch,
         )
         .err();
-        // Editors on Windows save UTF-8 with a byte-order mark; JSON parsers refuse it, so a
-        // session opened and saved there would read as "not a session".
-        if let Some(first) = batch.first_mut()
-            && first.no == 1
-            && first.bytes.starts_with(b"\xEF\xBB\xBF")
-        {
-            first.bytes.drain(..3);
-        }
+        drop_byte_order_mark(&mut batch);
         if !seen_header && let Some(first) = batch.first() {
             // A header of another schema may lack what ours requires: its
             // version is checked before the line is parsed.
@@ -214,6 +207,13 @@ pub fn read_stream(
                             path: path.into(),
                             message: format!("{message}{cut}"),
                         });
+                    }
+                    // A header of another schema (`cat new.jsonl old.jsonl`) does not
+                    // parse in this one's: it still starts a second session, or the
+                    // lines after it would be read as this session's events.
+                    if line.too_long.is_none() && schema_of(trim_ascii(&line.bytes)).is_some() {
+                        report.second_session = Some(line.no);
+                        return Ok(report);
                     }
                     if on_corrupt == OnCorrupt::Stop {
                         return Err(SessionError::Corrupt {
@@ -260,6 +260,17 @@ pub fn read_stream(
     }
     report.torn_tail |= cut.is_some();
     Ok(report)
+}
+
+/// Editors on Windows save UTF-8 with a byte-order mark; JSON parsers refuse
+/// it, so a session opened and saved there would read as "not a session".
+fn drop_byte_order_mark(batch: &mut [RawLine]) {
+    if let Some(first) = batch.first_mut()
+        && first.no == 1
+        && first.bytes.starts_with(b"\xEF\xBB\xBF")
+    {
+        first.bytes.drain(..3);
+    }
 }
 
 /// Parses a batch's lines in file order: in parallel, except the header

@@ -17,7 +17,9 @@ use crate::session::protocol::{self, FromWorker, Hello, Setup};
 
 /// Lines of the worker's stderr kept for a failure's message.
 const STDERR_KEEP: usize = 8;
-/// How long a worker may take to say hello (ssh's handshake, srun's queue).
+/// How long a worker may take to say hello (ssh's handshake, srun's queue);
+/// it has as long again, from its hello or from the last part of ours that
+/// went in, to take ours.
 pub const HELLO_WAIT: Duration = Duration::from_secs(60);
 
 /// Where a worker runs.
@@ -139,8 +141,9 @@ const WAIT_NOTE_EVERY: Duration = Duration::from_secs(5);
 
 /// Starts a worker at `place`, sends our hello (with `setup`; None: a probe
 /// that only wants the worker's hello and closes its input after it) and
-/// waits up to `wait` for the worker's, telling `waiting` every five
-/// seconds that it still waits and for what.
+/// waits up to `wait` for the worker's, then up to `wait` more for it to
+/// take our setup, telling `waiting` every five seconds that it still waits
+/// and for what. Every refusal ends the command's process group.
 pub fn connect(
     place: &Place,
     setup: Option<Setup>,
@@ -162,7 +165,7 @@ pub fn connect(
     let (incoming, stderr_tail) = read_output(&mut child);
     let mut stdin = child.stdin.take();
     let probe = setup.is_none();
-    let mut pending_writer = setup.and_then(|s| Some(write_hello(stdin.take()?, s)));
+    let writer = setup.and_then(|s| Some(SetupWriter::start(stdin.take()?, s)));
     let mut conn = Connection {
         child,
         stdin,
@@ -171,6 +174,35 @@ pub fn connect(
         hello: Hello::new(None),
         before_hello: Vec::new(),
     };
+    let shaken = await_hello(place, &mut conn, wait, waiting).and_then(|()| {
+        if probe {
+            conn.stdin = None;
+        }
+        // Commands go after our hello: it must be in the pipe first.
+        match writer {
+            Some(w) => await_setup(place, &mut conn, w, wait, waiting),
+            None => Ok(()),
+        }
+    });
+    match shaken {
+        Ok(()) => Ok(conn),
+        Err(refused) => {
+            // A shell that ended before its hello may have left children
+            // (`sleep 30 >/dev/null & exit 1`): they go with it.
+            kill(&mut conn.child);
+            Err(refused)
+        }
+    }
+}
+
+/// Waits for the worker's hello; Err: why there is none (the caller ends
+/// the worker).
+fn await_hello(
+    place: &Place,
+    conn: &mut Connection,
+    wait: Duration,
+    waiting: &dyn Fn(&str),
+) -> Result<(), Refused> {
     let start = Instant::now();
     let until = start + wait;
     let mut next_note = start + WAIT_NOTE_EVERY;
@@ -183,7 +215,7 @@ pub fn connect(
                 place.describe(),
                 (now - start).as_secs_f64(),
                 wait.as_secs(),
-                said(&conn)
+                said(conn)
             ));
         }
         let left = until
@@ -192,7 +224,6 @@ pub fn connect(
         match conn.incoming.recv_timeout(left) {
             Ok(Incoming::Line(FromWorker::Hello(h))) => {
                 if let Some(m) = h.mismatch("worker") {
-                    kill(&mut conn.child);
                     return Err(Refused {
                         code: crate::exit::USAGE,
                         message: format!("{}: {m}", place.describe()),
@@ -200,32 +231,19 @@ pub fn connect(
                     });
                 }
                 conn.hello = h;
-                if probe {
-                    conn.stdin = None;
-                }
-                // Commands go after our hello: wait for it to be written (the
-                // worker reads it next, so this is brief).
-                if let Some(w) = pending_writer.take() {
-                    conn.stdin = w.join().ok().flatten();
-                }
-                return Ok(conn);
+                return Ok(());
             }
-            Ok(Incoming::Line(FromWorker::Event(..))) => {
-                kill(&mut conn.child);
-                return Err(older(place));
-            }
+            Ok(Incoming::Line(FromWorker::Event(..))) => return Err(older(place)),
             // A worker from before the protocol starts with its header.
             Ok(Incoming::Garbage(line))
                 if serde_json::from_str::<crate::session::event::Stamped>(&line).is_ok() =>
             {
-                kill(&mut conn.child);
                 return Err(older(place));
             }
             Ok(Incoming::Line(other)) => conn.before_hello.push(other.to_line()),
             Ok(Incoming::Garbage(line)) => conn.before_hello.push(line),
             Err(RecvTimeoutError::Timeout) if Instant::now() < until => {}
             Err(RecvTimeoutError::Timeout) => {
-                kill(&mut conn.child);
                 return Err(Refused {
                     code: crate::exit::NO_GPU,
                     message: format!(
@@ -234,7 +252,7 @@ pub fn connect(
                          and that what it goes through answers: ssh reaches the host, srun gets a node",
                         place.describe(),
                         wait.as_secs(),
-                        said(&conn)
+                        said(conn)
                     ),
                     transient: true,
                 });
@@ -243,10 +261,78 @@ pub fn connect(
                 let status = wait_at_most(&mut conn.child, Duration::from_secs(5));
                 // Its stderr reader may still be draining.
                 std::thread::sleep(Duration::from_millis(50));
-                return Err(refusal(place, status, &conn));
+                return Err(refusal(place, status, conn));
             }
         }
     }
+}
+
+/// Waits until our hello is in the worker's pipe, up to `wait` after the
+/// last part of it went in: a worker that reads it slowly (a slow link)
+/// goes on, one that does not read it at all is refused. A worker that
+/// ended before reading it is no refusal here: its end comes next, with
+/// its status.
+fn await_setup(
+    place: &Place,
+    conn: &mut Connection,
+    writer: SetupWriter,
+    wait: Duration,
+    waiting: &dyn Fn(&str),
+) -> Result<(), Refused> {
+    let start = Instant::now();
+    let mut next_note = start + WAIT_NOTE_EVERY;
+    let mut taken = writer.taken();
+    let mut until = start + wait;
+    loop {
+        let left = until
+            .min(next_note)
+            .saturating_duration_since(Instant::now());
+        match writer.done.recv_timeout(left) {
+            Ok(stdin) => {
+                conn.stdin = stdin;
+                return Ok(());
+            }
+            Err(RecvTimeoutError::Disconnected) => return Ok(()),
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        let now = Instant::now();
+        if writer.taken() > taken {
+            taken = writer.taken();
+            until = now + wait;
+        }
+        if now >= until {
+            return Err(Refused {
+                code: crate::exit::NO_GPU,
+                message: format!(
+                    "{} said hello, then did not read attnscope's ({} of {} went in, then nothing for {} s){}. \
+                     Check that the command passes its standard input on to `attnscope worker` \
+                     (ssh without -n, `kubectl exec -i`, srun without --input=none) and that the worker is not stuck",
+                    place.describe(),
+                    kib(taken),
+                    kib(writer.bytes),
+                    wait.as_secs(),
+                    said(conn)
+                ),
+                transient: true,
+            });
+        }
+        if now >= next_note {
+            next_note += WAIT_NOTE_EVERY;
+            waiting(&format!(
+                "waiting for {} to read attnscope's hello ({} of {} in): {:.0} s, \
+                 given up after {} s with nothing more going in",
+                place.describe(),
+                kib(writer.taken()),
+                kib(writer.bytes),
+                (now - start).as_secs_f64(),
+                wait.as_secs()
+            ));
+        }
+    }
+}
+
+fn kib(bytes: usize) -> String {
+    format!("{} KiB", bytes.div_ceil(1024))
 }
 
 /// The worker's stdout as parsed lines on a channel, and the last lines of
@@ -282,19 +368,49 @@ fn read_output(child: &mut Child) -> (Receiver<Incoming>, Arc<Mutex<VecDeque<Str
     (incoming, stderr_tail)
 }
 
-/// Written aside: a hello with kernel sources can be larger than the pipe,
-/// and a far side that is not reading yet (a queued srun) must not keep the
-/// wait for its hello from timing out. A worker that died at once shows in
-/// its exit status. The handle gives the pipe back once the hello is in it.
-fn write_hello(mut w: ChildStdin, setup: Setup) -> std::thread::JoinHandle<Option<ChildStdin>> {
-    let hello = protocol::hello_line(&Hello::new(Some(setup)));
-    std::thread::spawn(move || {
-        let sent = w
-            .write_all(hello.as_bytes())
-            .and_then(|_| w.write_all(b"\n"))
-            .and_then(|_| w.flush());
-        sent.is_ok().then_some(w)
-    })
+/// Our hello with its setup, written aside: with kernel sources it can be
+/// larger than the pipe, and a far side that is not reading yet (a queued
+/// srun) must not keep the wait for its hello from timing out. It writes in
+/// pieces, so that a slow reader is told from one that does not read.
+struct SetupWriter {
+    /// The pipe back once the whole hello is in it; None when the worker
+    /// closed its input first.
+    done: Receiver<Option<ChildStdin>>,
+    /// Bytes in the pipe so far, of `bytes`.
+    progress: Arc<std::sync::atomic::AtomicUsize>,
+    bytes: usize,
+}
+
+impl SetupWriter {
+    fn start(mut w: ChildStdin, setup: Setup) -> SetupWriter {
+        const PIECE: usize = 16 << 10;
+        let mut hello = protocol::hello_line(&Hello::new(Some(setup)));
+        hello.push('\n');
+        let bytes = hello.len();
+        let progress = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (tx, done) = mpsc::channel();
+        let taken = Arc::clone(&progress);
+        // It ends when the whole hello is in or the worker's input closes:
+        // a refused worker's group is killed, which closes it.
+        std::thread::spawn(move || {
+            let sent = hello.as_bytes().chunks(PIECE).try_for_each(|piece| {
+                w.write_all(piece)?;
+                taken.fetch_add(piece.len(), std::sync::atomic::Ordering::Relaxed);
+                Ok::<(), std::io::Error>(())
+            });
+            let sent = sent.and_then(|()| w.flush());
+            let _ = tx.send(sent.is_ok().then_some(w));
+        });
+        SetupWriter {
+            done,
+            progress,
+            bytes,
+        }
+    }
+
+    fn taken(&self) -> usize {
+        self.progress.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 fn older(place: &Place) -> Refused {
@@ -401,5 +517,143 @@ mod tests {
         let q = super::quoted(&flood);
         assert!(q.len() < 400, "{}", q.len());
         assert!(q.ends_with("… (3000000 bytes in all)"), "{q}");
+    }
+
+    use std::time::{Duration, Instant};
+
+    use crate::session::protocol::{self, Hello, KernelFiles, Setup};
+
+    /// `sh -c CMD`, with `$H` the worker's hello line and `$P` a file for pids.
+    fn place(cmd: &str, dir: &std::path::Path) -> super::Place {
+        let hello = protocol::hello_line(&Hello::new(None));
+        super::Place {
+            cmd: Some(format!(
+                "H='{hello}'; P='{}'; {cmd}",
+                dir.join("pid").display()
+            )),
+            hello_wait: None,
+        }
+    }
+
+    /// A setup of about `bytes`: far more than a pipe holds.
+    fn setup(bytes: usize) -> Setup {
+        Setup {
+            kernels: vec![KernelFiles {
+                label: "big".into(),
+                folder: "big".into(),
+                manifest_file: "big.toml".into(),
+                manifest: String::new(),
+                source_file: "big.cu".into(),
+                source: "x".repeat(bytes),
+                headers: Vec::new(),
+            }],
+            ..Setup::default()
+        }
+    }
+
+    /// Whether the process the command wrote to `$P` still runs (not a
+    /// zombie), 3 s after its group was to be ended.
+    fn still_runs(dir: &std::path::Path) -> bool {
+        let pid = std::fs::read_to_string(dir.join("pid")).unwrap();
+        let stat = format!("/proc/{}/stat", pid.trim());
+        let until = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < until {
+            let running = std::fs::read_to_string(&stat).is_ok_and(|s| {
+                s.rsplit(')')
+                    .next()
+                    .is_some_and(|r| !r.trim_start().starts_with('Z'))
+            });
+            if !running {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        true
+    }
+
+    /// Fuzzing (issue 57's worker target): a shell that ended before its
+    /// hello was refused by its exit status, and a child it left in the
+    /// background, holding none of its output, ran on.
+    #[test]
+    fn a_refused_hello_ends_what_the_command_left_running() {
+        let dir = tempfile::tempdir().unwrap();
+        let place = place(
+            "sleep 30 </dev/null >/dev/null 2>&1 & echo $! > \"$P\"; exit 1",
+            dir.path(),
+        );
+        let r = super::connect(&place, None, Duration::from_secs(5), &|_| {});
+        let refused = r.err().expect("a refusal");
+        assert!(
+            refused.message.contains("exited with code 1"),
+            "{}",
+            refused.message
+        );
+        assert!(
+            !still_runs(dir.path()),
+            "the command's sleep outlived its refusal"
+        );
+    }
+
+    /// Fuzzing (issue 57's worker target): a worker that says hello and
+    /// never reads its input, given a setup larger than a pipe, kept
+    /// `connect` writing it until the worker ended.
+    #[test]
+    fn a_worker_that_does_not_read_its_setup_is_refused_within_the_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let place = place(
+            "echo $$ > \"$P\"; printf '%s\\n' \"$H\"; exec sleep 30",
+            dir.path(),
+        );
+        let started = Instant::now();
+        let notes = std::sync::Mutex::new(Vec::new());
+        let r = super::connect(&place, Some(setup(1 << 20)), Duration::from_secs(1), &|n| {
+            notes.lock().unwrap().push(n.to_string())
+        });
+        let took = started.elapsed();
+        let refused = r.err().expect("a refusal");
+        assert_eq!(refused.code, crate::exit::NO_GPU);
+        assert!(
+            refused
+                .message
+                .contains("said hello, then did not read attnscope's")
+                && refused.message.contains("then nothing for 1 s")
+                && refused
+                    .message
+                    .contains("passes its standard input on to `attnscope worker`"),
+            "{}",
+            refused.message
+        );
+        assert!(took < Duration::from_secs(4), "refused after {took:?}");
+        assert!(!still_runs(dir.path()), "the worker outlived its refusal");
+    }
+
+    /// A worker that reads its setup slowly (a slow link) is not one that
+    /// does not read it: each piece that goes in gives it the wait again.
+    #[test]
+    fn a_worker_that_reads_its_setup_slowly_is_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let place = place(
+            "printf '%s\\n' \"$H\"; while head -c 32768 >/dev/null; do sleep 0.3; done",
+            dir.path(),
+        );
+        let started = Instant::now();
+        let r = super::connect(
+            &place,
+            Some(setup(320 << 10)),
+            Duration::from_secs(1),
+            &|_| {},
+        );
+        let took = started.elapsed();
+        let mut conn = r.expect("a hello");
+        assert!(
+            conn.stdin.is_some(),
+            "the pipe is handed back once the setup is in"
+        );
+        assert!(
+            took > Duration::from_secs(1),
+            "the setup went in at once ({took:?}): nothing slow tested"
+        );
+        drop(conn.stdin.take());
+        super::kill(&mut conn.child);
     }
 }

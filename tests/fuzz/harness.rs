@@ -73,6 +73,9 @@ pub fn reached_lines() -> Vec<String> {
 /// fixed (each target lists its own): counted as `stage`, not a failure,
 /// so the suite stays green until the fix; `ATTNSCOPE_FUZZ_KNOWN=fail`
 /// makes it fail, to see a fix work.
+// None is known now (issue 57's three are fixed); the next finding goes
+// through it.
+#[allow(dead_code)]
 pub fn known(stage: &'static str, detail: &str) {
     if std::env::var("ATTNSCOPE_FUZZ_KNOWN").is_ok_and(|v| v == "fail") {
         panic!("known finding: {stage}: {detail}");
