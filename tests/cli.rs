@@ -98,7 +98,7 @@ fn kv_flags_that_break_a_rule_are_named() {
     let (code, _, err) = run(&["bench", "--shape", "1,32,512,128", "--kv-heads", "7"]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("invalid value '7' for '--kv-heads <N>': with --shape B1 H32 S512 D128"),
+        err.contains("invalid value '7' for '--kv-heads <N>': with --shape 1,32,512,128"),
         "{err}"
     );
     let (code, _, err) = run(&["ab", "--shape", "1,8,64,128", "--kv-len", "16", "--causal"]);
@@ -110,6 +110,44 @@ fn kv_flags_that_break_a_rule_are_named() {
     let (code, _, err) = run(&["bench", "--shape", "1,32/7,512,128"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("for '--shape <B,H,S,D>'"), "{err}");
+}
+
+/// A shape that breaks a rule is quoted as typed, with the flag and the range (issue 57: a zero
+/// dimension was echoed as the normalized `B0 H8 S512 D64`).
+#[test]
+fn a_bad_shape_is_quoted_as_typed() {
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["bench", "--shape", "0,8,512,64"],
+            "invalid value '0,8,512,64' for '--shape <B,H,S,D>': B=0 is out of range: 1 ≤ B ≤ 65535",
+        ),
+        (
+            &["ab", "--shape=2, 0,512,64"],
+            "invalid value '2, 0,512,64' for '--shape <B,H,S,D>': H=0 is out of range: 1 ≤ H ≤ 65535",
+        ),
+        (
+            &["gates", "--shape", "2,8,0,64"],
+            "invalid value '2,8,0,64' for '--shape <B,H,S,D>': S=0 is out of range: 1 ≤ S ≤",
+        ),
+        (
+            &["bench", "--shape", "2,8,512,0"],
+            "invalid value '2,8,512,0' for '--shape <B,H,S,D>': D=0 is not supported: a multiple of 8 from 8 to 256",
+        ),
+        (
+            &["live", "--shape", "2,8/0,512,64"],
+            "invalid value '2,8/0,512,64' for '--shape <B,H,S,D>': 8 query heads over 0 KV heads",
+        ),
+        (
+            &["--shape", "2,8,1/0,64"],
+            "invalid value '2,8,1/0,64' for '--shape <B,H,S,D>': key length 0 is out of range: 1 ≤ key length ≤",
+        ),
+    ];
+    for (args, says) in cases {
+        let (code, _, err) = run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains(" H8 S512 D"), "{args:?}: {err}");
+    }
 }
 
 /// A negative number reaches its option's parser, which names the option and its range (issue 57:

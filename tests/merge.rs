@@ -203,7 +203,7 @@ fn bad_merges_are_refused_with_one_line() {
         (
             vec!["merge", a, "/nonexistent.jsonl", "--out", o],
             3,
-            "no such session file",
+            "session file /nonexistent.jsonl does not exist",
         ),
         (
             vec!["merge", a, junk.to_str().unwrap(), "--out", o],
@@ -221,6 +221,37 @@ fn bad_merges_are_refused_with_one_line() {
         assert_eq!(code, want, "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
         assert!(!out.exists(), "{args:?}: nothing written");
+    }
+    // What a path really is, as replay says it (issue 57: "no such session file" for all three).
+    let fifo = dir.join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let d = dir.to_str().unwrap();
+    let special: [(&str, String); 3] = [
+        (
+            "/dev/zero",
+            "/dev/zero is a character device, not a session file".into(),
+        ),
+        (d, format!("{d} is a directory, not a session file")),
+        (
+            fifo.to_str().unwrap(),
+            format!(
+                "{} is a FIFO (named pipe), not a session file",
+                fifo.display()
+            ),
+        ),
+    ];
+    for (path, says) in special {
+        let (code, _, err) = run(&["merge", path, b, "--out", o]);
+        assert_eq!(code, 3, "{path}: {err}");
+        assert!(err.contains(&says), "{path}: {err}");
+        assert!(!err.contains("no such session file"), "{path}: {err}");
+        assert!(!out.exists(), "{path}: nothing written");
     }
     std::fs::write(&out, "keep me\n").unwrap();
     let (code, _, err) = run(&["merge", a, b, "--out", o]);

@@ -522,8 +522,8 @@ fn the_essentials_survive_80x24() {
         rows[0]
     );
     for needle in [
-        "A p50 41.1 µs",
-        "B p50 12.3 µs",
+        "A race p50 40.5 µs",
+        "B race p50 12.2 µs",
         "3.333× [3.300, 3.360]",
         "B faster by",
     ] {

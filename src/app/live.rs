@@ -25,7 +25,7 @@ impl supervisor::Feed for ScreenFeed {
         self.0.send(UiMsg::Stream(Box::new(s))).is_ok()
     }
     fn ended(&self, why: String) {
-        let _ = self.0.send(UiMsg::SourceEnded(why));
+        let _ = self.0.send(UiMsg::SourceEnded(why, None));
     }
 }
 
@@ -152,7 +152,10 @@ pub fn run(args: LiveArgs, gates: GateSet) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// `sessions/<date>_<gpu>_<shape>.jsonl` under the working directory.
+/// `sessions/<date>_<gpu>_<shape>.jsonl` under the working directory;
+/// `…_replay.jsonl` for a recording of a replaying worker, which is a copy of
+/// another session and must not pass for one of its own beside it (its header
+/// says which it copies: `replayed_from`).
 pub fn default_recording_path(ui: &UiState) -> PathBuf {
     let gpu = ui
         .session
@@ -169,8 +172,13 @@ pub fn default_recording_path(ui: &UiState) -> PathBuf {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
+    let replay = if ui.worker_replays().is_some() {
+        "_replay"
+    } else {
+        ""
+    };
     PathBuf::from("sessions").join(format!(
-        "{}_{gpu}_{shape}.jsonl",
+        "{}_{gpu}_{shape}{replay}.jsonl",
         crate::metrics::format::utc_stamp(secs)
     ))
 }

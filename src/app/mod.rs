@@ -60,12 +60,11 @@ pub fn worker(args: WorkerArgs) -> i32 {
 /// `attnscope merge FILES… --out FILE`.
 pub fn merge(args: MergeArgs) -> i32 {
     use crate::session::merge;
+    // What replay says of the same path: a device, a FIFO or a folder is
+    // named as what it is, not as missing.
     for f in &args.files {
-        if !f.is_file() {
-            return fail(
-                exit::SESSION,
-                format!("{}: no such session file", f.display()),
-            );
+        if let Err(e) = crate::session::compress::open(f) {
+            return fail(e.exit_code(), e);
         }
     }
     let labels = match args.labels.clone() {
@@ -180,26 +179,11 @@ fn run_replay_tui(
         let msg = match out {
             ReplayOut::Event(s) => UiMsg::Stream(s),
             ReplayOut::Reset => UiMsg::Reset,
-            ReplayOut::Ended(Ok(r)) if r.events == 0 => UiMsg::SourceEnded("end of replay".into()),
-            ReplayOut::Ended(Ok(r)) => UiMsg::SourceEnded(
-                format!(
-                    "end of replay: {} events{}{}",
-                    r.events,
-                    match r.skipped.len() {
-                        0 => String::new(),
-                        1 => ", 1 corrupt line skipped".into(),
-                        n => format!(", {n} corrupt lines skipped"),
-                    },
-                    if r.torn_tail {
-                        ", torn last line dropped"
-                    } else {
-                        ""
-                    }
-                ) + &r
-                    .second_session_text()
-                    .map_or(String::new(), |t| format!("; {t}")),
-            ),
-            ReplayOut::Ended(Err(e)) => UiMsg::SourceEnded(format!("replay stopped: {e}")),
+            ReplayOut::Ended(Ok(r)) if r.events == 0 => {
+                UiMsg::SourceEnded("end of replay".into(), r.second_session_text())
+            }
+            ReplayOut::Ended(Ok(r)) => UiMsg::SourceEnded(end_line(&r), r.second_session_text()),
+            ReplayOut::Ended(Err(e)) => UiMsg::SourceEnded(format!("replay stopped: {e}"), None),
             ReplayOut::SkippedIdle(us) => UiMsg::Notice(format!(
                 "skipped {} with no events",
                 crate::metrics::format::span_us(us)
@@ -216,6 +200,30 @@ fn run_replay_tui(
         Ok(_) => 0,
         Err(e) => fail(exit::NO_TERMINAL, format!("{e:#}")),
     }
+}
+
+/// The key bar's line at a replay's end. A second session in the file is
+/// only pointed at here: its whole text goes above the panels.
+fn end_line(r: &reader::ReadReport) -> String {
+    format!(
+        "end of replay: {} events{}{}{}",
+        r.events,
+        match r.skipped.len() {
+            0 => String::new(),
+            1 => ", 1 corrupt line skipped".into(),
+            n => format!(", {n} corrupt lines skipped"),
+        },
+        if r.torn_tail {
+            ", torn last line dropped"
+        } else {
+            ""
+        },
+        if r.second_session.is_some() {
+            "; a second session: see above"
+        } else {
+            ""
+        }
+    )
 }
 
 /// The newest session shipped in `sessions/` (beside the binary or the
@@ -237,7 +245,7 @@ fn bundled_session_in(dir: &std::path::Path) -> Option<PathBuf> {
         .filter(|p| is_session_name(p))
         .collect();
     files.sort();
-    files.retain(|p| of_the_bundled_kernel(p));
+    files.retain(|p| of_the_bundled_kernel(p) && !a_recording_of_a_replay(p));
     // The full tours: round one's at the mission shape are named for it,
     // later ones `_tour`; other sessions (the remote tour) replay when
     // named. Names start with the UTC time, so the last is the newest.
@@ -263,6 +271,29 @@ fn of_the_bundled_kernel(path: &std::path::Path) -> bool {
             .iter()
             .find(|k| k.label.is_empty())
             .is_none_or(|k| k.dir.is_none())
+    })
+}
+
+/// Whether a session was recorded from a replay rather than a GPU: it would
+/// be a copy of what it replayed, under a new date, and a demo must show a
+/// real session. A replaying worker's header names the recording
+/// (`replayed_from`); recordings made before it did still name the worker in
+/// their command line (`--worker-cmd 'attnscope worker --replay FILE'`).
+fn a_recording_of_a_replay(path: &std::path::Path) -> bool {
+    crate::session::merge::read_header(path).is_ok_and(|h| {
+        let line = h.command_line.join(" ");
+        // The worker command is one argument, often quoted inside it.
+        let words: Vec<&str> = line
+            .split_whitespace()
+            .map(|w| w.trim_matches(['"', '\'']))
+            .collect();
+        let replaying_worker = words.iter().enumerate().any(|(i, w)| {
+            *w == "worker"
+                && words[i + 1..]
+                    .iter()
+                    .any(|r| *r == "--replay" || r.starts_with("--replay="))
+        });
+        h.replayed_from.is_some() || replaying_worker
     })
 }
 
@@ -383,6 +414,66 @@ mod tests {
             &dir.join("20261123-180803_H100_remote-tour.jsonl.zst")
         ));
         assert!(!of_the_bundled_kernel(&dir.join("no-such-session.jsonl")));
+    }
+
+    /// A recording made from a replaying worker (`r`, `--record`) copies
+    /// another session under a new date: never the demo, whether its header
+    /// names what it replayed or, recorded before `replayed_from`, only its
+    /// command line shows the replaying worker. Its default name says so too.
+    #[test]
+    fn a_recording_of_a_replay_is_never_the_demo() {
+        use std::io::BufRead;
+        let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions");
+        let tour = shipped.join("20261125-034401_H100_tour.jsonl.zst");
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("20261101-000000_H100_tour.jsonl.zst");
+        std::fs::copy(&tour, &real).unwrap();
+        let lines: Vec<String> = crate::session::compress::open(&tour)
+            .unwrap()
+            .lines()
+            .map(Result::unwrap)
+            .collect();
+        let recording = |name: &str, field: &str, value: serde_json::Value| {
+            let mut header: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+            header["event"][field] = value;
+            let mut text = format!("{header}\n");
+            for l in &lines[1..] {
+                text.push_str(l);
+                text.push('\n');
+            }
+            std::fs::write(dir.path().join(name), text).unwrap();
+        };
+        recording(
+            "20261201-000000_H100-80GB-HBM3_b2h8s512d64.jsonl",
+            "replayed_from",
+            "20261125-034401_H100_tour.jsonl.zst (recorded 2026-11-25 03:44 UTC on NVIDIA H100 80GB HBM3)".into(),
+        );
+        recording(
+            "20261202-000000_H100-80GB-HBM3_b2h8s512d64.jsonl",
+            "command_line",
+            serde_json::json!([
+                "attnscope",
+                "--worker-cmd",
+                "sh -c \"attnscope worker --replay sessions/20261125-034401_H100_tour.jsonl.zst\"",
+                "--record",
+                "sessions/20261202-000000_H100-80GB-HBM3_b2h8s512d64.jsonl"
+            ]),
+        );
+        assert_eq!(bundled_session_in(dir.path()), Some(real.clone()));
+        // With no real session left, no demo rather than a copy.
+        std::fs::remove_file(&real).unwrap();
+        assert_eq!(bundled_session_in(dir.path()), None);
+        let mut ui = UiState::live(GateSet::default_set());
+        ui.session.header = Some(crate::session::event::SessionHeader {
+            replayed_from: Some("x.jsonl.zst".into()),
+            ..Default::default()
+        });
+        let path = live::default_recording_path(&ui);
+        assert!(
+            path.to_string_lossy().ends_with("_none_replay.jsonl"),
+            "{}",
+            path.display()
+        );
     }
 
     /// A tour is the demo over a newer session that is not one, compressed

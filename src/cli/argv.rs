@@ -21,10 +21,30 @@ pub enum ArgsError {
 /// be any bytes (it is only shown); every other argument must be UTF-8.
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(Vec<String>, Cmd), ArgsError> {
     let argv = utf8(args)?;
-    let cli = Cli::try_parse_from(negatives_joined(&argv)).map_err(ArgsError::Clap)?;
+    let joined = negatives_joined(&argv);
+    let cli = Cli::try_parse_from(&joined).map_err(ArgsError::Clap)?;
     let mut cmd = cli.command.unwrap_or(Cmd::Live(cli.live));
-    super::resolve::resolve(&mut cmd)?;
+    super::resolve::resolve(&mut cmd, typed_value(&joined, "--shape"))?;
     Ok((argv, cmd))
+}
+
+/// The text given to `flag` (`--shape X` or `--shape=X`; the last one, as
+/// clap takes it), for an error that quotes what the user typed: clap keeps
+/// only the value it parsed, whose text is normalized (`B0 H8 S512 D64`).
+fn typed_value<'a>(argv: &'a [String], flag: &str) -> Option<&'a str> {
+    let mut found = None;
+    let mut words = argv.iter().skip(1);
+    while let Some(a) = words.next() {
+        if a == "--" {
+            break;
+        }
+        if a == flag {
+            found = words.next().map(String::as_str);
+        } else if let Some(v) = a.strip_prefix(flag).and_then(|r| r.strip_prefix('=')) {
+            found = Some(v);
+        }
+    }
+    found
 }
 
 /// `--shape -1,8,512,64` as `--shape=-1,8,512,64`: clap reads a value that starts with `-` as a

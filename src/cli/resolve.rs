@@ -14,8 +14,9 @@ use crate::session::Variant;
 use crate::session::manifest::registry;
 
 /// Registers the command's kernel folders and fills its variants. A bad
-/// name is clap's kind of report, so it reads like any other bad value.
-pub fn resolve(cmd: &mut Cmd) -> Result<(), ArgsError> {
+/// name is clap's kind of report, so it reads like any other bad value; a
+/// bad shape quotes `typed_shape`, the `--shape` text as given, when there was one.
+pub fn resolve(cmd: &mut Cmd, typed_shape: Option<&str>) -> Result<(), ArgsError> {
     register(kernel_folders(cmd)).map_err(ArgsError::Usage)?;
     let sub = subcommand_name(cmd);
     let bad = |flag: &str, value: &str, text: &str, e: String| {
@@ -35,8 +36,11 @@ pub fn resolve(cmd: &mut Cmd) -> Result<(), ArgsError> {
         };
     let list = |text: &str| parse_variants(text).map_err(|e| bad("variants", "VARIANTS", text, e));
     // A rule the K/V flags broke names them, not --shape.
+    let shape_text = |shape: &crate::session::Shape| {
+        typed_shape.map_or_else(|| shape.to_string(), str::to_string)
+    };
     let problem = |p: &mut super::ProblemArgs| {
-        let text = p.shape.to_string();
+        let text = shape_text(&p.shape);
         let (heads, len) = (p.kv_heads, p.kv_len);
         p.finish().map_err(|e| match (heads, len) {
             (Some(n), _) if e.contains("KV heads") => bad(
@@ -60,7 +64,7 @@ pub fn resolve(cmd: &mut Cmd) -> Result<(), ArgsError> {
             let shape = a.start_shape(&a.variant.unwrap_or_else(Variant::start));
             shape
                 .validate()
-                .map_err(|e| bad("shape", "B,H,S,D", &shape.to_string(), e))?;
+                .map_err(|e| bad("shape", "B,H,S,D", &shape_text(&shape), e))?;
         }
         Cmd::Gates(a) => {
             a.variant = one("variant", "VARIANT", &a.variant_arg)?;

@@ -5,7 +5,9 @@ use serde_json::{Value, json};
 
 use crate::metrics::format::{bytes, duration_ns, exact, fixed, median_interval, metric};
 use crate::metrics::gates::GateSet;
-use crate::model::state::{Key, SessionState, Speedup, VariantState, active_throttles};
+use crate::model::state::{
+    ClockTally, Key, RaceClock, SessionState, Speedup, VariantState, active_throttles,
+};
 use crate::session::event::regime_name;
 use crate::session::event::{AbReport, SessionHeader};
 use crate::session::reader::ReadReport;
@@ -101,6 +103,10 @@ pub fn to_json(s: &SessionState, gates: &GateSet, read: &ReadReport) -> Value {
         "across_sources": across,
         "telemetry": telemetry_json(s),
         "ab": s.ab,
+        "ab_clock": s.race_clock.map(|c| json!({
+            "a": {"samples": c.a.samples, "clock_tagged": c.a.tagged, "throttled": c.a.throttled},
+            "b": {"samples": c.b.samples, "clock_tagged": c.b.tagged, "throttled": c.b.throttled},
+        })),
         "bookmarks": s.bookmarks,
         "edits": s.edits.iter().map(|(kernel, history)| json!({
             "kernel": kernel,
@@ -186,7 +192,7 @@ pub fn to_text(s: &SessionState, gates: &GateSet, read: &ReadReport) -> String {
     }
     gates_text(s, gates, &mut line);
     if let Some(ab) = &s.ab {
-        ab_text(ab, &mut line);
+        ab_text(ab, s.race_clock.as_ref(), &mut line);
     }
     edits_text(s, &mut line);
     telemetry_text(s, &mut line);
@@ -322,6 +328,12 @@ fn variant_table_text(s: &SessionState, line: &mut impl FnMut(String)) {
     ));
     for (key, v) in &s.variants {
         variant_rows(s, (key, v), (cudnn_seen, sw), line);
+    }
+    if s.ab.is_some() {
+        line(
+            "p50: each row's run in its regime (with ±95%: its measurement's median, grouped over batches; without: its histogram's, within 0.1%); the A/B race's p50s below are its own grouped medians of its kept launches, interpolated within the timer's step"
+                .into(),
+        );
     }
     if cudnn_seen {
         line(
@@ -465,11 +477,18 @@ fn gates_text(s: &SessionState, gates: &GateSet, line: &mut impl FnMut(String)) 
     }
 }
 
-/// The A/B race's verdict and its design.
-fn ab_text(ab: &AbReport, line: &mut impl FnMut(String)) {
+/// The A/B race's verdict, its design and its own rounds' clocks. Its p50s
+/// are its own medians (what the speedup divides), said to be, beside the
+/// table's rows of the same variants.
+fn ab_text(ab: &AbReport, clock: Option<&RaceClock>, line: &mut impl FnMut(String)) {
     line(String::new());
+    let timer = if ab.timer.is_empty() {
+        String::new()
+    } else {
+        format!(", {} timer", ab.timer)
+    };
     line(format!(
-        "A/B: A={} B={} @ {}, {}: p50 {} vs {}, speedup {}× [{}, {}] 95% CI, {} ({}), n={}/{}",
+        "A/B: A={} B={} @ {}, {}: race p50 {} vs {} (each side's grouped median over this race's kept launches{timer}), speedup {}× [{}, {}] 95% CI, {} ({}), n={}/{}",
         ab.a,
         ab.b,
         ab.shape,
@@ -486,6 +505,17 @@ fn ab_text(ab: &AbReport, line: &mut impl FnMut(String)) {
     ));
     if !ab.design.is_empty() {
         line(format!("     {}", ab.design));
+    }
+    if let Some(c) = clock.filter(|c| c.total().tagged > 0) {
+        let side = |t: &ClockTally| format!("{} of {}", t.throttled, t.tagged);
+        let sides = if ab.a == ab.b {
+            side(&c.a)
+        } else {
+            format!("A {}, B {}", side(&c.a), side(&c.b))
+        };
+        line(format!(
+            "     {sides} samples of this race's own rounds throttled or below the expected clock"
+        ));
     }
 }
 

@@ -382,6 +382,7 @@ impl Worker {
                 None => engine.source_hash(variant.kernel),
             },
             python: b.python.clone(),
+            shape: Some(*shape),
         }
     }
 

@@ -221,6 +221,11 @@ pub struct BuildReport {
     /// A Python variant's file and versions (added after schema 3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub python: Option<PythonBuild>,
+    /// The shape it was built for: its head dim, dtype and K/V layout are
+    /// what the compile saw (added after schema 3; absent before, when the
+    /// fold takes the newest selection's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Shape>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -40,7 +40,8 @@ pub enum Mode {
         speed: f64,
         paused: bool,
         ended: bool,
-        /// Why this is a replay and not live, when it was not asked for.
+        /// Why this is a replay and not live, when it was not asked for, and
+        /// what the file's end showed (a second session in it).
         banner: Option<String>,
     },
 }
@@ -140,6 +141,22 @@ impl UiState {
                 *racing = !ab.done;
             }
         }
+    }
+
+    /// The worker or the replay has finished: `line` goes to the key bar; a
+    /// warning about the file (a second session joined to it) goes above the
+    /// panels, which wrap it: the key bar's one row would cut it at 80 columns.
+    pub fn source_ended(&mut self, line: String, warning: Option<String>) {
+        if let Mode::Replay { ended, banner, .. } = &mut self.mode {
+            *ended = true;
+            if let Some(w) = warning.filter(|w| !banner.as_deref().is_some_and(|b| b.contains(w))) {
+                *banner = Some(match banner.take() {
+                    Some(b) => format!("{w} · {b}"),
+                    None => w,
+                });
+            }
+        }
+        self.notice = Some(line);
     }
 
     /// A replay seek: the fold starts over from the first event.

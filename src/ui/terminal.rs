@@ -22,8 +22,9 @@ pub enum UiMsg {
     Stream(Box<Stamped>),
     Key(KeyEvent),
     Resize,
-    /// The producer (worker or replay) finished, with a line for the log.
-    SourceEnded(String),
+    /// The producer (worker or replay) finished: a line for the key bar, and
+    /// what the file's reader warned of (`UiState::source_ended`).
+    SourceEnded(String, Option<String>),
     /// Replay went back: the fold starts over (the events follow).
     Reset,
     /// A line for the key bar's notice.
@@ -98,12 +99,7 @@ pub fn run(
                     UiMsg::Resize => {}
                     UiMsg::Reset => state.restart_fold(),
                     UiMsg::Notice(line) => state.notice = Some(line),
-                    UiMsg::SourceEnded(line) => {
-                        if let Mode::Replay { ended, .. } = &mut state.mode {
-                            *ended = true;
-                        }
-                        state.notice = Some(line);
-                    }
+                    UiMsg::SourceEnded(line, warning) => state.source_ended(line, warning),
                 }
             }
             if stop.load(Ordering::Relaxed) {

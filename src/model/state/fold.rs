@@ -59,6 +59,8 @@ impl SessionState {
         self.current = Some(key);
         self.selected_at_us = t;
         self.variants.entry(key).or_default();
+        self.note_selection(v.variant, v.shape);
+        self.forget_rounds_of(v.variant);
         self.log(
             t,
             Level::Info,
@@ -95,10 +97,8 @@ impl SessionState {
             )
         };
         self.log(t, Level::Info, text);
-        for s in self.states_of(b.variant) {
-            s.build = Some(b.clone());
-            s.build_failure = None;
-        }
+        self.attach_build(b);
+        self.forget_rounds_of(b.variant);
     }
 
     fn on_build_failed(&mut self, t: u64, f: &BuildFailure) {
@@ -110,9 +110,7 @@ impl SessionState {
             Level::Error,
             format!("build of {} failed: {first}", f.variant),
         );
-        for s in self.states_of(f.variant) {
-            s.build_failure = Some(f.clone());
-        }
+        self.attach_build_failure(f);
     }
 
     /// Samples join their variant's run; the regime shown follows them,
@@ -126,6 +124,7 @@ impl SessionState {
         {
             self.regime = batch.regime;
         }
+        self.tally_round(batch);
         let s = self
             .variants
             .entry(Key {
@@ -164,6 +163,7 @@ impl SessionState {
     }
 
     fn on_measurement(&mut self, t: u64, m: &MeasurementDone) {
+        self.forget_solo_run(m);
         self.log(
             t,
             Level::Info,
@@ -211,6 +211,7 @@ impl SessionState {
         );
         self.inputs = Some(c.inputs);
         self.log(t, level, text);
+        self.note_check(c);
         self.variants
             .entry(Key {
                 variant: c.variant,
@@ -256,6 +257,7 @@ impl SessionState {
     }
 
     fn on_ab(&mut self, t: u64, ab: &AbReport) {
+        self.race_report(ab);
         if ab.done {
             self.race_of_edits(ab);
             self.log(

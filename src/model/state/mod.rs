@@ -4,125 +4,25 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::metrics::gates::{self, GateResult, GateSet};
-use crate::metrics::histogram::LatencyStats;
 use crate::metrics::roofline::{Light, Roofs, place, roof_clock};
 use crate::session::Regime;
 use crate::session::event::*;
 
+mod builds;
 mod edits;
 mod fold;
+mod race_clock;
+mod run;
 
+pub use builds::same_build;
 pub use edits::EditState;
+pub use race_clock::{ClockTally, RaceClock};
+pub use run::{BATCH_KEEP, Conditions, RunState, SPREAD_MIN_SAMPLES};
 
 /// Telemetry kept for sparklines: 60 s at 10 Hz.
 pub const TELEMETRY_KEEP: usize = 600;
 /// Event-log lines kept.
 pub const LOG_KEEP: usize = 400;
-
-/// What, besides the variant, shape and regime, a run was measured under.
-/// A change of any starts a new run; None: not recorded (older sessions).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Conditions {
-    pub l2: L2Mode,
-    /// The source hash of the variant's newest build before the batch.
-    pub source: Option<String>,
-    /// The distribution the timed launches read.
-    pub inputs: Option<crate::session::Inputs>,
-}
-
-impl Conditions {
-    /// Whether two variants' runs may be compared: the same L2 mode and
-    /// inputs (their sources differ by nature).
-    pub fn comparable(&self, other: &Conditions) -> bool {
-        self.l2 == other.l2 && self.inputs == other.inputs
-    }
-}
-
-/// Latency of one variant under one set of conditions (a run).
-#[derive(Clone, Debug, Default)]
-pub struct RunState {
-    pub conditions: Conditions,
-    pub latency: LatencyStats,
-    pub batches: u64,
-    /// The newest batch medians (up to `BATCH_KEEP`), for the between-batch spread.
-    pub batch_medians: VecDeque<f64>,
-    /// The newest batches' own robust spread over their median.
-    pub batch_spreads: VecDeque<f64>,
-    /// The last completed measurement of this run.
-    pub measurement: Option<MeasurementDone>,
-}
-
-/// Batch medians kept per run for the between-batch spread.
-pub const BATCH_KEEP: usize = 512;
-
-/// (IQR ÷ 1.349, median) of sorted values: a robust σ and the centre.
-fn robust(sorted: &[f64]) -> (f64, f64) {
-    let at =
-        |q: f64| sorted[((q * (sorted.len() - 1) as f64).round() as usize).min(sorted.len() - 1)];
-    ((at(0.75) - at(0.25)) / 1.349, at(0.5))
-}
-
-impl RunState {
-    /// The measurement's (median, low, high) in ns, when it has an interval.
-    pub fn interval_ns(&self) -> Option<(f64, f64, f64)> {
-        let m = self.measurement.as_ref()?;
-        let (lo, hi) = (m.ci_low_ns?, m.ci_high_ns?);
-        (m.median_ns.is_finite() && lo.is_finite() && hi.is_finite() && lo > 0.0).then_some((
-            m.median_ns,
-            lo,
-            hi,
-        ))
-    }
-
-    /// The run's median: its measurement's (grouped, with its interval)
-    /// when there is one, else the histogram's p50.
-    pub fn median_ns(&self) -> Option<f64> {
-        self.measurement
-            .as_ref()
-            .map(|m| m.median_ns)
-            .filter(|m| m.is_finite())
-            .or_else(|| self.latency.percentiles().map(|p| p.p50_ns))
-    }
-
-    /// Robust spread of the batch medians (IQR ÷ 1.349) over their median.
-    pub fn between_batch_rel(&self) -> Option<f64> {
-        if self.batch_medians.len() < 5 {
-            return None;
-        }
-        let mut v: Vec<f64> = self.batch_medians.iter().copied().collect();
-        v.sort_by(f64::total_cmp);
-        let (sd, mid) = robust(&v);
-        Some(sd / mid)
-    }
-
-    /// The typical batch's own robust spread over its median.
-    pub fn within_batch_rel(&self) -> Option<f64> {
-        let mut v: Vec<f64> = self.batch_spreads.iter().copied().collect();
-        if v.is_empty() {
-            return None;
-        }
-        v.sort_by(f64::total_cmp);
-        Some(v[v.len() / 2])
-    }
-
-    fn add_batch(&mut self, samples: &[u64]) {
-        self.latency.extend(samples);
-        self.batches += 1;
-        if samples.is_empty() {
-            return;
-        }
-        let mut v: Vec<f64> = samples.iter().map(|x| *x as f64).collect();
-        v.sort_by(f64::total_cmp);
-        let (sd, mid) = robust(&v);
-        if self.batch_medians.len() == BATCH_KEEP {
-            self.batch_medians.pop_front();
-            self.batch_spreads.pop_front();
-        }
-        self.batch_medians.push_back(mid);
-        self.batch_spreads
-            .push_back(if v.len() >= 8 { sd / mid } else { 0.0 });
-    }
-}
 
 /// What one variant at one shape has shown so far.
 #[derive(Clone, Debug, Default)]
@@ -295,6 +195,17 @@ pub struct SessionState {
     pub edit_line: Option<(EditOutcome, String)>,
     /// The newest batch's busy fraction (back to back, CUPTI), when known.
     pub busy: Option<f64>,
+    /// The clock tags of the newest race's own rounds (`race_clock.rs`).
+    pub race_clock: Option<RaceClock>,
+    /// Rounds that may belong to a race not yet reported, by variant, shape
+    /// and regime.
+    race_open: BTreeMap<(Variant, Shape, Option<Regime>), ClockTally>,
+    /// The shape of each source's newest selection ("" for a single GPU):
+    /// what a build recorded without its shape was made for.
+    selected_shape: BTreeMap<String, Shape>,
+    /// Each check's report by what it checked (`builds.rs`), so an earlier
+    /// edit's build, kept under another name, keeps its check.
+    checked: BTreeMap<builds::CheckKey, CorrectnessReport>,
 }
 
 impl SessionState {
@@ -314,7 +225,8 @@ impl SessionState {
         self.log.insert(at, LogLine { t_us, level, text });
     }
 
-    /// Build results belong to a variant at every shape it is measured at.
+    /// The variant's states at every shape (a counter failure is the
+    /// profiler's, not one shape's); one at the current shape when it has none.
     fn states_of(&mut self, variant: Variant) -> impl Iterator<Item = &mut VariantState> {
         if !self.variants.keys().any(|k| k.variant == variant) {
             let shape = self.current.map_or(Shape::MISSION, |k| k.shape);

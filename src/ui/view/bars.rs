@@ -125,10 +125,11 @@ fn banner_text(state: &UiState) -> Option<String> {
 }
 
 /// The banner's lines at `width`, each indented by one column: it wraps at spaces rather than
-/// lose its end (the hint to `attnscope doctor`), up to three lines.
+/// lose its end (the hint to `attnscope doctor`, how to read a second session), up to four lines:
+/// at 80 columns, why this is a replay and a second session's warning take two each.
 fn banner_lines(text: &str, width: u16) -> Vec<String> {
     let mut lines = wrap_words(text, width.saturating_sub(1));
-    lines.truncate(3);
+    lines.truncate(4);
     lines.into_iter().map(|l| format!(" {l}")).collect()
 }
 

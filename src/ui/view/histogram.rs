@@ -9,7 +9,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use crate::metrics::format::{count, duration_ns, fixed};
 use crate::metrics::histogram::{LatencyStats, joint_range};
-use crate::model::state::{Key, RunState, VariantState};
+use crate::model::state::{Key, RunState, SPREAD_MIN_SAMPLES, VariantState};
 use crate::session::Regime;
 use crate::session::event::regime_name;
 use crate::ui::{state::UiState, theme};
@@ -23,6 +23,10 @@ struct Series<'a> {
     run: Option<&'a RunState>,
     /// Under which conditions the run was measured: "back-to-back · L2 hot · edit 3".
     conditions: String,
+    /// A race's side: the race's own median of it, the one its speedup
+    /// divides (the run's histogram may hold more than this race, and reads
+    /// to 0.1%).
+    race_p50: Option<f64>,
 }
 
 impl Series<'_> {
@@ -150,11 +154,11 @@ fn series(state: &UiState) -> Vec<Series<'_>> {
                 shape: ab.shape,
             };
             return [
-                ("A", theme::SLOT_A, a, key(ab.a)),
-                ("B", theme::SLOT_B, b, key(ab.b)),
+                ("A", theme::SLOT_A, a, key(ab.a), ab.p50_a_ns),
+                ("B", theme::SLOT_B, b, key(ab.b), ab.p50_b_ns),
             ]
             .into_iter()
-            .map(|(tag, color, s, key)| {
+            .map(|(tag, color, s, key, p50)| {
                 let run = s.run(ab.regime);
                 Series {
                     tag,
@@ -163,6 +167,7 @@ fn series(state: &UiState) -> Vec<Series<'_>> {
                     regime: ab.regime,
                     run,
                     conditions: conditions(state, &key, ab.regime, run),
+                    race_p50: (p50.is_finite() && p50 > 0.0).then_some(p50),
                 }
             })
             .collect();
@@ -181,6 +186,7 @@ fn series(state: &UiState) -> Vec<Series<'_>> {
                 regime,
                 run,
                 conditions: conditions(state, key, regime, run),
+                race_p50: None,
             }]
         })
         .unwrap_or_default()
@@ -217,7 +223,7 @@ fn head_lines(state: &UiState, series: &[Series], width: u16, rows: u16) -> Vec<
     if series.len() == 2 {
         lines.extend(super::flow(speedup_groups(state), width));
     }
-    for line in [throttle_line(series), spread_line(series)]
+    for line in [throttle_line(state, series), spread_line(series)]
         .into_iter()
         .flatten()
     {
@@ -245,10 +251,15 @@ fn stats_groups(series: &Series) -> Vec<Vec<Span<'static>>> {
         return groups;
     };
     // The run's own median beside its own interval: the measurement's
-    // (grouped over batches) once there is one, else the histogram's.
-    let median = series.run.and_then(RunState::median_ns).unwrap_or(p.p50_ns);
+    // (grouped over batches) once there is one, else the histogram's; a
+    // race's side, the race's own, named so.
+    let median = series
+        .race_p50
+        .or_else(|| series.run.and_then(RunState::median_ns))
+        .unwrap_or(p.p50_ns);
     let interval = series
         .run
+        .filter(|_| series.race_p50.is_none())
         .and_then(|r| r.measurement.as_ref())
         .map(crate::metrics::format::median_interval);
     let (pm, note) = match interval
@@ -261,8 +272,13 @@ fn stats_groups(series: &Series) -> Vec<Vec<Span<'static>>> {
         ),
         None => (None, None),
     };
+    let label = if series.race_p50.is_some() {
+        "race p50 "
+    } else {
+        "p50 "
+    };
     let mut p50 = vec![
-        Span::styled("p50 ", theme::label()),
+        Span::styled(label, theme::label()),
         Span::styled(duration_ns(median), theme::value()),
     ];
     if let Some(pm) = pm {
@@ -291,9 +307,16 @@ fn stats_groups(series: &Series) -> Vec<Vec<Span<'static>>> {
     groups
 }
 
-/// Within-batch and between-batch spread of the shown run(s), one line.
+/// Within-batch and between-batch spread of the shown run(s), one line. A
+/// run whose batches are all too small for quartiles (a race's short rounds)
+/// has no within-batch spread, and says so rather than show ±0.00%.
 fn spread_line(series: &[Series]) -> Option<Line<'static>> {
-    let pct = |x: Option<f64>| x.map_or("?".to_string(), |v| format!("±{}%", fixed(v * 100.0, 2)));
+    let pct =
+        |x: Option<f64>| x.map_or("n/a".to_string(), |v| format!("±{}%", fixed(v * 100.0, 2)));
+    let small = series
+        .iter()
+        .filter_map(|s| s.run)
+        .any(|r| r.between_batch_rel().is_some() && r.within_batch_rel().is_none());
     let parts: Vec<String> = series
         .iter()
         .filter_map(|s| {
@@ -316,10 +339,15 @@ fn spread_line(series: &[Series]) -> Option<Line<'static>> {
         .filter_map(|s| s.run)
         .map(|r| r.batches)
         .max()?;
+    let why = if small {
+        format!("; n/a: under {SPREAD_MIN_SAMPLES} samples a batch")
+    } else {
+        String::new()
+    };
     (!parts.is_empty()).then(|| {
         Line::styled(
             format!(
-                "spread within / between batches: {} ({batches} batches)",
+                "spread within / between batches: {} ({batches} batches{why})",
                 parts.join(" · ")
             ),
             theme::dim(),
@@ -370,12 +398,28 @@ fn speedup_groups(state: &UiState) -> Vec<Vec<Span<'static>>> {
     ]
 }
 
-fn throttle_line(series: &[Series]) -> Option<Line<'static>> {
-    let tagged: u64 = series.iter().map(|s| s.state.clock_tagged_samples).sum();
+/// Samples that ran throttled: a race's own rounds when the panel shows a
+/// race (its variants' totals cover every batch of the session), else the
+/// variant's.
+fn throttle_line(state: &UiState, series: &[Series]) -> Option<Line<'static>> {
+    let race = series.iter().any(|s| !s.tag.is_empty());
+    let (tagged, throttled, whose, unit) = match state.session.race_clock.filter(|_| race) {
+        Some(c) => (
+            c.total().tagged,
+            c.total().throttled,
+            "this race's ",
+            "rounds",
+        ),
+        None => (
+            series.iter().map(|s| s.state.clock_tagged_samples).sum(),
+            series.iter().map(|s| s.state.throttled_samples).sum(),
+            "",
+            "batches",
+        ),
+    };
     if tagged == 0 {
         return None;
     }
-    let throttled: u64 = series.iter().map(|s| s.state.throttled_samples).sum();
     let style = if throttled > 0 {
         theme::warn()
     } else {
@@ -383,7 +427,7 @@ fn throttle_line(series: &[Series]) -> Option<Line<'static>> {
     };
     Some(Line::styled(
         format!(
-            "{throttled} of {tagged} samples ran in batches throttled or below the expected clock"
+            "{throttled} of {whose}{tagged} samples ran in {unit} throttled or below the expected clock"
         ),
         style,
     ))
