@@ -194,7 +194,7 @@ fn parts(text: &str) -> Vec<String> {
         let next = chars.get(i + 1).copied();
         let times = c == 'x' && next.is_some_and(|n| n.is_ascii_digit());
         let boundary = i > 0
-            && (matches!(c, '+' | '@' | '/' | ',' | ' ')
+            && (matches!(c, '+' | '@' | '/' | ',' | ' ' | '~' | ':')
                 || (prev.is_some_and(|p| p.is_ascii_digit()) && c.is_alphabetic() && !times));
         match out.last_mut() {
             Some(last) if !boundary => last.push(c),
@@ -391,6 +391,8 @@ mod tests {
             "mma+async@64x64s3w4g"
         );
         assert_eq!(fit_parts("mma+async@64x64s3w4g", 19), "mma+async@64x64…w4g");
+        // An edit's build: its edit tag and the variant are parts too.
+        assert_eq!(fit_parts("bundled~e2:wmma+pv+async", 15), "bundled…+async");
         assert_eq!(
             fit_parts("mma+async@128x128s3w8gqptorae", 22),
             "mma+async…s3w8gqptorae"
