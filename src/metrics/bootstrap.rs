@@ -352,12 +352,11 @@ pub fn median_interval_placed(
 /// step. A run that holds `cycle::MIN_CYCLES` whole power-cap cycles and
 /// ran its full time is judged on its cycles instead
 /// (`cycles::Run::cycle_interval`). One that stopped because its interval
-/// looked narrow enough (`stopped_on_interval`) is not: it stopped at the
-/// moment its cycles' interval first read narrow, and picked that way the
-/// interval is narrower than the run's error (run187, 600 µs runs stopped
-/// after four cycles: 71 and 69 of 90 other runs' medians inside; the
-/// stretches' interval of the same runs, 86 and 90). None under
-/// `MIN_BLOCKS` non-empty batches.
+/// looked narrow enough (`stopped_on_interval`) is not: stopped the moment
+/// an interval first read narrow, its cycles' interval was narrower than
+/// its error (run187, 600 µs runs stopped after four cycles: 71 and 69 of
+/// 90 other runs' medians inside; the stretches' interval of the same
+/// runs, 86 and 90). None under `MIN_BLOCKS` non-empty batches.
 pub fn median_interval_run(
     blocks: &[&[u64]],
     placement: &[u32],
