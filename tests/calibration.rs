@@ -31,6 +31,7 @@
 use attnscope::gpu::measure;
 use attnscope::gpu::race::{self, Look, RacePlan, Rounds};
 use attnscope::metrics::abstats;
+use attnscope::metrics::across_runs;
 use attnscope::metrics::bootstrap;
 use attnscope::session::Variant;
 use attnscope::session::event::{AbReport, Decision, Regime};
@@ -407,14 +408,9 @@ fn solo_coverage(groups: u64, placements: usize) -> (usize, usize, f64) {
                     (m.median_ns, lo, hi)
                 })
                 .collect();
-            let mut inside = 0;
-            for (i, &(_, lo, hi)) in runs.iter().enumerate() {
-                for (j, &(m, _, _)) in runs.iter().enumerate() {
-                    inside += usize::from(i != j && lo <= m && m <= hi);
-                }
-            }
+            let (inside, of) = across_runs::others_inside(&runs);
             let hw: f64 = runs.iter().map(|r| (r.2 - r.1) / 2.0 / r.0).sum::<f64>() / 8.0;
-            (inside, 56, hw)
+            (inside, of, hw)
         })
         .collect();
     let inside = per.iter().map(|p| p.0).sum();

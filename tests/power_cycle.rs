@@ -14,7 +14,7 @@
 //! interval, `bootstrap::quick_half_width` for the stopping rule.
 
 use attnscope::gpu::measure;
-use attnscope::metrics::bootstrap;
+use attnscope::metrics::{across_runs, bootstrap};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
@@ -96,12 +96,7 @@ fn across(groups: u64, batches: usize) -> (usize, usize, f64) {
                     (m.median_ns, lo, hi)
                 })
                 .collect();
-            let mut inside = 0;
-            for (i, &(_, lo, hi)) in runs.iter().enumerate() {
-                for (j, &(m, _, _)) in runs.iter().enumerate() {
-                    inside += usize::from(i != j && lo <= m && m <= hi);
-                }
-            }
+            let (inside, _) = across_runs::others_inside(&runs);
             let logs: Vec<f64> = runs.iter().map(|r| r.0.ln()).collect();
             let mean = logs.iter().sum::<f64>() / 10.0;
             let var = logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 9.0;

@@ -282,6 +282,14 @@ fn by_placement(
         .collect()
 }
 
+/// Each placement's mean of `values` (one per unit), where finite.
+fn mean_by_placement(placement: &[u32], values: &[f64]) -> Vec<f64> {
+    by_placement(placement, |of| {
+        let (sum, k) = of.fold((0.0, 0usize), |(s, k), i| (s + values[i], k + 1));
+        sum / k as f64
+    })
+}
+
 /// Half-width (log scale, the larger side) of an interval around `centre`.
 fn log_half(centre: f64, low: f64, high: f64) -> f64 {
     let h = (high / centre).ln().max((centre / low).ln());
@@ -481,10 +489,7 @@ pub fn quick_half_width(
         .into_iter()
         .map(|r| logs[r.clone()].iter().sum::<f64>() / r.len() as f64)
         .collect();
-    let by_place = by_placement(&place, |of| {
-        let (sum, k) = of.fold((0.0, 0usize), |(s, k), i| (s + logs[i], k + 1));
-        sum / k as f64
-    });
+    let by_place = mean_by_placement(&place, &logs);
     let half = combine(&by_place, &by_segment, se_within)
         .map_or(1.96 * se_within, |p| p.half)
         .max(1.96 * se_within);

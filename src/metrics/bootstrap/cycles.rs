@@ -15,7 +15,9 @@
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use super::{Grid, MIN_PLACEMENTS, Parts, log_half, mean_var, percentile_interval};
+use super::{
+    Grid, MIN_PLACEMENTS, Parts, log_half, mean_by_placement, mean_var, percentile_interval,
+};
 use crate::metrics::{across_runs, cycle};
 
 /// A run's batches on their grid: their log-medians and placements.
@@ -90,17 +92,7 @@ fn placements_off_phase(logs: &[f64], placement: &[u32], phases: &[Vec<usize>]) 
         let mean = p.iter().map(|&i| logs[i]).sum::<f64>() / p.len() as f64;
         p.iter().for_each(|&i| off[i] -= mean);
     }
-    let mut ids: Vec<u32> = placement.to_vec();
-    ids.sort_unstable();
-    ids.dedup();
-    ids.into_iter()
-        .map(|id| {
-            let (sum, k) = (0..off.len())
-                .filter(|&i| placement[i] == id)
-                .fold((0.0, 0usize), |(s, k), i| (s + off[i], k + 1));
-            sum / k as f64
-        })
-        .collect()
+    mean_by_placement(placement, &off)
 }
 
 /// The t interval's parts from the within-run error `se_within` and the
