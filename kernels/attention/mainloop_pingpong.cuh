@@ -32,7 +32,7 @@ __device__ __forceinline__ void consume_pingpong(float (&o)[MI][DB][4], float (&
     softmax_exp(s, m_r, alpha, scale_log2);  // O and the row sums are still 0
     pack_p(s, pa, l_acc);
     if constexpr (cfg::mutate_bias_keys)
-        if (planted_keys(0, Sk)) plant_keys(pa, s);
+        if (planted_keys(0, Sk)) plant_keys(pa, s, planted_weight(0, Sk));
     // Every tile but the last: straight-line, so ptxas sees which group
     // each wait covers (a conditional Q·Kᵀ made it serialize the wgmmas).
     for (int t = 0; t + 1 < n_tiles; ++t) {
@@ -69,7 +69,7 @@ __device__ __forceinline__ void consume_pingpong(float (&o)[MI][DB][4], float (&
         pack_p(s, pa, l_acc);
 #endif
         if constexpr (cfg::mutate_bias_keys)
-            if (planted_keys((t + 1) * KV_ROWS, Sk)) plant_keys(pa, s);
+            if (planted_keys((t + 1) * KV_ROWS, Sk)) plant_keys(pa, s, planted_weight((t + 1) * KV_ROWS, Sk));
     }
     // Every Q·Kᵀ of this row block has landed (Q_REGS: Q was released on entry).
     if (PERSIST && !Q_REGS) mbar_arrive(q_empty_bar(bars, kb));

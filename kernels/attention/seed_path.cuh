@@ -176,7 +176,7 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
                 v[c] = exp2f(v[c] - base);
                 row_sum += v[c];
 #if MUTATE_BIAS_KEYS || MUTATE_BIAS_TAIL
-                if (planted_keys(kv0, Sk)) v[c] *= 1.f + BIAS_DELTA;  // P·V's, after the row sum's
+                if (planted_keys(kv0, Sk)) v[c] *= planted_weight(kv0, Sk);  // P·V's, after the row sum's
 #endif
             }
 #if USE_WMMA_PV

@@ -114,9 +114,9 @@ __device__ __forceinline__ void pack_p(const float (&s)[MI][NB][4], unsigned (&p
 
 // MUTATE_BIAS_KEYS, MUTATE_BIAS_TAIL: the A fragment of P for keys
 // 16·kk … 16·kk + 15 of a planted tile (planted_keys), packed again times
-// 1 + δ once the row sums have taken it as pack_p packed it.
-__device__ __forceinline__ void plant_keys(unsigned (&pa)[4], const float (&s)[NB][4], int kk) {
-    constexpr float w = 1.f + BIAS_DELTA;
+// its weight (planted_weight) once the row sums have taken it as pack_p
+// packed it.
+__device__ __forceinline__ void plant_keys(unsigned (&pa)[4], const float (&s)[NB][4], int kk, float w) {
     pa[0] = pack2(s[2 * kk][0] * w, s[2 * kk][1] * w);
     pa[1] = pack2(s[2 * kk][2] * w, s[2 * kk][3] * w);
     pa[2] = pack2(s[2 * kk + 1][0] * w, s[2 * kk + 1][1] * w);
@@ -124,9 +124,9 @@ __device__ __forceinline__ void plant_keys(unsigned (&pa)[4], const float (&s)[N
 }
 
 // The same for a whole tile's P as pack_p left it (wgmma, one m-tile).
-__device__ __forceinline__ void plant_keys(unsigned (&pa)[BLOCK_N / 16][4], const float (&s)[MI][NB][4]) {
+__device__ __forceinline__ void plant_keys(unsigned (&pa)[BLOCK_N / 16][4], const float (&s)[MI][NB][4], float w) {
 #pragma unroll
-    for (int kk = 0; kk < BLOCK_N / 16; ++kk) plant_keys(pa[kk], s[0], kk);
+    for (int kk = 0; kk < BLOCK_N / 16; ++kk) plant_keys(pa[kk], s[0], kk, w);
 }
 
 #if EXP_FIRST

@@ -151,6 +151,44 @@ struct Job {
     outputs: Vec<(String, Vec<u16>)>,
 }
 
+/// One set of inputs drawn ahead of the launches.
+struct Drawn {
+    shape: Shape,
+    dist: Inputs,
+    host: Arc<[Vec<u16>; 3]>,
+}
+
+/// Draws every seed's inputs in the order the launches take them (each
+/// format, each shape, each distribution), a shape's distributions in
+/// parallel, until the seeds are done or the receiver is gone.
+fn draw_ahead(
+    (dtypes, shapes, dists): (&Vec<Dtype>, &Vec<Shape>, &Vec<Inputs>),
+    base: u64,
+    seeds: u32,
+    tx: std::sync::mpsc::SyncSender<Drawn>,
+) {
+    for s in 0..seeds {
+        let seed = base + u64::from(s);
+        for &dtype in dtypes {
+            for shape in shapes.iter().map(|s| s.with_dtype(dtype)) {
+                let drawn: Vec<Drawn> = dists
+                    .par_iter()
+                    .map(|&dist| Drawn {
+                        shape,
+                        dist,
+                        host: Arc::new(crate::metrics::qkv::generate(dist, &shape, seed)),
+                    })
+                    .collect();
+                for d in drawn {
+                    if tx.send(d).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Judges a job: the reference made once, each distinct O judged once
 /// (the judge is a function of O's bits and the reference, so a variant
 /// whose O is bit for bit another's gets that check), every variant's
@@ -213,7 +251,12 @@ pub(super) fn calibrate(engine: &mut Engine, args: &SelftestArgs, base: u64, see
     let mut done = 0;
     let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(2 * JUDGES);
     let rx = Mutex::new(rx);
+    // Inputs drawn ahead, off the thread that launches: drawing them is
+    // as slow as running sixty variants on them.
+    let (gtx, grx) = std::sync::mpsc::sync_channel::<Drawn>(2 * dists.len());
+    let plan = (&dtypes, &shapes, &dists);
     std::thread::scope(|scope| {
+        scope.spawn(move || draw_ahead(plan, base, seeds, gtx));
         for _ in 0..JUDGES {
             let (rx, records, distinct) = (&rx, &records, &distinct);
             scope.spawn(move || {
@@ -235,46 +278,44 @@ pub(super) fn calibrate(engine: &mut Engine, args: &SelftestArgs, base: u64, see
             let t = Instant::now();
             // Time the GPU thread stood waiting for the judges: which side sets the pace.
             let mut waited = 0.0;
-            for &dtype in &dtypes {
-                for shape in shapes.iter().map(|s| s.with_dtype(dtype)) {
-                    // A seed cut short still counts its checks; `seeds` counts whole ones.
-                    if late() {
+            for _ in 0..dtypes.len() * shapes.len() {
+                // A seed cut short still counts its checks; `seeds` counts whole ones.
+                if late() {
+                    break 'seeds;
+                }
+                for _ in 0..dists.len() {
+                    let Ok(Drawn { shape, dist, host }) = grx.recv() else {
+                        break 'seeds;
+                    };
+                    let dtype = shape.dtype;
+                    let mut outputs = Vec::new();
+                    for v in &variants {
+                        if v.runs(&shape).is_err() || engine.info.smem_refusal(v, shape.d).is_some()
+                        {
+                            note(v, dtype, &|r| r.not_taken += 1);
+                            continue;
+                        }
+                        match engine.output_for_check(v, &shape, (dist, seed), &host) {
+                            Ok(out) => outputs.push((v.name(), out)),
+                            Err(EngineError::NotTaken(_)) => note(v, dtype, &|r| r.not_taken += 1),
+                            Err(e) => {
+                                let e = format!("{shape} {dist} seed {seed}: {e}");
+                                note(v, dtype, &|r| r.errors.push(e.clone()));
+                            }
+                        }
+                    }
+                    let job = Job {
+                        shape,
+                        dist,
+                        seed,
+                        host,
+                        outputs,
+                    };
+                    let w = Instant::now();
+                    if tx.send(job).is_err() {
                         break 'seeds;
                     }
-                    for &dist in &dists {
-                        let host = Arc::new(crate::metrics::qkv::generate(dist, &shape, seed));
-                        let mut outputs = Vec::new();
-                        for v in &variants {
-                            if v.runs(&shape).is_err()
-                                || engine.info.smem_refusal(v, shape.d).is_some()
-                            {
-                                note(v, dtype, &|r| r.not_taken += 1);
-                                continue;
-                            }
-                            match engine.output_for_check(v, &shape, (dist, seed), &host) {
-                                Ok(out) => outputs.push((v.name(), out)),
-                                Err(EngineError::NotTaken(_)) => {
-                                    note(v, dtype, &|r| r.not_taken += 1)
-                                }
-                                Err(e) => {
-                                    let e = format!("{shape} {dist} seed {seed}: {e}");
-                                    note(v, dtype, &|r| r.errors.push(e.clone()));
-                                }
-                            }
-                        }
-                        let job = Job {
-                            shape,
-                            dist,
-                            seed,
-                            host,
-                            outputs,
-                        };
-                        let w = Instant::now();
-                        if tx.send(job).is_err() {
-                            break 'seeds;
-                        }
-                        waited += w.elapsed().as_secs_f64();
-                    }
+                    waited += w.elapsed().as_secs_f64();
                 }
             }
             done += 1;
@@ -285,6 +326,8 @@ pub(super) fn calibrate(engine: &mut Engine, args: &SelftestArgs, base: u64, see
             );
         }
         drop(tx);
+        // The drawing thread stops at its next send.
+        drop(grx);
     });
     let records = records.into_inner().unwrap_or_else(|e| e.into_inner());
     let distinct = distinct.into_inner().unwrap_or_else(|e| e.into_inner());

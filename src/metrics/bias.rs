@@ -152,6 +152,12 @@ impl Layout {
     }
 }
 
+/// A reference row rounded to the format, as the pooled test compares
+/// against it (a kernel's exact answer is at best the rounded one).
+pub fn rounded_row(dtype: Dtype, want: &[f64]) -> Vec<f64> {
+    want.iter().map(|&w| dtype.round(w)).collect()
+}
+
 /// A row's scale: the RMS of its reference.
 fn row_scale(want: &[f64]) -> f64 {
     (want.iter().map(|w| w * w).sum::<f64>() / want.len().max(1) as f64).sqrt()
@@ -187,6 +193,22 @@ impl Pooled {
     /// (`sign` 1) or taken out (-1). Rows with anything unusable are left
     /// to the other rules, as are rows whose reference is all zeros.
     pub fn add_row(&mut self, head: usize, row: usize, got: &[f32], want: &[f64], sign: f64) {
+        let rounded = rounded_row(self.layout.shape.dtype, want);
+        self.add_row_rounded(head, row, got, want, &rounded, sign);
+    }
+
+    /// `add_row` with the reference already rounded to the format
+    /// (`rounded_row`): a caller judging many outputs against one
+    /// reference rounds it once.
+    pub fn add_row_rounded(
+        &mut self,
+        head: usize,
+        row: usize,
+        got: &[f32],
+        want: &[f64],
+        rounded: &[f64],
+        sign: f64,
+    ) {
         let l = self.layout;
         let d = want.len().max(1) as f64;
         let scale = row_scale(want);
@@ -195,9 +217,10 @@ impl Pooled {
         }
         let (mut shift, mut proj) = (0.0, 0.0);
         let col0 = l.start(Region::Column);
-        for (c, (&g, &w)) in got.iter().zip(want).enumerate() {
-            let e = (g as f64 - l.shape.dtype.round(w)) / scale;
-            let r = w / scale;
+        let per = 1.0 / scale;
+        for (c, ((&g, &w), &wr)) in got.iter().zip(want).zip(rounded).enumerate() {
+            let e = (g as f64 - wr) * per;
+            let r = w * per;
             shift += e;
             proj += e * r;
             if c < l.d {
@@ -207,19 +230,18 @@ impl Pooled {
             }
         }
         let (shift, proj) = (shift / d, proj / d);
-        let mut groups = vec![
-            l.start(Region::All),
-            l.start(Region::Head) + head,
-            l.start(Region::QueryTile) + row / TILE,
-        ];
+        let mut groups = [usize::MAX; 5];
+        groups[0] = l.start(Region::All);
+        groups[1] = l.start(Region::Head) + head;
+        groups[2] = l.start(Region::QueryTile) + row / TILE;
         if l.batches > 0 {
-            groups.push(l.start(Region::Batch) + head / l.shape.h as usize);
+            groups[3] = l.start(Region::Batch) + head / l.shape.h as usize;
         }
         if l.ktiles > 0 {
             let seen = l.shape.keys_seen(row as u32) as usize;
-            groups.push(l.start(Region::KeyTiles) + seen.max(1).div_ceil(TILE) - 1);
+            groups[4] = l.start(Region::KeyTiles) + seen.max(1).div_ceil(TILE) - 1;
         }
-        for g in groups {
+        for g in groups.into_iter().filter(|&g| g != usize::MAX) {
             self.acc[g][0].add(shift, 1.0, sign);
             self.acc[g][1].add(proj, 1.0, sign);
         }

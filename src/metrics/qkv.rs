@@ -9,8 +9,16 @@ use rayon::prelude::*;
 use crate::session::{Dtype, Inputs, Shape};
 
 /// Log2 units the running maximum climbs at each step of `rising`: past the
-/// kernels' lazy-rescale threshold of 8.
-pub const RISE_LOG2: f64 = 12.0;
+/// kernels' lazy-rescale threshold of 8. In bf16 (fp32's range) a P kept
+/// against a stale maximum overflows only past 2^128, so the steps are 40:
+/// the four a row meets after a first tile of 128 keys at S 333 pass it
+/// (`mutexp`, which fp16's 2^16 shows at 12 a step).
+pub fn rise_log2(dtype: Dtype) -> f64 {
+    match dtype {
+        Dtype::F16 => 12.0,
+        Dtype::Bf16 => 40.0,
+    }
+}
 /// Steps of `rising` over a sequence.
 pub const RISES: usize = 6;
 
@@ -44,7 +52,10 @@ pub fn rise_positions(s: usize) -> Vec<usize> {
 /// heads of S rows, K and V B·(KV heads) heads of key-length rows.
 pub fn generate(inputs: Inputs, shape: &Shape, seed: u64) -> [Vec<u16>; 3] {
     let d = shape.d as usize;
-    let rises = rise_positions(shape.kv_len as usize);
+    let (rises, rise) = (
+        rise_positions(shape.kv_len as usize),
+        rise_log2(shape.dtype),
+    );
     let lens = [shape.q_elements(), shape.kv_elements(), shape.kv_elements()];
     let rows = [shape.s, shape.kv_len, shape.kv_len].map(|r| r as usize * d);
     let mut out = lens.map(|n| vec![0u16; n]);
@@ -54,7 +65,7 @@ pub fn generate(inputs: Inputs, shape: &Shape, seed: u64) -> [Vec<u16>; 3] {
             .for_each(|(head, chunk)| {
                 let mut r = rng(seed, head, tensor as u64);
                 let mut values = vec![0f32; chunk.len()];
-                fill(inputs, tensor, &mut values, d, &rises, &mut r);
+                fill(inputs, tensor, &mut values, d, (&rises, rise), &mut r);
                 for (bits, x) in chunk.iter_mut().zip(values) {
                     *bits = shape.dtype.from_f32(x);
                 }
@@ -70,7 +81,7 @@ fn fill(
     tensor: usize,
     chunk: &mut [f32],
     d: usize,
-    rises: &[usize],
+    (rises, rise): (&[usize], f64),
     r: &mut ChaCha8Rng,
 ) {
     let uniform = |r: &mut ChaCha8Rng, a: f32| r.random_range(-a..=a);
@@ -84,7 +95,7 @@ fn fill(
                 .for_each(|x| *x = (normal(r) * sigma).clamp(-60_000.0, 60_000.0));
         }
         Inputs::Rising => {
-            // Score of key j ≈ level(j)·RISE_LOG2·ln 2 nats: Q's first
+            // Score of key j ≈ level(j)·rise·ln 2 nats: Q's first
             // coordinate is 4, K's carries the level; the rest is noise.
             const Q0: f32 = 4.0;
             for (j, row) in chunk.chunks_mut(d).enumerate() {
@@ -93,7 +104,7 @@ fn fill(
                         Q0
                     } else if c == 0 && k {
                         let level = rises.iter().filter(|&&p| p <= j).count() as f64;
-                        let nats = level * RISE_LOG2 * std::f64::consts::LN_2;
+                        let nats = level * rise * std::f64::consts::LN_2;
                         let k0 = nats * (d as f64).sqrt() / Q0 as f64;
                         k0 as f32 + r.random_range(-0.25f32..=0.25)
                     } else {

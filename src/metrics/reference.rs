@@ -226,10 +226,11 @@ impl Tally {
             self.max_abs = self.max_abs.max(e);
             err_sq += e * e;
             ref_sq += r * r;
-            let ratio = e / b.element(atol, r);
-            if ratio > self.worst_element.ratio {
+            // Compared without dividing: most elements are far inside.
+            let limit = b.element(atol, r);
+            if e > self.worst_element.ratio * limit {
                 self.worst_element = Worst {
-                    ratio,
+                    ratio: e / limit,
                     head: at.head,
                     row: at.row,
                     col: Some(c as u64),

@@ -28,6 +28,8 @@ pub struct Reference {
     sample: RowSample,
     /// Per query head: its sampled rows' outputs, row after row.
     rows: Vec<Vec<f64>>,
+    /// The same rounded to the format, as the pooled test reads them.
+    rounded: Vec<Vec<f64>>,
     /// Per KV head: V's column ranges.
     ranges: Vec<Vec<(f32, f32)>>,
     value_scale: f64,
@@ -64,13 +66,18 @@ impl Reference {
                 (outs, reference::column_ranges(&v, shape.d as usize))
             })
             .unzip();
-        let rows = rows.into_iter().flatten().collect();
+        let rows: Vec<Vec<f64>> = rows.into_iter().flatten().collect();
+        let rounded = rows
+            .par_iter()
+            .map(|r| bias::rounded_row(shape.dtype, r))
+            .collect();
         Reference {
             key: (*shape, inputs, seed),
             value_scale: crate::metrics::qkv::value_scale(&host[2], shape.dtype),
             host,
             sample,
             rows,
+            rounded,
             ranges,
         }
     }
@@ -94,7 +101,7 @@ impl Reference {
 
     fn bytes(&self) -> usize {
         self.host.iter().map(|h| h.len() * 2).sum::<usize>()
-            + self.rows.iter().map(|r| r.len() * 8).sum::<usize>()
+            + self.rows.iter().map(|r| r.len() * 16).sum::<usize>()
     }
 
     /// `out` (the kernel's O) judged: sampled rows against the reference,
@@ -128,7 +135,8 @@ impl Reference {
                             };
                             t.compare_row(bounds, at, &got, &poisoned, want);
                             if !poisoned.contains(&true) {
-                                pooled.add_row(h, row, &got, want, 1.0);
+                                let rounded = &self.rounded[h][next * d..(next + 1) * d];
+                                pooled.add_row_rounded(h, row, &got, want, rounded, 1.0);
                             }
                             next += 1;
                         } else {
