@@ -224,6 +224,38 @@ mod tests {
     }
 
     #[test]
+    fn rising_overflows_a_stale_maximum_in_each_format() {
+        // A P kept against the first tile's maximum (mutexp) must overflow
+        // the format P is packed in: fp16 past 2^16, bf16 (fp32's range)
+        // past 2^128. At 12 log2 a step, bf16 rose only 48 after a first
+        // tile of 128 keys at S 333, and the bug went unseen (run176).
+        for (dtype, over) in [(Dtype::F16, 16.0), (Dtype::Bf16, 128.0)] {
+            let sh = shape(333, 64).with_dtype(dtype);
+            let [q, k, _] = generate(Inputs::Rising, &sh, 9);
+            let (q, k) = (
+                q.iter().map(|&b| dtype.to_f32(b)).collect::<Vec<_>>(),
+                k.iter().map(|&b| dtype.to_f32(b)).collect::<Vec<_>>(),
+            );
+            let row = 332;
+            let scores: Vec<f64> = (0..333)
+                .map(|j| {
+                    let dot: f64 = (0..64)
+                        .map(|c| q[row * 64 + c] as f64 * k[j * 64 + c] as f64)
+                        .sum();
+                    dot / 8.0 * std::f64::consts::LOG2_E
+                })
+                .collect();
+            let first = scores[..128].iter().copied().fold(f64::MIN, f64::max);
+            let last = scores.iter().copied().fold(f64::MIN, f64::max);
+            assert!(
+                last - first > over,
+                "{dtype:?}: the maximum after the first tile rose {:.1} log2, not past {over}",
+                last - first
+            );
+        }
+    }
+
+    #[test]
     fn uniform_never_rescales_after_the_first_key() {
         // Why `rising` exists: with uniform inputs the lazy rescale never runs.
         let [q, k, _] = generate(Inputs::Uniform, &shape(512, 64), 9);

@@ -15,8 +15,9 @@ pub enum Inputs {
     Uniform,
     /// Q, K, V normal with σ (in thousandths): σ = 4 gives a peaked softmax.
     Normal { sigma_milli: u32 },
-    /// Scores climb along the keys in steps of 12 log2 units, so every row's
-    /// running maximum rises mid-sequence several times (the rescale paths run).
+    /// Scores climb along the keys in steps of 12 log2 units (40 in bf16), so
+    /// every row's running maximum rises mid-sequence several times (the
+    /// rescale paths run) and a P kept against a stale maximum overflows.
     Rising,
     /// Uniform, but about 1% of the keys 40× larger: a few keys dominate.
     Outliers,
@@ -51,7 +52,7 @@ impl Inputs {
             Inputs::Uniform => "Q, K, V uniform in [-1, 1] (the seeds' inputs)",
             Inputs::Normal { .. } => "Q, K, V normal with σ: σ=4 makes the softmax peaked",
             Inputs::Rising => {
-                "scores climb along the keys in 12-log2 steps: every row's running max rises mid-sequence, so the rescale paths run"
+                "scores climb along the keys in steps of 12 log2 (bf16: 40): every row's running max rises mid-sequence, so the rescale paths run and a P kept against a stale max overflows"
             }
             Inputs::Outliers => "uniform, with about 1% of keys 40× larger",
             Inputs::Ties => "all keys of a head equal: every score in a row ties, O = mean of V",
