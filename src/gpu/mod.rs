@@ -1,8 +1,10 @@
 //! Everything that touches the driver: library discovery, NVRTC builds,
-//! launches and timing, counters, telemetry, the worker and its supervisor.
-//! Nothing outside this module calls CUDA, and nothing in it imports a room
-//! above it (`ui/`, `cli.rs`, `headless/`, `app/`): it speaks in `session/`
-//! events and `metrics/` arithmetic.
+//! launches and timing, counters, telemetry, cuDNN and the Python peers, and
+//! the executor (the thread that turns commands into events; `worker/` runs
+//! it in a child process). Nothing outside this module calls CUDA, and
+//! nothing in it imports a room above it (`ui/`, `cli/`, `headless/`,
+//! `app/`, `worker/`): it speaks in `session/` events and `metrics/`
+//! arithmetic.
 
 pub mod cubin;
 pub mod cudnn;

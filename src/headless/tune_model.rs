@@ -14,7 +14,7 @@
 //! (wgmma, TMA with a producer warpgroup, ping-pong, persistent, Q in
 //! registers, exponentials first, split groups apart, 128-key tiles and
 //! 32-key ones, three consumer warpgroups at D 64): relative factors read
-//! off the archived tune tables (tune_archive.txt), where they order the
+//! off the archived tune tables (tests/fixtures/tune_archive.txt), where they order the
 //! families as measured (the 32-key penalty is a guess: the archive has no
 //! 32-key tile below D 256). The estimate is a ranking, not a time.
 
@@ -269,7 +269,7 @@ fn persistent(shape: &Shape, n_m: u64, heads: u64, grid: u32, cost: &dyn Fn(u64)
 }
 
 /// How many tiles `tune` times by default. The archived tables need two
-/// (tune_archive.txt: the fastest measured tile is among the model's first
+/// (tests/fixtures/tune_archive.txt: the fastest measured tile is among the model's first
 /// two at every shape); five leave room at shapes the archive never tuned.
 pub const FINALISTS: usize = 5;
 

@@ -1,5 +1,8 @@
-//! Session files: the event types, the recorder, the reader (plain, zstd or
-//! gzip, told by content: `open`) and replay pacing.
+//! Sessions and what they speak of: the event types, the recorder, the reader
+//! (plain, zstd or gzip, told by content: `open`), replay pacing and merging;
+//! and, until they get a room of their own (issue 58), what a variant is
+//! (`variant`, `shape`, `inputs`, the manifest and its registry) and the
+//! wire protocol and commands a worker link carries.
 
 pub mod as_text;
 pub mod check;

@@ -1,6 +1,6 @@
 //! Everything the screen shows: the session fold plus the view's own state
 //! (mode, help, pending selection). Key actions become effects here; the loop
-//! in `app.rs` carries them out.
+//! in `ui/terminal.rs` carries them out.
 
 use crate::metrics::gates::GateSet;
 use crate::session::command::Command;

@@ -10,7 +10,7 @@ struct Table {
 
 fn archive() -> Vec<Table> {
     let mut out: Vec<Table> = Vec::new();
-    for line in include_str!("../tune_archive.txt").lines() {
+    for line in include_str!("../../../tests/fixtures/tune_archive.txt").lines() {
         let words: Vec<&str> = line.split_whitespace().collect();
         match words.as_slice() {
             [] => {}
