@@ -133,6 +133,7 @@
 
 #include "attention/config.cuh"
 #include "attention/primitives.cuh"
+#include "attention/mutations.cuh"
 #include "attention/loads.cuh"
 
 #if USE_MMA

@@ -56,16 +56,6 @@ __device__ __forceinline__ void mask_decode(float (&s)[MI][NB][4], int key0, int
         }
 }
 
-// The planted output bugs at packed row r (query r % Sq of head kvh·G + r / Sq).
-__device__ __forceinline__ float decode_inv(float inv, int r, int b, int kvh, int G, int Sq, int Hq) {
-#if MUTATE_ROW || MUTATE_TILE || MUTATE_LAST_HEAD || MUTATE_LAST_BATCH || MUTATE_NORM || MUTATE_BIAS_HEAD
-    return planted_inv(inv, r % Sq, b * Hq + kvh * G + r / Sq, (int)gridDim.z * Hq, Sq);
-#else
-    (void)r, (void)b, (void)kvh, (void)G, (void)Sq, (void)Hq;
-    return inv;
-#endif
-}
-
 // The last CTA's merge in one round of loads where it can: a thread takes
 // VEC columns of one row (item i of thread t: column group t + i·THREADS of
 // the row block's `groups`) and, UNROLL splits at a time, loads each
@@ -114,7 +104,7 @@ __device__ __forceinline__ void merge_splits(const float* slots, int nsplit, int
             for (int u = 0; u < UNROLL; ++u) mc = fmaxf(mc, ml[i][u].x);
             const float base = mc == -INFINITY ? 0.f : mc;
             const float a = fast_exp2(m[i] - base);
-            const float ao = MUTATE_ROUNDS && sp0 > 0 ? 1.f : a;
+            const float ao = PLANTED_ROUNDS(a, sp0);
             l[i] *= a;
 #pragma unroll
             for (int k = 0; k < V4; ++k) {
@@ -126,7 +116,7 @@ __device__ __forceinline__ void merge_splits(const float* slots, int nsplit, int
 #pragma unroll
             for (int u = 0; u < UNROLL; ++u) {
                 const float w = fast_exp2(ml[i][u].x - base);
-                const float wo = MUTATE_SPLITS && sp0 + u == 0 ? 1.f : w;
+                const float wo = PLANTED_SPLITS(w, sp0 + u);
                 l[i] += w * ml[i][u].y;
 #pragma unroll
                 for (int k = 0; k < V4; ++k) {
@@ -302,7 +292,7 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
                 for (int d = 0; d < DB; ++d)
 #pragma unroll
                     for (int e = 0; e < 4; ++e)
-                        o[0][d][e] = o[0][d][e] * (MUTATE_MERGE ? 1.f : a_self[e / 2]) + src[32 * r++] * a_other[e / 2];
+                        o[0][d][e] = o[0][d][e] * PLANTED_MERGE(a_self[e / 2]) + src[32 * r++] * a_other[e / 2];
             }
         }
     }
@@ -340,7 +330,7 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
     // Several splits: this one's partial to its slot (rows that exist), then
     // the last CTA of the row block merges every slot.
     const int n_valid = min(BLOCK_M, rows - q0);
-    float* slots = attn_decode_scratch + (size_t)unit * (MUTATE_SLOTS ? nsplit : slots_per_unit) * DECODE_SLOT_FLOATS;
+    float* slots = attn_decode_scratch + (size_t)unit * PLANTED_SLOTS(nsplit, slots_per_unit) * DECODE_SLOT_FLOATS;
     if (group == 0) {
         float* po = slots + (size_t)split * DECODE_SLOT_FLOATS;
         float* pml = po + BLOCK_M * HEAD_DIM;

@@ -70,7 +70,7 @@
                     for (int d = 0; d < DB; ++d)
 #pragma unroll
                         for (int e = 0; e < 4; ++e)
-                            o[mi][d][e] = o[mi][d][e] * (MUTATE_MERGE ? 1.f : a_self[e / 2]) + src[32 * r++] * a_other[e / 2];
+                            o[mi][d][e] = o[mi][d][e] * PLANTED_MERGE(a_self[e / 2]) + src[32 * r++] * a_other[e / 2];
                 }
             }
         }

@@ -4,6 +4,15 @@
 // the loop, fetch each tile). The producer warpgroup's loads are in
 // producer.cuh.
 
+// The K/V head (b·Hkv + h / (Hq / Hkv)) that query head bh = b·Hq + h reads:
+// Hq = Hkv·(Hq / Hkv), so it is bh / (Hq / Hkv). The divisions sit before
+// every CTA's first K/V load: without grouped heads none is made (the
+// chain of two cost 3.6% at B2 H8 S512 D64, docs/perf-log.md).
+__device__ __forceinline__ int kv_head(int bh, int Hq, int Hkv) {
+    if (Hq == Hkv) return bh;
+    return GROUP_KV_HEAD(bh, Hq, Hkv);
+}
+
 // Copies rows [row0, row0 + ROWS) of one head's Q, K or V into a tile,
 // zero-filling rows at or past n_rows (the tensor's length: Sq for Q, Sk for
 // K and V) so partial tiles read zeros, never memory outside the tensor.

@@ -31,7 +31,7 @@ __device__ __forceinline__ void consume_pingpong(float (&o)[MI][DB][4], float (&
     mask_scores(s, 0, diag0, Sk, causal, lane);
     softmax_exp(s, m_r, alpha, scale_log2);  // O and the row sums are still 0
     pack_p(s, pa, l_acc);
-    if constexpr (cfg::mutate_bias_keys)
+    if constexpr (planted::bias_keys)
         if (planted_keys(0, Sk)) plant_keys(pa, s, planted_weight(0, Sk));
     // Every tile but the last: straight-line, so ptxas sees which group
     // each wait covers (a conditional Q·Kᵀ made it serialize the wgmmas).
@@ -68,7 +68,7 @@ __device__ __forceinline__ void consume_pingpong(float (&o)[MI][DB][4], float (&
 #else
         pack_p(s, pa, l_acc);
 #endif
-        if constexpr (cfg::mutate_bias_keys)
+        if constexpr (planted::bias_keys)
             if (planted_keys((t + 1) * KV_ROWS, Sk)) plant_keys(pa, s, planted_weight((t + 1) * KV_ROWS, Sk));
     }
     // Every Q·Kᵀ of this row block has landed (Q_REGS: Q was released on entry).

@@ -175,7 +175,7 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
             for (int c = 0; c < HALF_N; ++c) {
                 v[c] = exp2f(v[c] - base);
                 row_sum += v[c];
-#if MUTATE_BIAS_KEYS || MUTATE_BIAS_TAIL
+#if PLANTS_KEYS
                 if (planted_keys(kv0, Sk)) v[c] *= planted_weight(kv0, Sk);  // P·V's, after the row sum's
 #endif
             }
@@ -211,7 +211,7 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
                 __syncwarp();
                 float* orow = sO + (wrow + sr) * LDO + sh * (HEAD_DIM / 2);
 #pragma unroll
-                for (int d = 0; d < HEAD_DIM / 2; ++d) orow[d] *= MUTATE_RESCALE ? 1.f : alpha;
+                for (int d = 0; d < HEAD_DIM / 2; ++d) orow[d] *= PLANTED_RESCALE(alpha);
                 __syncwarp();
 #pragma unroll
                 for (int d = 0; d < HEAD_DIM / 16; ++d)
@@ -241,7 +241,7 @@ attention_fwd(const attn_t* __restrict__ Q, const attn_t* __restrict__ K, const 
         // Row r's alpha lives in lane r (and r + 16).
 #pragma unroll
         for (int r = 0; r < ROWS_PER_WARP; ++r) {
-            const float a = MUTATE_RESCALE ? 1.f : __shfl_sync(FULL_MASK, alpha, r);
+            const float a = PLANTED_RESCALE(__shfl_sync(FULL_MASK, alpha, r));
 #pragma unroll
             for (int c = 0; c < DCHUNKS; ++c) {
                 o_acc[r][c].x *= a;

@@ -58,7 +58,7 @@ __device__ __forceinline__ void rescale_o(float (&o)[MI][DB][4], float (&l_acc)[
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
             l_acc[mi][e] *= alpha[mi][e / 2];
-            if constexpr (!cfg::mutate_rescale) {
+            if constexpr (!planted::rescale) {
 #pragma unroll
                 for (int d = 0; d < DB; ++d) o[mi][d][e] *= alpha[mi][e / 2];
             }
@@ -112,23 +112,6 @@ __device__ __forceinline__ void pack_p(const float (&s)[MI][NB][4], unsigned (&p
     }
 }
 
-// MUTATE_BIAS_KEYS, MUTATE_BIAS_TAIL: the A fragment of P for keys
-// 16·kk … 16·kk + 15 of a planted tile (planted_keys), packed again times
-// its weight (planted_weight) once the row sums have taken it as pack_p
-// packed it.
-__device__ __forceinline__ void plant_keys(unsigned (&pa)[4], const float (&s)[NB][4], int kk, float w) {
-    pa[0] = pack2(s[2 * kk][0] * w, s[2 * kk][1] * w);
-    pa[1] = pack2(s[2 * kk][2] * w, s[2 * kk][3] * w);
-    pa[2] = pack2(s[2 * kk + 1][0] * w, s[2 * kk + 1][1] * w);
-    pa[3] = pack2(s[2 * kk + 1][2] * w, s[2 * kk + 1][3] * w);
-}
-
-// The same for a whole tile's P as pack_p left it (wgmma, one m-tile).
-__device__ __forceinline__ void plant_keys(unsigned (&pa)[BLOCK_N / 16][4], const float (&s)[MI][NB][4], float w) {
-#pragma unroll
-    for (int kk = 0; kk < BLOCK_N / 16; ++kk) plant_keys(pa[kk], s[0], kk, w);
-}
-
 #if EXP_FIRST
 static_assert(PINGPONG && WARPS == 8 && ROWSUM_FADD && MI == 1,
               "EXP_FIRST (exponentials first) is a tile option of ping-pong tiles with two consumer warpgroups");
@@ -158,6 +141,6 @@ __device__ __forceinline__ bool exp_first(float (&s)[MI][NB][4], const float (&m
         : "=r"(any)
         : "r"(over), "r"(4 + wg)
         : "memory");
-    return MUTATE_EXP_FIRST || !any;
+    return PLANTED_KEEP(!any);
 }
 #endif

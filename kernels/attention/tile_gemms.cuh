@@ -138,7 +138,7 @@ __device__ __forceinline__ void softmax_pv(float (&s)[MI][NB][4], float (&o)[MI]
     if constexpr (cfg::wgmma) {
         unsigned pa[BLOCK_N / 16][4];
         pack_p(s, pa, l_acc);
-        if constexpr (cfg::mutate_bias_keys)
+        if constexpr (planted::bias_keys)
             if (planted_keys(key0, Sk)) plant_keys(pa, s, planted_weight(key0, Sk));
         pv_issue(o, pa, tV);
         wgmma_wait<0>();
@@ -154,7 +154,7 @@ __device__ __forceinline__ void softmax_pv(float (&s)[MI][NB][4], float (&o)[MI]
                 pa[mi][2] = pack2(s[mi][2 * kk + 1][0], s[mi][2 * kk + 1][1]);
                 pa[mi][3] = pack2(s[mi][2 * kk + 1][2], s[mi][2 * kk + 1][3]);
                 mma_16816(l_acc[mi], pa[mi], ONES2, ONES2);  // row sums by mma
-                if constexpr (cfg::mutate_bias_keys)
+                if constexpr (planted::bias_keys)
                     if (planted_keys(key0, Sk)) plant_keys(pa[mi], s[mi], kk, planted_weight(key0, Sk));
             }
 #pragma unroll

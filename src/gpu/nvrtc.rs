@@ -29,6 +29,7 @@ macro_rules! bundled_parts {
 pub const KERNEL_HEADERS: &[(&str, &str)] = &bundled_parts!(
     "attention/config.cuh",
     "attention/primitives.cuh",
+    "attention/mutations.cuh",
     "attention/loads.cuh",
     "attention/softmax.cuh",
     "attention/tile_gemms.cuh",
