@@ -449,7 +449,7 @@ fn gpu_commands_validate_before_touching_the_gpu() {
                 "--shapes",
                 "2,8,512,64",
                 "--out",
-                "/nonexistent/x.attnscope",
+                "/tmp/attnscope-never-written.attnscope",
             ],
             "sweep takes fixed tiles, one tile over every shape",
         ),

@@ -3,6 +3,7 @@
 //! names registered and its variant names read against them. One function, so `main` and the fuzz targets parse alike.
 
 use std::ffi::OsString;
+use std::path::Path;
 
 use clap::Parser;
 
@@ -25,7 +26,76 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(Vec<String>, C
     let cli = Cli::try_parse_from(&joined).map_err(ArgsError::Clap)?;
     let mut cmd = cli.command.unwrap_or(Cmd::Live(cli.live));
     super::resolve::resolve(&mut cmd, typed_value(&joined, "--shape"))?;
+    for (flag, path) in new_files(&cmd) {
+        new_file(flag, path).map_err(ArgsError::Usage)?;
+    }
     Ok((argv, cmd))
+}
+
+/// The session files the command will create, by the flag that names them.
+fn new_files(cmd: &Cmd) -> Vec<(&'static str, &Path)> {
+    let record = match cmd {
+        Cmd::Live(a) => a.record.as_deref(),
+        Cmd::Bench(a) => a.record.as_deref(),
+        Cmd::Ab(a) => a.record.as_deref(),
+        Cmd::Gates(a) => a.record.as_deref(),
+        Cmd::Tune(a) => a.record.as_deref(),
+        Cmd::Sweep(a) => return vec![("--out", &a.out)],
+        Cmd::Merge(a) => return vec![("--out", &a.out)],
+        _ => None,
+    };
+    record.map(|p| ("--record", p)).into_iter().collect()
+}
+
+/// Checked before anything runs, so a bad path costs no GPU time and leaves
+/// nothing behind: the recorder only makes new files (an existing one failed
+/// late, as "File exists (os error 17)"), and it made any missing folders,
+/// so a typo became a folder tree (`/nonexistent/`).
+fn new_file(flag: &str, path: &Path) -> Result<(), String> {
+    let shown = path.display();
+    if path.is_dir() {
+        return Err(format!(
+            "{flag} {shown} is a folder: {flag} takes the name of a new session file, e.g. {}",
+            shell_word(&path.join("run.jsonl.zst").to_string_lossy())
+        ));
+    }
+    if path.symlink_metadata().is_ok() {
+        return Err(format!(
+            "{flag} {shown} exists, and {flag} never overwrites a file: pick a new name (nothing was run)"
+        ));
+    }
+    let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    if parent.is_dir() {
+        return Ok(());
+    }
+    let folder = parent.display();
+    if parent.exists() {
+        return Err(format!(
+            "{flag} {shown}: {folder} is not a folder; pick a file in a folder (nothing was run)"
+        ));
+    }
+    Err(format!(
+        "{flag} {shown}: the folder {folder} does not exist; create it first (mkdir -p {}) or pick a \
+         file in a folder that exists (nothing was run)",
+        shell_word(&parent.to_string_lossy())
+    ))
+}
+
+/// `text` as one shell word, for commands printed to be pasted: as it is when
+/// no shell reads any of its characters specially, else in single quotes (a
+/// quote inside as '\''). Non-ASCII is quoted too, to be safe in any shell.
+pub fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./,:@%+".contains(c));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
 }
 
 /// The text given to `flag` (`--shape X` or `--shape=X`; the last one, as

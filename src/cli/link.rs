@@ -15,7 +15,7 @@ pub struct RemoteArgs {
     /// (e.g. 'ssh gpu01 attnscope worker', 'srun --gres=gpu:1 attnscope worker',
     /// 'kubectl exec -i pod -- attnscope worker'); the screen, the tables and
     /// the session file stay here, only events cross.
-    #[arg(long, value_name = "CMD", conflicts_with = "remote")]
+    #[arg(long, value_name = "CMD", conflicts_with = "remote", value_parser = parse_command)]
     pub worker_cmd: Option<String>,
     /// Shorthand for --worker-cmd 'ssh HOST attnscope worker' (HOST as ssh
     /// takes it: a name, user@host, an alias of ~/.ssh/config; $ATTNSCOPE_SSH
@@ -28,7 +28,8 @@ pub struct RemoteArgs {
         long,
         value_name = "CMD",
         default_value = "attnscope worker",
-        requires = "remote"
+        requires = "remote",
+        value_parser = parse_command
     )]
     pub remote_worker: String,
     /// How long the worker may take to say hello, seconds (1 to 3600; default 60): longer
@@ -58,6 +59,19 @@ impl RemoteArgs {
             hello_wait: self.hello_wait.map(std::time::Duration::from_secs_f64),
         }
     }
+}
+
+/// A blank command would reach `sh -c`, which runs nothing and exits 0:
+/// reported only after the wait as "`` exited with code 0".
+fn parse_command(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err(
+            "the command is empty: give the shell command that starts `attnscope worker` \
+             (e.g. 'ssh gpu01 attnscope worker')"
+                .into(),
+        );
+    }
+    Ok(text.into())
 }
 
 fn parse_hello_wait(text: &str) -> Result<f64, String> {
@@ -93,7 +107,7 @@ pub struct WorkerArgs {
     /// NVML telemetry samples per second, 0 (off) to 100.
     #[arg(long, default_value_t = 10.0, value_parser = parse_hz)]
     pub telemetry_hz: f64,
-    /// Longest A/B race, seconds.
+    /// Longest A/B race, seconds (0.5 to 600).
     #[arg(long, default_value_t = 10.0, value_parser = parse_seconds)]
     pub ab_seconds: f64,
     /// Metric names for `g`, comma-separated (default: the catalogue and the default gates').

@@ -123,8 +123,8 @@ pub struct GatesArgs {
     /// inputs make the online softmax rescale.
     #[arg(long, default_value = "uniform,rising,offset", value_parser = parse_input_set)]
     pub inputs: InputSet,
-    /// Seed of the check's inputs (default: a fresh one, printed).
-    #[arg(long)]
+    /// Seed of the check's inputs, 0 to 2⁶⁴−1 (default: a fresh one, printed).
+    #[arg(long, value_parser = parse_seed)]
     pub seed: Option<u64>,
     /// Print JSON instead of a table.
     #[arg(long)]
@@ -235,8 +235,8 @@ pub struct BenchArgs {
     #[arg(long, default_value = "uniform,rising,offset", value_parser = parse_input_set)]
     #[serde(with = "crate::session::as_text")]
     pub inputs: InputSet,
-    /// Seed of the check's inputs (default: a fresh one, printed).
-    #[arg(long)]
+    /// Seed of the check's inputs, 0 to 2⁶⁴−1 (default: a fresh one, printed).
+    #[arg(long, value_parser = parse_seed)]
     pub seed: Option<u64>,
     /// A kernel folder (a .cu and its .toml manifest) to use instead of the
     /// bundled kernel: variant names are its toggles (docs/kernel-abi.md).
@@ -313,8 +313,8 @@ pub struct AbArgs {
     /// otherwise: `ab` exits 1 before the race).
     #[arg(long)]
     pub allow_incorrect: bool,
-    /// Seed of the inputs (default: a fresh one, printed).
-    #[arg(long)]
+    /// Seed of the inputs, 0 to 2⁶⁴−1 (default: a fresh one, printed).
+    #[arg(long, value_parser = parse_seed)]
     pub seed: Option<u64>,
     /// NVML telemetry samples per second, 0 (off) to 100.
     #[arg(long, default_value_t = 10.0, value_parser = parse_hz)]
@@ -440,8 +440,8 @@ pub struct TuneArgs {
     /// inputs make the online softmax rescale.
     #[arg(long, default_value = "uniform,rising,offset", value_parser = parse_input_set)]
     pub inputs: InputSet,
-    /// Seed of the check's inputs (default: a fresh one, printed).
-    #[arg(long)]
+    /// Seed of the check's inputs, 0 to 2⁶⁴−1 (default: a fresh one, printed).
+    #[arg(long, value_parser = parse_seed)]
     pub seed: Option<u64>,
     /// Print JSON instead of a table (with mode, finalists, wall_s).
     #[arg(long)]
@@ -601,7 +601,7 @@ pub struct ReplayArgs {
 }
 
 pub fn parse_shape(text: &str) -> Result<Shape, String> {
-    let shape: Shape = text.parse()?;
+    let shape = parse_shape_text(text)?;
     shape.validate()?;
     Ok(shape)
 }
@@ -609,7 +609,40 @@ pub fn parse_shape(text: &str) -> Result<Shape, String> {
 /// A shape's text, checked only once the other problem flags are folded in
 /// (`ProblemArgs::finish`): `1,32/8,4,128` may need `--causal` off, say.
 pub fn parse_shape_text(text: &str) -> Result<Shape, String> {
-    text.parse()
+    text.parse().map_err(|e| too_large(text).unwrap_or(e))
+}
+
+/// A field of a shape's text too large to read as a number, said against
+/// its limit: the shape's parser, reading each as a u32, calls it "not a
+/// positive integer".
+fn too_large(text: &str) -> Option<String> {
+    use crate::session::shape::{MAX_GRID_YZ, MAX_LEN};
+    let fields: [&[(&str, u32)]; 4] = [
+        &[("B", MAX_GRID_YZ)],
+        &[("H", MAX_GRID_YZ), ("KV heads", MAX_GRID_YZ)],
+        &[("S", MAX_LEN), ("keys", MAX_LEN)],
+        &[("D", 256)],
+    ];
+    let unreadable = |n: &str| {
+        !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && n.parse::<u32>().is_err()
+    };
+    text.split(',')
+        .zip(fields)
+        .flat_map(|(part, names)| part.split('/').map(str::trim).zip(names))
+        .find(|(n, _)| unreadable(n))
+        .map(|(n, (name, max))| {
+            format!("shape '{text}': {name}={n} is over the limit: 1 ≤ {name} ≤ {max}")
+        })
+}
+
+/// A seed. clap's own u64 parser says only "invalid digit found in string".
+pub fn parse_seed(text: &str) -> Result<u64, String> {
+    text.parse().map_err(|_| {
+        format!(
+            "'{text}' is not a seed: a whole number from 0 to {}",
+            u64::MAX
+        )
+    })
 }
 
 pub fn parse_inputs(text: &str) -> Result<Inputs, String> {

@@ -51,8 +51,8 @@ pub struct SelftestArgs {
     /// (the report counts the seeds done whole and every check run).
     #[arg(long, value_name = "SECONDS", requires = "calibrate")]
     pub deadline: Option<f64>,
-    /// Base seed (each case adds its index; default: a fresh one, printed).
-    #[arg(long)]
+    /// Base seed, 0 to 2⁶⁴−1 (each case adds its index; default: a fresh one, printed).
+    #[arg(long, value_parser = super::parse_seed)]
     pub seed: Option<u64>,
     /// Print JSON instead of a table.
     #[arg(long)]

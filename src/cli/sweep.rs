@@ -40,8 +40,8 @@ pub struct SweepArgs {
     #[arg(long, default_value = "uniform,rising,offset", value_parser = parse_input_set)]
     #[serde(with = "crate::session::as_text")]
     pub inputs: InputSet,
-    /// Seed of the checks' inputs (default: a fresh one, printed).
-    #[arg(long)]
+    /// Seed of the checks' inputs, 0 to 2⁶⁴−1 (default: a fresh one, printed).
+    #[arg(long, value_parser = super::parse_seed)]
     pub seed: Option<u64>,
     /// back-to-back or isolated.
     #[arg(long, default_value = "back-to-back", value_parser = parse_solo_regime)]

@@ -223,6 +223,24 @@ pub fn nvrtc_version() -> Result<(i32, i32), BuildError> {
     Ok((major, minor))
 }
 
+/// The architectures this NVRTC builds (`52` for sm_52 …), or None when it
+/// cannot say.
+pub fn supported_archs() -> Option<Vec<i32>> {
+    libs::ensure(Lib::Nvrtc).ok()?;
+    let mut n = 0;
+    // SAFETY: libnvrtc was found and preloaded above; `n` is written.
+    if unsafe { sys::nvrtcGetNumSupportedArchs(&mut n) } != sys::nvrtcResult::NVRTC_SUCCESS {
+        return None;
+    }
+    let mut archs = vec![0; usize::try_from(n).unwrap_or(0)];
+    // SAFETY: `archs` holds the `n` entries NVRTC writes.
+    if unsafe { sys::nvrtcGetSupportedArchs(archs.as_mut_ptr()) } != sys::nvrtcResult::NVRTC_SUCCESS
+    {
+        return None;
+    }
+    Some(archs)
+}
+
 pub struct Builder {
     program: Program,
     memory: Mutex<HashMap<String, Build>>,

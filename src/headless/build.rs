@@ -28,8 +28,12 @@ pub fn build(args: BuildArgs) -> i32 {
     if let Some(v) = variants.iter().find(|v| v.is_library()) {
         return fail(exit::USAGE, not_built(v));
     }
-    if let Err(e) = nvrtc::nvrtc_version() {
-        return fail(exit::NO_GPU, e);
+    let version = match nvrtc::nvrtc_version() {
+        Ok(v) => v,
+        Err(e) => return fail(exit::NO_GPU, e),
+    };
+    if let Err(e) = arch_listed(&args.arch, version) {
+        return fail(exit::USAGE, e);
     }
     if let Some(out) = args.out.as_deref().filter(|o| o.exists() && !o.is_dir()) {
         return fail(
@@ -174,6 +178,25 @@ pub fn smem_limit(arch: &str) -> Option<(&'static str, u32)> {
         "sm_90" => Some(("H100/H200", 227 * 1024)),
         _ => None,
     }
+}
+
+/// `--arch` against NVRTC's own list: parse_arch knows only the oldest it
+/// builds, and an arch past the newest (sm_999) failed every variant with
+/// NVRTC's raw "invalid value for --gpu-architecture".
+fn arch_listed(arch: &str, (major, minor): (i32, i32)) -> Result<(), String> {
+    // An NVRTC that cannot say leaves the arch to its build, as before.
+    let Some(archs) = nvrtc::supported_archs() else {
+        return Ok(());
+    };
+    let wanted = arch.strip_prefix("sm_").and_then(|n| n.parse::<i32>().ok());
+    if archs.is_empty() || wanted.is_some_and(|w| archs.contains(&w)) {
+        return Ok(());
+    }
+    let list: Vec<String> = archs.iter().map(|a| format!("sm_{a}")).collect();
+    Err(format!(
+        "--arch {arch}: this NVRTC ({major}.{minor}) builds {}; pick one of those (nothing was built)",
+        list.join(", ")
+    ))
 }
 
 /// Why `build` refuses cuDNN and Python variants.

@@ -77,7 +77,8 @@ pub fn new_kernel(args: NewArgs) -> i32 {
     for f in &files {
         println!("wrote {}", f.display());
     }
-    let dir = args.dir.display();
+    // Pasted as printed: a folder named with spaces or quotes stays one word.
+    let dir = crate::cli::argv::shell_word(&args.dir.to_string_lossy());
     println!();
     println!(
         "a scalar kernel, one thread per query row; key e toggles USE_EXP2, t cycles rows/block."
