@@ -249,7 +249,8 @@ fn the_gates_chart_draws_every_reason_whole() {
             for r in g.state.gates(&set, &key) {
                 let mut want = Vec::new();
                 if let Status::NotApplicable(why) = &r.status {
-                    want.push(why.clone());
+                    // As a file says it: no "press g" to a picture.
+                    want.push(attnscope::export::reason_in_a_file(why));
                     reasons += 1;
                 }
                 if let (Status::Fail, Some(risk)) = (&r.status, &r.protects) {

@@ -257,7 +257,7 @@ fn bad_merges_are_refused_with_one_line() {
     let (code, _, err) = run(&["merge", a, b, "--out", o]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("cannot write") && err.contains("exists"),
+        err.contains("exists") && err.contains("never overwrites"),
         "{err}"
     );
     assert_eq!(

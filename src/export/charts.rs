@@ -38,7 +38,21 @@ pub(super) fn family(v: &Variant) -> (RGBColor, String) {
     let Some(m) = v.manifest() else {
         return (VENDOR_COLOR, "cuDNN".into());
     };
-    let label = crate::session::manifest::registry::label(v.kernel);
+    use crate::session::manifest::registry;
+    let own = registry::label(v.kernel);
+    // An earlier edit's build (`bundled~e2`) runs its kernel's code paths:
+    // one legend entry with the kernel's, not one alike in colour per edit.
+    let label = match own.rsplit_once(registry::EDIT_MARK) {
+        Some((kernel, _)) if registry::is_edit_build(&own) => {
+            let primary = registry::get(registry::primary()).label.clone();
+            if kernel == registry::BUNDLED_LABEL || kernel == primary {
+                ""
+            } else {
+                kernel
+            }
+        }
+        _ => own.as_str(),
+    };
     let prefix = if label.is_empty() {
         String::new()
     } else {

@@ -325,7 +325,9 @@ fn gate_bar(g: &Gathered, key: &Key, r: &GateResult) -> (f64, RGBColor, Vec<Stri
                 ))
             ),
         ),
-        (Status::NotApplicable(why), _) => (0.0, NA, format!("n/a: {why}")),
+        (Status::NotApplicable(why), _) => {
+            (0.0, NA, format!("n/a: {}", super::reason_in_a_file(why)))
+        }
         (_, None) => (0.0, NA, "n/a".into()),
     };
     // Speedups name where they come from: one definition everywhere.

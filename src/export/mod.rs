@@ -4,6 +4,7 @@
 
 pub mod across;
 mod charts;
+mod edit_names;
 mod gates_chart;
 mod p50_chart;
 mod roofline_chart;
@@ -21,6 +22,16 @@ use crate::model::state::{Key, SessionState};
 use crate::session::event::{Event, Stamped};
 use crate::session::reader::{self, OnCorrupt, ReadReport, SessionError};
 use crate::session::{Shape, Variant};
+
+/// How the dashboard ends the reason of a counter gate with no value: a key
+/// to press live. A file cannot be asked for counters it does not hold.
+const PRESS_G: &str = " (press g to collect counters)";
+
+/// A gate's reason as a static file says it: the dashboard's "press g"
+/// becomes what is true of the file.
+pub fn reason_in_a_file(why: &str) -> String {
+    why.replace(PRESS_G, " (no counters for this variant in this session)")
+}
 
 /// Picture size in pixels (SVG uses the same user units).
 pub const WIDTH: u32 = 1200;
@@ -183,8 +194,13 @@ pub fn export(
     gates: &GateSet,
     on_corrupt: OnCorrupt,
 ) -> Result<Written, ExportError> {
-    // The header check first, so a bad file leaves no half-written folder.
-    reader::read_file(file, on_corrupt, |_| false)?;
+    // A first pass: a bad file leaves no half-written folder, and the names
+    // of an edited kernel's builds need the session's later edits.
+    let mut names = edit_names::EditNames::default();
+    reader::read_file(file, on_corrupt, |mut s| {
+        names.observe(&mut s);
+        true
+    })?;
     if out.exists() && !out.is_dir() {
         return Err(ExportError::OutNotAFolder(out.to_path_buf()));
     }
@@ -197,7 +213,8 @@ pub fn export(
         trace::TraceWriter::create(&trace_path).map_err(|e| write_err(&trace_path, e))?;
     let mut g = Gathered::default();
     let mut io_error: Option<(PathBuf, std::io::Error)> = None;
-    let read = reader::read_file(file, on_corrupt, |s| {
+    let read = reader::read_file(file, on_corrupt, |mut s| {
+        names.rename(&mut s);
         if let Err(e) = samples.event(&s) {
             io_error = Some((samples_path.clone(), e));
             return false;
@@ -249,7 +266,13 @@ pub fn export_in_memory(
     let mut samples = tables::SamplesCsv::new(Vec::new()).map_err(io)?;
     let mut trace = trace::TraceWriter::new(Vec::new()).map_err(io)?;
     let mut g = Gathered::default();
+    let mut names = edit_names::EditNames::default();
     for s in events {
+        names.observe(&mut s.clone());
+    }
+    for s in events {
+        let s = &mut s.clone();
+        names.rename(s);
         samples.event(s).map_err(io)?;
         trace.event(s).map_err(io)?;
         gather(&mut g, s);

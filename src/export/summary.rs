@@ -419,8 +419,23 @@ fn variant_rows(
         ));
     }
     if v.clock_tagged_samples > 0 {
+        // The counts are the variant's over every run; the rows above are
+        // only its current runs. Earlier runs (an edit's build before the
+        // next, another L2 mode) are said, or the count reads as the rows'.
+        let earlier = v
+            .older
+            .iter()
+            .filter(|(_, r)| r.latency.count() > 0)
+            .count();
+        let counted = match earlier {
+            0 => String::new(),
+            1 => ", counting 1 earlier run the rows above leave out (another build, L2 mode or inputs)".into(),
+            n => format!(
+                ", counting {n} earlier runs the rows above leave out (another build, L2 mode or inputs)"
+            ),
+        };
         line(format!(
-            "{:<28} {} of {} samples throttled or below the expected clock{}",
+            "{:<28} {} of {} samples throttled or below the expected clock{counted}{}",
             "",
             v.throttled_samples,
             v.clock_tagged_samples,
@@ -445,7 +460,7 @@ fn gates_text(s: &SessionState, gates: &GateSet, line: &mut impl FnMut(String)) 
                 .value
                 .map(|x| metric(x, &r.unit))
                 .unwrap_or_else(|| "—".into());
-            let why = match r.note().replace(" (press g to collect counters)", "") {
+            let why = match r.note().replace(super::PRESS_G, "") {
                 n if n.is_empty() => n,
                 n => format!("  ({n})"),
             };

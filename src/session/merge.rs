@@ -317,6 +317,17 @@ fn read_source(
         }
     })
     .map_err(|e| e.to_string())?;
+    if let Some(line) = report.second_session {
+        // `replay` and `export` show the first session and say where the
+        // second starts; a merge writes a file that claims every source, so
+        // one dropped in silence (or in a line a script never reads) is a
+        // wrong file. It is refused, with where to split.
+        return Err(format!(
+            "{}: line {line} starts a second session (two files joined end to end?): merge takes one session per file and will not drop the second; split the file before that line (`head -n {}` and `tail -n +{line}` of its text) and give both parts",
+            file.display(),
+            line.saturating_sub(1)
+        ));
+    }
     match failed {
         Some(e) => Err(e),
         None => Ok(report.skipped.len()),
