@@ -37,14 +37,17 @@ fi
 # The task's command line, quoted once here so sbatch's shell sees each argument whole.
 args=$(printf ' %q' "$@")
 worker=""
+mark=""
 if [ -n "${SWEEP_WORKER_CMD:-}" ]; then
   worker=" --worker-cmd $(printf '%q' "$SWEEP_WORKER_CMD")"
+  # attnscope records through a replaying worker only under a name that says so.
+  case "$SWEEP_WORKER_CMD" in *--replay*) mark=_replay ;; esac
 fi
 gres=${SWEEP_GRES-gpu:1}
 # shellcheck disable=SC2086
 sbatch --wait --parsable --array="0-$((tasks - 1))" ${gres:+--gres="$gres"} ${SBATCH_ARGS:-} \
   --job-name=attnscope-sweep --output="$out/task-%a.log" \
-  --wrap "$(printf '%q' "$bin") sweep$args$worker --slice \$SLURM_ARRAY_TASK_ID/$tasks --out $(printf '%q' "$out")/task-\$SLURM_ARRAY_TASK_ID.jsonl" \
+  --wrap "$(printf '%q' "$bin") sweep$args$worker --slice \$SLURM_ARRAY_TASK_ID/$tasks --out $(printf '%q' "$out")/task-\$SLURM_ARRAY_TASK_ID$mark.jsonl" \
   > "$out/job-id" || {
   echo "slurm-sweep.sh: the array failed (job $(cat "$out/job-id" 2>/dev/null)); logs: $out/task-*.log" >&2
   exit 1

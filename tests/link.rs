@@ -64,7 +64,7 @@ fn read_session(path: &Path) -> Vec<Stamped> {
 #[test]
 fn a_headless_run_through_a_worker_command_prints_and_records_here() {
     let dir = scratch("run");
-    let file = dir.join("remote.jsonl");
+    let file = dir.join("remote_replay.jsonl");
     let cmd = replaying(1000.0, "");
     let (code, out, err) = run(
         &[
@@ -469,7 +469,7 @@ fn over_a_real_sshd_the_link_survives_a_killed_connection() {
     };
     sshd("start");
     let ssh = format!("ssh -F {}", dir.join("ssh_config").display());
-    let file = dir.join("over-ssh.jsonl");
+    let file = dir.join("over-ssh_replay.jsonl");
     let (code, out, err) = run(
         &[
             "bench",

@@ -315,9 +315,17 @@ pub fn live(args: LiveArgs) -> i32 {
         // The GPU is elsewhere: its worker must answer before the screen
         // opens; no falling back to a replay the user did not ask for.
         let end_on_signal = crate::worker::group::on_signal_end_groups();
+        // The screen is not up yet, and its key bar says q quits: so does this wait.
+        let keys = crate::worker::quit_keys::watch(place.describe());
+        let stop = if keys.is_some() {
+            "q or Ctrl-C stops"
+        } else {
+            "Ctrl-C stops"
+        };
         let probe = crate::worker::link::connect(&place, None, place.hello_wait(), &|w| {
-            eprintln!("attnscope: {w}")
+            eprintln!("attnscope: {w} ({stop})")
         });
+        drop(keys);
         drop(end_on_signal);
         match probe {
             // The probe closed its input: that worker ends; reap it.

@@ -34,6 +34,13 @@ pub fn kill(child: &Child) {
     kill_group(id);
 }
 
+/// Ends every worker group started and not yet ended.
+pub fn end_all() {
+    for id in lock().drain(..) {
+        kill_group(id);
+    }
+}
+
 fn kill_group(id: i32) {
     if id > 1 {
         // SAFETY: killpg has no memory effects; an empty group is ESRCH.
@@ -68,9 +75,10 @@ pub fn on_signal_end_groups() -> EndOnSignal {
     let handle = signals.handle();
     std::thread::spawn(move || {
         if let Some(sig) = signals.forever().next() {
-            for id in lock().drain(..) {
-                kill_group(id);
-            }
+            // A wait for a hello that reads keys (quit_keys.rs) changed the
+            // terminal's modes: the shell gets them back.
+            super::quit_keys::restore_terminal();
+            end_all();
             std::process::exit(128 + sig);
         }
     });

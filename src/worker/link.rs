@@ -226,7 +226,7 @@ fn await_hello(
                 if let Some(m) = h.mismatch("worker") {
                     return Err(Refused {
                         code: crate::exit::USAGE,
-                        message: format!("{}: {m}", place.describe()),
+                        message: format!("{}: {}", place.describe(), escaped(&m)),
                         transient: false,
                     });
                 }
@@ -471,13 +471,42 @@ const QUOTE_CHARS: usize = 300;
 
 /// A line a worker printed, as a message quotes it: whole when short, else
 /// its start and how long it was (a worker that floods one line of
-/// megabytes must not become a megabyte message).
+/// megabytes must not become a megabyte message), escaped as `escaped` does.
 pub fn quoted(line: &str) -> String {
-    if line.chars().count() <= QUOTE_CHARS {
-        return line.to_string();
+    let mut out = String::new();
+    let mut shown = 0;
+    for c in line.chars() {
+        if shown >= QUOTE_CHARS {
+            return format!("{out}… ({} bytes in all)", line.len());
+        }
+        push_escaped(&mut out, c);
+        shown += 1;
     }
-    let head: String = line.chars().take(QUOTE_CHARS).collect();
-    format!("{head}… ({} bytes in all)", line.len())
+    out
+}
+
+/// Text from a worker, safe to print: its control characters and bidi
+/// overrides written out (`\u{1b}`, `\u{202e}`), since a worker that prints
+/// binary (`head -c 100000 /dev/urandom`) or escape sequences would otherwise
+/// drive the user's terminal, and an override would reorder the message.
+pub fn escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        push_escaped(&mut out, c);
+    }
+    out
+}
+
+fn push_escaped(out: &mut String, c: char) {
+    // The marks, embeddings, overrides and isolates that reorder what follows them.
+    let bidi = matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}')
+        || ('\u{202a}'..='\u{202e}').contains(&c)
+        || ('\u{2066}'..='\u{2069}').contains(&c);
+    if c.is_control() || bidi {
+        out.extend(c.escape_default());
+    } else {
+        out.push(c);
+    }
 }
 
 /// Gives a worker two seconds to go, then kills it, and with it whatever
@@ -517,6 +546,22 @@ mod tests {
         let q = super::quoted(&flood);
         assert!(q.len() < 400, "{}", q.len());
         assert!(q.ends_with("… (3000000 bytes in all)"), "{q}");
+    }
+
+    /// Review (finding 10): `bench --worker-cmd 'head -c 100000 /dev/urandom'` copied raw control
+    /// bytes into its error line, and a right-to-left override reordered what followed it.
+    #[test]
+    fn control_characters_and_overrides_are_quoted_written_out() {
+        let q = super::quoted("bad\u{1b}[2Jname\u{202e}gpj.exe\u{7}\tend");
+        assert_eq!(q, "bad\\u{1b}[2Jname\\u{202e}gpj.exe\\u{7}\\tend");
+        assert!(!q.chars().any(|c| c.is_control()), "{q:?}");
+        assert_eq!(super::quoted("GPU 0: H100 (ünï)"), "GPU 0: H100 (ünï)");
+        let flood = "\u{1}".repeat(1000);
+        let q = super::quoted(&flood);
+        assert!(
+            q.starts_with("\\u{1}") && q.ends_with("… (1000 bytes in all)"),
+            "{q}"
+        );
     }
 
     use std::time::{Duration, Instant};
