@@ -474,13 +474,11 @@ const QUOTE_CHARS: usize = 300;
 /// megabytes must not become a megabyte message), escaped as `escaped` does.
 pub fn quoted(line: &str) -> String {
     let mut out = String::new();
-    let mut shown = 0;
-    for c in line.chars() {
+    for (shown, c) in line.chars().enumerate() {
         if shown >= QUOTE_CHARS {
             return format!("{out}… ({} bytes in all)", line.len());
         }
         push_escaped(&mut out, c);
-        shown += 1;
     }
     out
 }
