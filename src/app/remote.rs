@@ -24,13 +24,7 @@ use crate::worker::link::{self, Incoming, Place};
 const FAR_SWEEP_OUT: &str = "out.jsonl";
 
 pub fn bench(args: BenchArgs) -> i32 {
-    let mut live_only = Vec::new();
-    if args.json {
-        live_only.push(LiveOnly::Json);
-    }
-    if args.record.as_deref().is_some_and(|p| !named_as_replay(p)) {
-        live_only.push(LiveOnly::Record("--record"));
-    }
+    let live_only = outputs(args.json, args.record.as_deref());
     let record = args.record.clone();
     run(args.remote.place(), "bench", &args, record, &live_only)
 }
@@ -43,14 +37,21 @@ pub fn ab(args: AbArgs) -> i32 {
     if args.calibrate.is_some() {
         live_only.push(LiveOnly::Gate("--calibrate", "has no intervals to count"));
     }
-    if args.json {
-        live_only.push(LiveOnly::Json);
-    }
-    if args.record.as_deref().is_some_and(|p| !named_as_replay(p)) {
-        live_only.push(LiveOnly::Record("--record"));
-    }
+    live_only.extend(outputs(args.json, args.record.as_deref()));
     let record = args.record.clone();
     run(args.remote.place(), "ab", &args, record, &live_only)
+}
+
+/// What `--json` and `--record` ask of a worker: a result and a run.
+fn outputs(json: bool, record: Option<&std::path::Path>) -> Vec<LiveOnly> {
+    let mut out = Vec::new();
+    if json {
+        out.push(LiveOnly::Json);
+    }
+    if record.is_some_and(|p| !named_as_replay(p)) {
+        out.push(LiveOnly::Record("--record"));
+    }
+    out
 }
 
 pub fn sweep(mut args: SweepArgs) -> i32 {
