@@ -179,6 +179,24 @@ fn corrupt_middle_line_is_reported_by_number() {
     assert!(err.to_string().contains("bad.jsonl:2:"), "{err}");
 }
 
+/// A damaged line's text is quoted in its report escaped (the third
+/// fresh-clone pass: a variant name holding U+202E and ESC reached the
+/// terminal raw, able to reorder or recolour what followed).
+#[test]
+fn a_damaged_lines_control_characters_and_overrides_are_reported_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bidi.jsonl");
+    let line = r#"{"t_us":9,"event":{"type":"variant_selected","variant":"sca\u202elar\u001b[31m","shape":{"b":2,"h":8,"s":512,"d":64,"causal":false}}}"#;
+    let text = format!("{}\n{line}\n", serde_json::to_string(&header()).unwrap());
+    std::fs::write(&path, text).unwrap();
+    let (_, report) = read_all(&path, OnCorrupt::Skip).unwrap();
+    let message = &report.skipped[0].message;
+    assert!(message.contains("sca\\u{202e}lar\\u{1b}[31m"), "{message}");
+    assert!(!message.contains(['\u{202e}', '\u{1b}']), "{message}");
+    let err = read_all(&path, OnCorrupt::Stop).unwrap_err().to_string();
+    assert!(!err.contains(['\u{202e}', '\u{1b}']), "{err}");
+}
+
 /// A shape the command line refuses (issue 57: `B0 H0 S0 D0` was accepted, and the roofline then
 /// said no variant was timed) is damage where a file holds it: the line is skipped and says why.
 #[test]

@@ -256,6 +256,32 @@ pub fn parse_hello(line: &str) -> Result<Hello, String> {
     }
 }
 
+/// Text from outside (a worker's output, a damaged session line), safe to
+/// print: its control characters and bidi overrides written out (`\u{1b}`,
+/// `\u{202e}`), since a worker that prints binary (`head -c 100000
+/// /dev/urandom`) or escape sequences would otherwise drive the user's
+/// terminal, and an override would reorder the message.
+pub fn escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        push_escaped(&mut out, c);
+    }
+    out
+}
+
+/// One character of `escaped`.
+pub fn push_escaped(out: &mut String, c: char) {
+    // The marks, embeddings, overrides and isolates that reorder what follows them.
+    let bidi = matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}')
+        || ('\u{202a}'..='\u{202e}').contains(&c)
+        || ('\u{2066}'..='\u{2069}').contains(&c);
+    if c.is_control() || bidi {
+        out.extend(c.escape_default());
+    } else {
+        out.push(c);
+    }
+}
+
 /// The first 80 characters, for an error line.
 pub fn excerpt(line: &str) -> String {
     let t: String = line.chars().take(80).collect();

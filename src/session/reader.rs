@@ -197,6 +197,9 @@ pub fn read_stream(
                     break;
                 }
                 Err(message) => {
+                    // A damaged line's text is quoted in the report: escaped,
+                    // so a control byte or an override cannot drive the terminal.
+                    let message = super::protocol::escaped(&message);
                     if !seen_header {
                         let cut = if line.complete {
                             ""

@@ -478,34 +478,13 @@ pub fn quoted(line: &str) -> String {
         if shown >= QUOTE_CHARS {
             return format!("{out}… ({} bytes in all)", line.len());
         }
-        push_escaped(&mut out, c);
+        crate::session::protocol::push_escaped(&mut out, c);
     }
     out
 }
 
-/// Text from a worker, safe to print: its control characters and bidi
-/// overrides written out (`\u{1b}`, `\u{202e}`), since a worker that prints
-/// binary (`head -c 100000 /dev/urandom`) or escape sequences would otherwise
-/// drive the user's terminal, and an override would reorder the message.
-pub fn escaped(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        push_escaped(&mut out, c);
-    }
-    out
-}
-
-fn push_escaped(out: &mut String, c: char) {
-    // The marks, embeddings, overrides and isolates that reorder what follows them.
-    let bidi = matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}')
-        || ('\u{202a}'..='\u{202e}').contains(&c)
-        || ('\u{2066}'..='\u{2069}').contains(&c);
-    if c.is_control() || bidi {
-        out.extend(c.escape_default());
-    } else {
-        out.push(c);
-    }
-}
+/// Text from a worker, safe to print (`protocol::escaped`).
+pub use crate::session::protocol::escaped;
 
 /// Gives a worker two seconds to go, then kills it, and with it whatever
 /// its command started that is still running.
