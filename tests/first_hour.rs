@@ -48,6 +48,15 @@ fn screen(state: &UiState, w: u16, h: u16) -> String {
         .join("\n")
 }
 
+/// `replay --summary`'s text of what the screen replayed.
+fn summary_text(state: &UiState) -> String {
+    summary::to_text(
+        &state.session,
+        &GateSet::default_set(),
+        &ReadReport::default(),
+    )
+}
+
 fn replayed(events: &[Stamped]) -> UiState {
     let mut state = UiState::replay(GateSet::default_set(), "x.jsonl".into(), 1.0, None);
     for e in events {
@@ -222,11 +231,7 @@ fn a_race_counts_the_throttling_of_its_own_rounds() {
         text.contains("0 of this race's 120 samples ran in rounds throttled"),
         "{text}"
     );
-    let summary = summary::to_text(
-        &state.session,
-        &GateSet::default_set(),
-        &ReadReport::default(),
-    );
+    let summary = summary_text(&state);
     assert!(
         summary.contains(
             "A 0 of 60, B 0 of 60 samples of this race's own rounds throttled or below the expected clock"
@@ -335,11 +340,7 @@ fn a_race_p50_is_named_as_the_races_own() {
         text.contains("interleaved · L2 hot · cupti 32 ns"),
         "{text}"
     );
-    let summary = summary::to_text(
-        &state.session,
-        &GateSet::default_set(),
-        &ReadReport::default(),
-    );
+    let summary = summary_text(&state);
     assert!(
         summary.contains(&format!(
             "interleaved: race p50 41.0 µs vs 12.3 µs (each side's grouped median over this race's kept launches, {} timer)",

@@ -266,12 +266,13 @@ pub fn export_in_memory(
     let mut samples = tables::SamplesCsv::new(Vec::new()).map_err(io)?;
     let mut trace = trace::TraceWriter::new(Vec::new()).map_err(io)?;
     let mut g = Gathered::default();
+    // One copy serves both passes (a pass takes its events mutably).
+    let mut events = events.to_vec();
     let mut names = edit_names::EditNames::default();
-    for s in events {
-        names.observe(&mut s.clone());
+    for s in &mut events {
+        names.observe(s);
     }
-    for s in events {
-        let s = &mut s.clone();
+    for s in &mut events {
         names.rename(s);
         samples.event(s).map_err(io)?;
         trace.event(s).map_err(io)?;

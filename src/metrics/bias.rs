@@ -447,6 +447,11 @@ pub fn limit_regions(shape: &Shape) -> [(Region, u64); 4] {
 /// `base` holds every row of `rows` as they are.
 pub fn detection_limits(shape: &Shape, bounds: &Bounds, rows: &[Row], base: &Pooled) -> Vec<Limit> {
     let d = shape.d as usize;
+    // Each row's reference rounded once, for every region and shift size.
+    let rounded: Vec<Vec<f64>> = rows
+        .par_iter()
+        .map(|r| rounded_row(shape.dtype, r.want))
+        .collect();
     limit_regions(shape)
         .into_iter()
         .map(|(region, index)| {
@@ -467,13 +472,14 @@ pub fn detection_limits(shape: &Shape, bounds: &Bounds, rows: &[Row], base: &Poo
             for _ in 0..PLANT_STEPS {
                 let (delta_sums, tally) = rows
                     .par_iter()
-                    .filter(|r| inside(r))
+                    .zip(&rounded)
+                    .filter(|(r, _)| inside(r))
                     .fold(
                         || (Pooled::new(shape), Tally::default()),
-                        |(mut p, mut t), r| {
+                        |(mut p, mut t), (r, wr)| {
                             let [was, g] = planted(r, shape.dtype, delta, cols.clone());
-                            p.add_row(r.head, r.row, &was, r.want, -1.0);
-                            p.add_row(r.head, r.row, &g, r.want, 1.0);
+                            p.add_row_rounded(r.head, r.row, &was, r.want, wr, -1.0);
+                            p.add_row_rounded(r.head, r.row, &g, r.want, wr, 1.0);
                             let at = At {
                                 head: r.head as u64,
                                 row: r.row as u64,
